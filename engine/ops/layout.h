@@ -1,0 +1,50 @@
+#pragma once
+// Ops that move or reinterpret data and compute nothing.
+// Views (Flatten, Reshape, Slice, Select) alias their input: no bytes written, no traffic.
+// Concat, ChannelShuffle and Permute write a new tensor: they read and write every element.
+#include "engine/formula.h"
+
+namespace ridge {
+
+struct Concat {
+    int dim = 1;
+};
+struct ChannelShuffle {
+    int64_t G;  // x (N,C,H,W) -> view (N,G,C/G,H,W) -> transpose -> (N,C,H,W)
+};
+struct Flatten {
+    int start = 1, end = -1;
+};
+struct Reshape {
+    Shape dims;  // 0 keeps the input's size at that position, one -1 is inferred
+};
+struct Permute {
+    std::vector<int> order;
+};
+struct Slice {
+    int dim;
+    int64_t start, length;
+};
+struct Select {
+    int dim;
+    int64_t index;  // the dimension is removed
+};
+
+Shape shape(const Concat& op, const std::vector<Shape>& in);
+Shape shape(const ChannelShuffle& op, const std::vector<Shape>& in);
+Shape shape(const Flatten& op, const std::vector<Shape>& in);
+Shape shape(const Reshape& op, const std::vector<Shape>& in);
+Shape shape(const Permute& op, const std::vector<Shape>& in);
+Shape shape(const Slice& op, const std::vector<Shape>& in);
+Shape shape(const Select& op, const std::vector<Shape>& in);
+
+// Data movement costs no FLOPs; saves nothing; the gradient is routed, not computed.
+template <class Op>
+    requires std::is_same_v<Op, Concat> || std::is_same_v<Op, ChannelShuffle> || std::is_same_v<Op, Flatten> ||
+             std::is_same_v<Op, Reshape> || std::is_same_v<Op, Permute> || std::is_same_v<Op, Slice> ||
+             std::is_same_v<Op, Select>
+Work work(const Op&, const Ctx&) {
+    return {};
+}
+
+}  // namespace ridge

@@ -1,0 +1,70 @@
+// The zoo against torchvision: parameter counts and MACs of conv, linear and attention matmuls
+// must equal what torchvision's own modules do, at every batch/resolution pair of the table.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "engine/analysis.h"
+#include "netdefs/zoo.h"
+
+using namespace ridge;
+
+namespace {
+struct Row {
+    std::string net;
+    int64_t batch, height, width, params, macs;
+};
+
+// tests/data/torchvision_reference.csv: produced by `bench/torch_count.py --reference` with
+// Debian's torch 1.13 / torchvision 0.14 (forward hooks on the real modules); see its header line.
+std::vector<Row> reference() {
+    std::ifstream f(RIDGE_TEST_DATA "/torchvision_reference.csv");
+    REQUIRE_MESSAGE(f.good(), "cannot open torchvision_reference.csv");
+    std::vector<Row> rows;
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#' || line.starts_with("net,")) continue;
+        std::istringstream in(line);
+        Row r;
+        char comma;
+        std::getline(in, r.net, ',');
+        in >> r.batch >> comma >> r.height >> comma >> r.width >> comma >> r.params >> comma >> r.macs;
+        REQUIRE_MESSAGE(!in.fail(), "malformed reference line: " << line);
+        rows.push_back(r);
+    }
+    return rows;
+}
+}  // namespace
+
+TEST_CASE("every zoo net matches torchvision's params and MACs at every reference shape") {
+    std::vector<Row> rows = reference();
+    std::map<std::string, int> seen;
+    for (const Row& r : rows) {
+        const ZooEntry* e = find_net(r.net);
+        REQUIRE_MESSAGE(e, "reference net " << r.net << " is not in the zoo");
+        CAPTURE(r.net);
+        CAPTURE(r.batch);
+        CAPTURE(r.height);
+        CAPTURE(r.width);
+        Analysis a = analyze(build(*e, r.batch, r.height, r.width), DType::fp32);
+        CHECK(a.totals.params == r.params);
+        CHECK(a.totals.macs == r.macs);
+        ++seen[r.net];
+    }
+    // Every net of the zoo is covered, at several shapes where its architecture allows.
+    for (const ZooEntry& e : zoo()) {
+        CAPTURE(e.name);
+        CHECK(seen[std::string(e.name)] >= 2);
+    }
+}
+
+TEST_CASE("the zoo has the 31 nets of the issue, each building at its default resolution") {
+    CHECK(zoo().size() == 31);
+    for (const ZooEntry& e : zoo()) {
+        CAPTURE(e.name);
+        Graph g = build(e, 1, e.default_res, e.default_res);
+        CHECK(g.tensor(g.output()).shape == Shape{1, 1000});
+    }
+}

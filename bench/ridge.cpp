@@ -1,17 +1,167 @@
-// Temporary development driver (replaced by the full CLI): ridge [NET [N H W]]
+// ridge: what a deep network costs, and why.
 #include <cstdio>
-#include <cstdlib>
-#include "engine/analysis.h"
+#include <iostream>
+
+#include "bench/args.h"
+#include "bench/format.h"
+#include "bench/report.h"
 #include "netdefs/zoo.h"
+
+using namespace ridge;
+using namespace ridge::cli;
+
+namespace {
+
+// Large enough for any real study, small enough that no count can overflow 64 bits.
+constexpr int64_t max_batch = 65536, max_res = 4096;
+
+const Option batch_opt{"--batch", "N", "batch size (default 1)"};
+const Option res_opt{"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"};
+const Option dtype_opt{"--dtype", "T", "fp32 (default), fp16 or bf16: sets every byte count"};
+const Option format_opt{"--format", "F", "table (default), csv or json"};
+const Option out_opt{"--out", "FILE", "write to FILE (atomically) instead of stdout"};
+
+const Command list_cmd{"list", "", "The zoo: each net's name, default input and a one-line description.", 0, {}};
+const Command summary_cmd{
+    "summary", "NET [options]",
+    "Per-layer costs of one net (params, MACs, forward/dgrad/wgrad FLOPs, output bytes, memory\n"
+    "traffic, intensity), totals by layer type and grand totals with training memory.\n"
+    "table scales numbers (k M G); csv and json carry exact integers.",
+    1, {batch_opt, res_opt, dtype_opt, format_opt, out_opt}};
+const Command zoo_cmd{"zoo", "[options]",
+                      "One row of totals per zoo net, each at its default resolution.",
+                      0,
+                      {batch_opt, dtype_opt, format_opt, {"--layers", "", "csv/json: every layer of every net too"},
+                       out_opt}};
+const Command explain_cmd{"explain", "NET LAYER [options]",
+                          "A layer's cost formulas with its numbers substituted, as the model computes them.\n"
+                          "Layer names are those of `ridge summary NET`.",
+                          2, {batch_opt, res_opt, dtype_opt}};
+const Command* commands[] = {&list_cmd, &summary_cmd, &zoo_cmd, &explain_cmd};
+
+std::string usage() {
+    return "usage: ridge COMMAND [options]     (ridge COMMAND --help for each)\n\n"
+           "  list                 the zoo's nets\n"
+           "  summary NET          per-layer and total costs of one net\n"
+           "  zoo                  totals of every net\n"
+           "  explain NET LAYER    one layer's formulas with numbers substituted\n\n"
+           "Costs are analytic and exact: nothing runs, nothing is allocated. See README.md.\n";
+}
+
+const ZooEntry& net_arg(const Args& a) {
+    const std::string& name = a.pos[0];
+    if (const ZooEntry* e = find_net(name)) return *e;
+    std::vector<std::string_view> names;
+    for (const ZooEntry& e : zoo()) names.push_back(e.name);
+    throw UsageError(cat("ridge ", a.cmd->name, ": unknown net '", name, "'; closest: ", closest(name, names),
+                         " (ridge list shows all)"));
+}
+
+// Builds the net for the requested batch and resolution, turning a shape that does not fit the
+// architecture into one line that says what would.
+Graph build_for(const Args& a, const ZooEntry& e) {
+    int64_t N = a.positive("--batch", 1, max_batch);
+    auto [H, W] = a.has("--res") ? parse_resolution(a.get("--res", ""), max_res)
+                                 : std::pair<int64_t, int64_t>{e.default_res, e.default_res};
+    try {
+        return build(e, N, H, W);
+    } catch (const BuildError& err) {
+        int64_t m = min_resolution(e);
+        if (H < m || W < m)
+            throw UsageError(cat("ridge ", a.cmd->name, ": ", H, "x", W, " is below ", e.name,
+                                 "'s minimum resolution of ", m, "x", m));
+        throw UsageError(cat("ridge ", a.cmd->name, ": ", err.what()));
+    }
+}
+
+std::string format_arg(const Args& a) { return a.choice("--format", "table", {"table", "csv", "json"}); }
+
+int run_list(const Args&) {
+    std::string s;
+    for (const ZooEntry& e : zoo()) {
+        std::string name(e.name);
+        s += cat(name, std::string(name.size() < 20 ? 20 - name.size() : 1, ' '), e.default_res, "x", e.default_res,
+                 "  ", e.description, "\n");
+    }
+    write_output("", s);
+    return 0;
+}
+
+int run_summary(const Args& a) {
+    const ZooEntry& e = net_arg(a);
+    std::string fmt = format_arg(a);
+    DType t = a.dtype();
+    Analysis an = analyze(build_for(a, e), t);
+    write_output(a.get("--out", ""), fmt == "csv" ? summary_csv(an) : fmt == "json" ? summary_json(an) : summary_table(an));
+    return 0;
+}
+
+int run_zoo(const Args& a) {
+    std::string fmt = format_arg(a);
+    int64_t N = a.positive("--batch", 1, max_batch);
+    DType t = a.dtype();
+    bool layers = a.has("--layers");
+    if (layers && fmt == "table") throw UsageError("ridge zoo: --layers needs --format csv or json");
+    std::vector<Analysis> nets;
+    for (const ZooEntry& e : zoo()) nets.push_back(analyze(build(e, N, e.default_res, e.default_res), t));
+    write_output(a.get("--out", ""), fmt == "csv" ? zoo_csv(nets, layers) : fmt == "json" ? zoo_json(nets, layers) : zoo_table(nets));
+    return 0;
+}
+
+int run_explain(const Args& a) {
+    const ZooEntry& e = net_arg(a);
+    DType t = a.dtype();
+    Graph g = build_for(a, e);
+    const Node* n = g.find(a.pos[1]);
+    if (!n) {
+        std::vector<std::string_view> names;
+        for (const Node& node : g.nodes()) names.push_back(node.name);
+        throw UsageError(cat("ridge explain: ", e.name, " has no layer '", a.pos[1], "'; closest: ",
+                             closest(a.pos[1], names), " (ridge summary ", e.name, " lists them)"));
+    }
+    write_output("", explain_text(g, *n, t));
+    return 0;
+}
+
+int dispatch(const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        std::cerr << usage();
+        return 2;
+    }
+    const std::string& name = argv[0];
+    if (name == "--help" || name == "-h" || name == "help") {
+        std::cout << usage();
+        return 0;
+    }
+    std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    for (const Command* c : commands) {
+        if (c->name != name) continue;
+        Args a = parse(*c, rest);
+        if (a.help) {
+            std::cout << help_text(*c);
+            return 0;
+        }
+        if (c == &list_cmd) return run_list(a);
+        if (c == &summary_cmd) return run_summary(a);
+        if (c == &zoo_cmd) return run_zoo(a);
+        return run_explain(a);
+    }
+    std::vector<std::string_view> names;
+    for (const Command* c : commands) names.push_back(c->name);
+    throw UsageError(cat("ridge: unknown command '", name, "'; closest: ", closest(name, names, 1),
+                         " (ridge --help lists them)"));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    using namespace ridge;
-    for (const auto& e : zoo()) {
-        if (argc > 1 && e.name != argv[1]) continue;
-        int64_t N = argc > 4 ? std::atol(argv[2]) : 1, H = argc > 4 ? std::atol(argv[3]) : e.default_res,
-                W = argc > 4 ? std::atol(argv[4]) : e.default_res;
-        try {
-            auto a = analyze(build(e, N, H, W), DType::fp32);
-            std::printf("%s,%ld,%ld,%ld,%ld,%ld\n", std::string(e.name).c_str(), N, H, W, a.totals.params, a.totals.macs);
-        } catch (const std::exception& ex) { std::printf("%s\n", ex.what()); }
+    try {
+        return dispatch(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const UsageError& e) {
+        std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "ridge: internal error: " << e.what() << "\n";
+        return 1;
     }
 }

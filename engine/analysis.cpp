@@ -30,9 +30,58 @@ Ctx context(const Graph& g, const Node& n) {
     c.out = g.tensor(n.output).shape;
     return c;
 }
+
+// Bytes of one layer, noted in w beside its FLOPs. X input elements, Y output elements, Wt weights,
+// S saved elements, DX elements of the input gradients, b bytes per element.
+Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
+    Counts c;
+    c.params = w.params;
+    c.macs = w.macs;
+    c.fwd_flops = w.fwd_flops;
+    c.dgrad_flops = w.dgrad_flops;
+    c.wgrad_flops = w.wgrad_flops;
+    Ex b = var("b", bytes), Wt = var("Wt", w.params);
+    c.param_bytes = Wt.v * bytes;
+    if (op_is_alias(n.op)) return c;  // a view writes nothing and moves nothing
+
+    int64_t x_elems = 0, dx_elems = 0, saved_elems = 0;
+    bool any_dgrad = false;
+    for (size_t i = 0; i < ctx.in.size(); ++i) {
+        x_elems += numel(ctx.in[i]);
+        if (ctx.needs_grad[i]) dx_elems += numel(ctx.in[i]);
+        any_dgrad = any_dgrad || ctx.needs_grad[i];
+    }
+    Ex X = var("X", x_elems), Y = var("Y", numel(ctx.out));
+    c.activation_bytes = w.note("activation bytes", Y * b);
+    // Forward: read every input and the weights once, write the output once.
+    c.fwd_traffic_bytes = w.note("fwd traffic bytes", (X + Wt + Y) * b);
+
+    if (!any_dgrad && w.params == 0) return c;  // takes no part in backward
+    for (int i : w.saved_inputs) saved_elems += numel(ctx.in[i]);
+    if (w.saves_output) saved_elems += numel(ctx.out);
+    Ex S = var("S", saved_elems), extra = var("extra", w.saved_extra_bytes);
+    Ex saved = S * b;
+    if (extra.v) saved = saved + extra;
+    c.saved_bytes = w.note("saved bytes", saved);
+    // Backward: read dy, the saved tensors and (for dgrad) the weights once; write each needed
+    // input gradient and the weight gradient once.
+    Ex moved = Y + S;
+    if (any_dgrad && Wt.v) moved = moved + Wt;
+    if (dx_elems) moved = moved + var("DX", dx_elems);
+    if (Wt.v) moved = moved + Wt;
+    Ex bwd = moved * b;
+    if (extra.v) bwd = bwd + extra;
+    c.bwd_traffic_bytes = w.note("bwd traffic bytes", bwd);
+    return c;
+}
 }  // namespace
 
-Work layer_work(const Graph& g, const Node& n) { return op_work(n.op, context(g, n)); }
+Work layer_work(const Graph& g, const Node& n, DType dtype) {
+    Ctx ctx = context(g, n);
+    Work w = op_work(n.op, ctx);
+    layer_counts(n, ctx, w, dtype_bytes(dtype));
+    return w;
+}
 
 Analysis analyze(const Graph& g, DType dtype) {
     const int64_t b = dtype_bytes(dtype);
@@ -44,49 +93,17 @@ Analysis analyze(const Graph& g, DType dtype) {
     for (const Node& n : g.nodes()) {
         Ctx ctx = context(g, n);
         Work w = op_work(n.op, ctx);
-        LayerCost L{n.name, op_kind(n.op), op_category(n.op, ctx.in[0]), ctx.out, {}};
-        Counts& c = L.c;
-        c.params = w.params;
-        c.macs = w.macs;
-        c.fwd_flops = w.fwd_flops;
-        c.dgrad_flops = w.dgrad_flops;
-        c.wgrad_flops = w.wgrad_flops;
-        c.param_bytes = w.params * b;
-
-        int64_t out_bytes = numel(ctx.out) * b;
-        bool any_dgrad = false;
-        for (bool need : ctx.needs_grad) any_dgrad = any_dgrad || need;
-        bool in_backward = any_dgrad || w.params > 0;
-
-        if (!op_is_alias(n.op)) {
-            c.activation_bytes = out_bytes;
-            // Forward: read every input and the weights once, write the output once.
-            for (const Shape& s : ctx.in) c.fwd_traffic_bytes += numel(s) * b;
-            c.fwd_traffic_bytes += c.param_bytes + out_bytes;
-        }
-        if (in_backward && !op_is_alias(n.op)) {
-            for (int i : w.saved_inputs) {
-                c.saved_bytes += numel(ctx.in[i]) * b;
-                saved_storage.insert(g.tensor(n.inputs[i]).storage);
-            }
-            if (w.saves_output) {
-                c.saved_bytes += out_bytes;
-                saved_storage.insert(g.tensor(n.output).storage);
-            }
-            c.saved_bytes += w.saved_extra_bytes;
+        LayerCost L{n.name, op_kind(n.op), op_category(n.op, ctx.in[0]), ctx.out, layer_counts(n, ctx, w, b)};
+        if (L.c.saved_bytes) {
+            for (int i : w.saved_inputs) saved_storage.insert(g.tensor(n.inputs[i]).storage);
+            if (w.saves_output) saved_storage.insert(g.tensor(n.output).storage);
             saved_extra += w.saved_extra_bytes;
-            // Backward: read dy, what was saved and (for dgrad) the weights once; write each
-            // needed input gradient and the weight gradient once.
-            c.bwd_traffic_bytes = out_bytes + c.saved_bytes + (any_dgrad ? c.param_bytes : 0) + c.param_bytes;
-            for (size_t i = 0; i < ctx.in.size(); ++i)
-                if (ctx.needs_grad[i]) c.bwd_traffic_bytes += numel(ctx.in[i]) * b;
         }
-
         TypeTotals& t = types[int(L.category)];
         t.category = L.category;
         ++t.layers;
-        t.c += c;
-        a.totals += c;
+        t.c += L.c;
+        a.totals += L.c;
         a.layers.push_back(std::move(L));
     }
     for (const TypeTotals& t : types)

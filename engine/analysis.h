@@ -50,7 +50,7 @@ struct Analysis {
 
 Analysis analyze(const Graph& g, DType dtype);
 
-// The formulas of one layer with its numbers substituted, as the analysis evaluated them.
-Work layer_work(const Graph& g, const Node& n);
+// The formulas of one layer with its numbers substituted, exactly as the analysis evaluates them.
+Work layer_work(const Graph& g, const Node& n, DType dtype);
 
 }  // namespace ridge

@@ -11,9 +11,10 @@ struct ConvOpts {
     Hw dilation = 1;
     int64_t groups = 1;
     bool bias = false;
+    int64_t C = 0;  // expected input channels, checked when given
 };
 inline Conv2d conv(int64_t K, Hw kernel, ConvOpts o = {}) {
-    return {K, kernel, o.stride, o.pad, o.dilation, o.groups, o.bias};
+    return {K, kernel, o.stride, o.pad, o.dilation, o.groups, o.bias, o.C};
 }
 
 struct PoolOpts {
@@ -30,7 +31,12 @@ inline Pool2d maxpool(Hw kernel, PoolOpts o = {}) { return pool(Pool2d::Kind::ma
 inline Pool2d avgpool(Hw kernel, PoolOpts o = {}) { return pool(Pool2d::Kind::avg, kernel, o); }
 inline AdaptiveAvgPool2d adaptive_avgpool(Hw out) { return {out}; }
 
-inline Linear linear(int64_t K, bool bias = true) { return {K, bias}; }
+struct LinearOpts {
+    bool bias = true;
+    int64_t C = 0;  // expected input features, checked when given
+};
+inline Linear linear(int64_t K, bool bias = true) { return {K, bias, 0}; }
+inline Linear linear(int64_t K, LinearOpts o) { return {K, o.bias, o.C}; }
 inline BatchNorm bn() { return {}; }
 inline LayerNorm ln(int dim = -1) { return {dim}; }
 

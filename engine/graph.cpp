@@ -9,10 +9,10 @@ int64_t Tensor::dim(int i) const {
     return s.at(i < 0 ? s.size() + i : i);
 }
 
-Tensor Graph::input(Shape s) {
+Tensor Graph::input(Shape s, bool requires_grad) {
     for (int64_t d : s)
         if (d < 1) throw BuildError(cat(model_, ": input shape ", to_string(s), " has a non-positive size"));
-    tensors_.push_back({std::move(s), -1, int(tensors_.size()), false});
+    tensors_.push_back({std::move(s), -1, int(tensors_.size()), requires_grad});
     return {this, int(tensors_.size()) - 1};
 }
 

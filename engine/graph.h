@@ -49,7 +49,8 @@ public:
     Graph(Graph&&) = default;
     Graph& operator=(Graph&&) = default;
 
-    Tensor input(Shape s);
+    // A network's input needs no gradient; a fragment's input may (to study a block's dgrad).
+    Tensor input(Shape s, bool requires_grad = false);
     // Adds a layer. Without a name, the layer is called <scope>.<kind><k>, k counting that kind
     // in the scope. A shape rule that fails throws BuildError naming the layer and its inputs.
     Tensor apply(const Op& op, const std::vector<Tensor>& in, std::string name = {});

@@ -50,36 +50,6 @@ const ZooEntry* find_net(std::string_view name) {
     return nullptr;
 }
 
-namespace {
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-}  // namespace
-
-std::vector<std::string_view> closest_nets(std::string_view name, size_t count) {
-    std::vector<std::pair<size_t, std::string_view>> scored;
-    for (const ZooEntry& e : zoo()) {
-        // A prefix ("resnet") is as close as it gets: list its family first.
-        size_t d = e.name.starts_with(name) ? 0 : edit_distance(name, e.name);
-        scored.emplace_back(d, e.name);
-    }
-    std::stable_sort(scored.begin(), scored.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    std::vector<std::string_view> out;
-    for (size_t i = 0; i < std::min(count, scored.size()); ++i) out.push_back(scored[i].second);
-    return out;
-}
-
 Graph build(const ZooEntry& e, int64_t N, int64_t H, int64_t W) {
     Graph g{std::string(e.name)};
     e.body(g.input({N, 3, H, W}));

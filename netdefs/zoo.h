@@ -15,7 +15,6 @@ struct ZooEntry {
 
 const std::vector<ZooEntry>& zoo();
 const ZooEntry* find_net(std::string_view name);
-std::vector<std::string_view> closest_nets(std::string_view name, size_t count = 3);
 
 // Builds the network for an (N,3,H,W) input; throws BuildError when the shape does not fit it.
 Graph build(const ZooEntry& e, int64_t N, int64_t H, int64_t W);

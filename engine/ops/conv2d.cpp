@@ -17,6 +17,7 @@ Shape shape(const Conv2d& op, const std::vector<Shape>& in) {
     const Shape& x = in.at(0);
     if (x.size() != 4) throw ShapeError("conv2d needs a 4-d input (N,C,H,W)");
     int64_t C = x[1];
+    if (op.C && op.C != C) throw ShapeError(cat("input has ", C, " channels, weights expect ", op.C));
     if (op.K < 1 || op.kernel.h < 1 || op.kernel.w < 1 || op.stride.h < 1 || op.stride.w < 1 ||
         op.dilation.h < 1 || op.dilation.w < 1 || op.G < 1)
         throw ShapeError("channels, kernel, stride, dilation and groups must be positive");

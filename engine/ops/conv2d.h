@@ -27,6 +27,7 @@ struct Conv2d {
     Hw dilation = 1;
     int64_t G = 1;   // groups; G == C is depthwise
     bool bias = false;
+    int64_t C = 0;   // input channels the weights expect; 0 takes them from the input
 };
 
 // Output extent of a sliding window, or <= 0 when the window does not fit.

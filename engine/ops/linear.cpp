@@ -6,6 +6,7 @@ Shape shape(const Linear& op, const std::vector<Shape>& in) {
     const Shape& x = in.at(0);
     if (x.size() < 2) throw ShapeError("linear needs at least a 2-d input (M,C)");
     if (op.K < 1) throw ShapeError("output features must be positive");
+    if (op.C && op.C != x.back()) throw ShapeError(cat("input has ", x.back(), " features, weights expect ", op.C));
     Shape y = x;
     y.back() = op.K;
     return y;

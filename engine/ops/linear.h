@@ -8,6 +8,7 @@ namespace ridge {
 struct Linear {
     int64_t K;  // output features
     bool bias = true;
+    int64_t C = 0;  // input features the weights expect; 0 takes them from the input
 };
 
 Shape shape(const Linear& op, const std::vector<Shape>& in);

@@ -1,0 +1,132 @@
+#include "bench/args.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ridge::cli {
+
+namespace {
+const Option* find_option(const Command& cmd, std::string_view name) {
+    for (const Option& o : cmd.options)
+        if (o.name == name) return &o;
+    return nullptr;
+}
+
+std::string where(const Command& cmd) { return cat("ridge ", cmd.name, ": "); }
+
+bool parse_int(std::string_view s, int64_t& out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+}  // namespace
+
+Args parse(const Command& cmd, const std::vector<std::string>& argv) {
+    Args a{&cmd, {}, {}, false};
+    for (size_t i = 0; i < argv.size(); ++i) {
+        std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            a.help = true;
+            return a;
+        }
+        if (!arg.starts_with("--") || arg == "--") {
+            a.pos.push_back(arg);
+            continue;
+        }
+        std::string name = arg, value;
+        bool inline_value = false;
+        if (size_t eq = arg.find('='); eq != std::string::npos) {
+            name = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+            inline_value = true;
+        }
+        const Option* o = find_option(cmd, name);
+        if (!o) throw UsageError(where(cmd) + "unknown option '" + name + "' (see ridge " + std::string(cmd.name) + " --help)");
+        if (o->value.empty()) {
+            if (inline_value) throw UsageError(where(cmd) + name + " takes no value");
+        } else if (!inline_value) {
+            if (i + 1 >= argv.size()) throw UsageError(where(cmd) + name + " needs a value " + std::string(o->value));
+            value = argv[++i];
+        }
+        if (a.opt.count(name)) throw UsageError(where(cmd) + name + " is given twice");
+        a.opt[name] = value;
+    }
+    if (int(a.pos.size()) != cmd.positionals)
+        throw UsageError(where(cmd) + (int(a.pos.size()) < cmd.positionals ? "missing argument" : "unexpected argument") +
+                         " (usage: ridge " + std::string(cmd.name) + " " + std::string(cmd.synopsis) + ")");
+    return a;
+}
+
+std::string help_text(const Command& cmd) {
+    std::string s = cat("usage: ridge ", cmd.name, " ", cmd.synopsis, "\n\n", cmd.about, "\n");
+    if (!cmd.options.empty()) s += "\noptions:\n";
+    for (const Option& o : cmd.options) {
+        std::string left = cat("  ", o.name, o.value.empty() ? "" : " ", o.value);
+        s += left + std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') + std::string(o.help) + "\n";
+    }
+    return s + "  --help, -h              this text\n";
+}
+
+std::string Args::get(std::string_view name, std::string_view fallback) const {
+    auto it = opt.find(name);
+    return it == opt.end() ? std::string(fallback) : it->second;
+}
+
+int64_t Args::positive(std::string_view name, int64_t fallback, int64_t max) const {
+    if (!has(name)) return fallback;
+    std::string s = get(name, "");
+    int64_t v = 0;
+    if (!parse_int(s, v) || v < 1) throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
+    if (v > max) throw UsageError(cat(where(*cmd), name, " ", v, " is above the limit of ", max));
+    return v;
+}
+
+DType Args::dtype() const {
+    std::string s = get("--dtype", "fp32");
+    if (auto t = parse_dtype(s)) return *t;
+    throw UsageError(cat(where(*cmd), "unknown dtype '", s, "' (fp32, fp16 or bf16)"));
+}
+
+std::string Args::choice(std::string_view name, std::string_view fallback,
+                         const std::vector<std::string_view>& allowed) const {
+    std::string s = get(name, fallback);
+    if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;
+    std::string list;
+    for (auto c : allowed) list += (list.empty() ? "" : ", ") + std::string(c);
+    throw UsageError(cat(where(*cmd), "unknown ", name.substr(2), " '", s, "' (", list, ")"));
+}
+
+std::pair<int64_t, int64_t> parse_resolution(std::string_view s, int64_t max) {
+    size_t x = s.find('x');
+    int64_t h = 0, w = 0;
+    bool ok = x == std::string_view::npos ? parse_int(s, h) && (w = h, true)
+                                           : parse_int(s.substr(0, x), h) && parse_int(s.substr(x + 1), w);
+    if (!ok || h < 1 || w < 1) throw UsageError(cat("--res must be H or HxW with positive integers, got '", s, "'"));
+    if (h > max || w > max) throw UsageError(cat("--res ", s, " is above the limit of ", max));
+    return {h, w};
+}
+
+std::string closest(std::string_view name, const std::vector<std::string_view>& candidates, size_t count) {
+    std::vector<std::pair<size_t, std::string_view>> scored;
+    for (auto c : candidates) scored.emplace_back(c.starts_with(name) ? 0 : edit_distance(name, c), c);
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string out;
+    for (size_t i = 0; i < std::min(count, scored.size()); ++i) out += (i ? ", " : "") + std::string(scored[i].second);
+    return out;
+}
+
+}  // namespace ridge::cli

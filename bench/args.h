@@ -1,0 +1,57 @@
+#pragma once
+// Command-line parsing for the ridge CLI: every command declares its options once; help text,
+// unknown-option errors and typed validation all come from that declaration.
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/shape.h"
+
+namespace ridge::cli {
+
+// A user error: printed as one line on stderr, exit code 2, nothing written.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Option {
+    std::string_view name;   // "--batch"
+    std::string_view value;  // "N"; empty for a flag
+    std::string_view help;
+};
+
+struct Command {
+    std::string_view name;      // "summary"
+    std::string_view synopsis;  // "NET [options]"
+    std::string_view about;
+    int positionals;            // required positional arguments
+    std::vector<Option> options;
+};
+
+struct Args {
+    const Command* cmd;
+    std::vector<std::string> pos;
+    std::map<std::string, std::string, std::less<>> opt;
+    bool help = false;
+
+    bool has(std::string_view name) const { return opt.count(name) > 0; }
+    std::string get(std::string_view name, std::string_view fallback) const;
+    int64_t positive(std::string_view name, int64_t fallback, int64_t max) const;
+    DType dtype() const;                                             // --dtype, fp32 by default
+    std::string choice(std::string_view name, std::string_view fallback,
+                       const std::vector<std::string_view>& allowed) const;
+};
+
+Args parse(const Command& cmd, const std::vector<std::string>& argv);
+std::string help_text(const Command& cmd);
+
+// "H" or "HxW" -> (H, W); throws UsageError otherwise.
+std::pair<int64_t, int64_t> parse_resolution(std::string_view s, int64_t max);
+
+// The candidates closest to a mistyped name (prefix matches first, then edit distance).
+std::string closest(std::string_view name, const std::vector<std::string_view>& candidates, size_t count = 3);
+
+}  // namespace ridge::cli

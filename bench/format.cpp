@@ -1,0 +1,152 @@
+#include "bench/format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "bench/args.h"
+
+namespace ridge::cli {
+
+std::string si(double v) {
+    static const char* units[] = {"", "k", "M", "G", "T", "P", "E"};
+    double a = std::fabs(v);
+    if (a < 1000) return a == std::floor(a) ? std::to_string(int64_t(v)) : fixed(v, a < 10 ? 2 : a < 100 ? 1 : 0);
+    int u = 0;
+    while (a >= 999.5 && u < 6) {
+        a /= 1000;
+        v /= 1000;
+        ++u;
+    }
+    return fixed(v, a < 9.995 ? 2 : a < 99.95 ? 1 : 0) + units[u];
+}
+
+std::string grouped(int64_t v) {
+    std::string d = std::to_string(v < 0 ? -v : v), out;
+    for (size_t i = 0; i < d.size(); ++i) {
+        if (i && (d.size() - i) % 3 == 0) out += ',';
+        out += d[i];
+    }
+    return v < 0 ? "-" + out : out;
+}
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string json_quote(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\', out += c;
+        else if (c == '\n') out += "\\n";
+        else if (static_cast<unsigned char>(c) < 0x20) out += cat("\\u00", "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]);
+        else out += c;
+    }
+    return out + "\"";
+}
+
+void Json::prefix(std::string_view key) {
+    if (!first_.back()) out_ += ",";
+    first_.back() = false;
+    if (first_.size() > 1) out_ += "\n" + std::string(2 * (first_.size() - 1), ' ');
+    if (!key.empty()) out_ += json_quote(key) + ": ";
+}
+Json& Json::begin_object(std::string_view key) {
+    prefix(key);
+    out_ += "{";
+    first_.push_back(true);
+    return *this;
+}
+Json& Json::end_object() {
+    first_.pop_back();
+    out_ += "\n" + std::string(2 * (first_.size() - 1), ' ') + "}";
+    return *this;
+}
+Json& Json::begin_array(std::string_view key) {
+    prefix(key);
+    out_ += "[";
+    first_.push_back(true);
+    return *this;
+}
+Json& Json::end_array() {
+    first_.pop_back();
+    out_ += "\n" + std::string(2 * (first_.size() - 1), ' ') + "]";
+    return *this;
+}
+Json& Json::field(std::string_view key, std::string_view v) {
+    prefix(key);
+    out_ += json_quote(v);
+    return *this;
+}
+Json& Json::field(std::string_view key, int64_t v) {
+    prefix(key);
+    out_ += std::to_string(v);
+    return *this;
+}
+Json& Json::field(std::string_view key, double v) {
+    prefix(key);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
+    out_ += buf;
+    return *this;
+}
+Json& Json::array(std::string_view key, const std::vector<int64_t>& v) {
+    prefix(key);
+    out_ += "[";
+    for (size_t i = 0; i < v.size(); ++i) out_ += (i ? ", " : "") + std::to_string(v[i]);
+    out_ += "]";
+    return *this;
+}
+
+std::string table_row(const std::vector<Column>& cols, const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        std::string c = cells[i];
+        size_t w = size_t(cols[i].width);
+        if (c.size() > w) c = "~" + c.substr(c.size() - w + 1);
+        std::string pad(w - c.size(), ' ');
+        out += (i ? " " : "") + (cols[i].left ? c + pad : pad + c);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+}
+
+std::string table_header(const std::vector<Column>& cols) {
+    std::vector<std::string> cells;
+    for (const Column& c : cols) cells.emplace_back(c.header);
+    return table_row(cols, cells);
+}
+
+void write_output(const std::string& path, const std::string& text) {
+    if (path.empty() || path == "-") {
+        std::cout << text << std::flush;
+        return;
+    }
+    namespace fs = std::filesystem;
+    fs::path target(path), tmp = target;
+    tmp += cat(".tmp.", ::getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary);
+        if (!f) throw UsageError(cat("cannot write '", path, "': ", "no such directory or no permission"));
+        f << text;
+        f.close();
+        if (!f) {
+            fs::remove(tmp);
+            throw UsageError(cat("cannot write '", path, "': write failed"));
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp);
+        throw UsageError(cat("cannot write '", path, "': ", ec.message()));
+    }
+}
+
+}  // namespace ridge::cli

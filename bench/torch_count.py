@@ -53,9 +53,11 @@ def count(model, n, h, w):
         macs += out.numel() * m.in_features
 
     def attention(m, inp, out):
+        # torchvision passes query/key/value as keywords, which torch 1.13 hooks do not see;
+        # the output (N,T,D) has the same shape as the query in self-attention.
         nonlocal macs
-        q = inp[0]
-        N, T, D = q.shape if m.batch_first else (q.shape[1], q.shape[0], q.shape[2])
+        y = out[0]
+        N, T, D = y.shape if m.batch_first else (y.shape[1], y.shape[0], y.shape[2])
         macs += N * T * D * 3 * D + 2 * N * T * T * D + N * T * D * D
 
     handles = []

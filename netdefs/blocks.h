@@ -1,5 +1,5 @@
 #pragma once
-// Pieces shared by the mobile netdefs (MobileNetV2/V3, MnasNet, EfficientNet), each the
+// Pieces shared by several netdefs (MobileNetV2/V3, MnasNet, EfficientNet, RegNet), each the
 // counterpart of a torchvision helper so the channel counts come out identical.
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "netdefs/nets.h"
+#include "netdefs/blocks.h"
 
 namespace ridge::nets {
 
@@ -28,12 +28,6 @@ struct Stage {
     int64_t group_width;
 };
 
-// torchvision's _make_divisible on an integer width: nearest multiple of d, never 10% below w.
-int64_t make_divisible(int64_t w, int64_t d) {
-    int64_t v = std::max(d, (w + d / 2) / d * d);
-    return v < 0.9 * w ? v + d : v;
-}
-
 // The quantized-linear rule: block i would have width u_i = w_0 + w_a*i; snapping log_{w_m}(u_i/w_0)
 // to an integer s_i gives w_0*w_m^s_i, rounded to a multiple of 8. Runs of equal widths are the
 // stages, each widened until its group width divides it. Rounding is half-to-even (std::nearbyint),
@@ -51,17 +45,9 @@ std::vector<Stage> stages(const RegNetSpec& spec) {
     }
     for (Stage& st : out) {
         st.group_width = std::min(st.group_width, st.width);
-        st.width = make_divisible(st.width, st.group_width);
+        st.width = make_divisible(double(st.width), st.group_width);
     }
     return out;
-}
-
-// Squeeze-excitation on the bottleneck's width, squeezed relative to the block's input width.
-Tensor squeeze_excitation(Tensor x, int64_t squeeze) {
-    Scope s(x, "se");
-    Tensor gate = x | adaptive_avgpool(1) | conv(squeeze, 1, {.bias = true}) | relu()
-                    | conv(x.dim(1), 1, {.bias = true}) | sigmoid();
-    return mul(gate, x);
 }
 
 // 1x1, grouped 3x3 carrying the stride, [SE,] 1x1: all at the stage width.
@@ -70,7 +56,8 @@ Tensor bottleneck_transform(Tensor x, const Stage& st, int64_t stride, double se
     int64_t width_in = x.dim(1);
     Tensor y = x | conv(st.width, 1) | bn() | relu()
                  | conv(st.width, 3, {.stride = stride, .pad = 1, .groups = st.width / st.group_width}) | bn() | relu();
-    if (se_ratio > 0) y = squeeze_excitation(y, int64_t(std::nearbyint(se_ratio * double(width_in))));
+    // The squeeze width is relative to the block's input width, not the bottleneck's.
+    if (se_ratio > 0) y = squeeze_excitation(y, int64_t(std::nearbyint(se_ratio * double(width_in))), relu(), sigmoid());
     return y | conv(st.width, 1) | bn();
 }
 

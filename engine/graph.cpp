@@ -1,5 +1,7 @@
 #include "engine/graph.h"
 
+#include <cctype>
+
 namespace ridge {
 
 const Shape& Tensor::shape() const { return g_->tensor(id_).shape; }
@@ -30,7 +32,9 @@ Tensor Graph::apply(const Op& op, const std::vector<Tensor>& in, std::string nam
     std::string kind = op_kind(op);
     if (name.empty()) {
         std::string label = op_label(op);
-        name = label + std::to_string(++counters_[prefix + "|" + label]);
+        // "relu6_1", not "relu61": a label ending in a digit keeps it apart from the count.
+        bool digit = std::isdigit(static_cast<unsigned char>(label.back()));
+        name = label + (digit ? "_" : "") + std::to_string(++counters_[prefix + "|" + label]);
     }
     name = prefix + name;
 

@@ -20,14 +20,14 @@ struct ViTSpec {
 // torchvision's nn.MultiheadAttention: one packed in-projection for q, k and v, then per-head
 // softmax(q k^T / sqrt(head_dim)) v, merged and projected. Dropout on the attention weights is 0
 // by default but is kept so the layer list matches.
-// x (N,T,D)  qkv (3,N,heads,T,D/heads)  attn (N,heads,T,T)  y (N,T,D)
+// x (N,T,D)  qkv (N,3,heads,T,D/heads)  attn (N,heads,T,T)  y (N,T,D); the batch stays first.
 Tensor self_attention(Tensor x, int64_t heads) {
     Scope s(x, "self_attention");
     int64_t D = x.dim(-1);
-    Tensor qkv = x | named("in_proj", linear(3 * D)) | reshape({0, 0, 3, heads, -1}) | permute({2, 0, 3, 1, 4});
-    Tensor q = qkv | select(0, 0) | scale(1.0 / std::sqrt(double(D / heads)));
-    Tensor k = qkv | select(0, 1);
-    Tensor v = qkv | select(0, 2);
+    Tensor qkv = x | named("in_proj", linear(3 * D)) | reshape({0, 0, 3, heads, -1}) | permute({0, 2, 3, 1, 4});
+    Tensor q = qkv | select(1, 0) | scale(1.0 / std::sqrt(double(D / heads)));
+    Tensor k = qkv | select(1, 1);
+    Tensor v = qkv | select(1, 2);
     Tensor attn = matmul(q, k, /*transpose_b=*/true) | softmax() | dropout(0.0);
     return matmul(attn, v) | permute({0, 2, 1, 3}) | reshape({0, 0, -1}) | named("out_proj", linear(D));
 }

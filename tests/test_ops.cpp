@@ -143,6 +143,7 @@ TEST_CASE("activations: FLOPs per element and what they keep") {
         CHECK(L.c.wgrad_flops == 0);
         CHECK(L.c.saved_bytes == 6 * 4);
         CHECK(layer_work(p.g, p.g.nodes().back(), DType::fp32).saves_output == c.keeps_output);
+        CHECK(p.g.nodes().back().name == cat(fn_name(c.a.fn), fn_name(c.a.fn) == "relu6" ? "_1" : "1"));
     }
 }
 

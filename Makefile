@@ -3,6 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 RIDGE := $(BUILD)/bench/ridge
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps build report test clean
 
@@ -11,8 +12,12 @@ all: report
 deps:
 	@scripts/install-deps.sh
 
+# Configure prints only ridge's own lines (which optional backends were found); all of it on failure.
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@mkdir -p $(BUILD)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > $(BUILD)/configure.log 2>&1 \
+		|| { cat $(BUILD)/configure.log; exit 1; }
+	@grep '^-- ridge:' $(BUILD)/configure.log | sed 's/^-- //'
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: the analytic report of the whole zoo, written to results/.

@@ -37,15 +37,20 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 Args parse(const Command& cmd, const std::vector<std::string>& argv) {
     Args a{&cmd, {}, {}, false};
+    bool options_done = false;  // after "--" everything is positional
     for (size_t i = 0; i < argv.size(); ++i) {
         std::string arg = argv[i];
+        if (options_done || arg == "-" || !arg.starts_with("-")) {
+            a.pos.push_back(arg);
+            continue;
+        }
+        if (arg == "--") {
+            options_done = true;
+            continue;
+        }
         if (arg == "--help" || arg == "-h") {
             a.help = true;
             return a;
-        }
-        if (!arg.starts_with("--") || arg == "--") {
-            a.pos.push_back(arg);
-            continue;
         }
         std::string name = arg, value;
         bool inline_value = false;
@@ -90,7 +95,12 @@ int64_t Args::positive(std::string_view name, int64_t fallback, int64_t max) con
     if (!has(name)) return fallback;
     std::string s = get(name, "");
     int64_t v = 0;
-    if (!parse_int(s, v) || v < 1) throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
+    if (!parse_int(s, v)) {
+        bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) throw UsageError(cat(where(*cmd), name, " ", s, " is above the limit of ", max));
+        throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
+    }
+    if (v < 1) throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
     if (v > max) throw UsageError(cat(where(*cmd), name, " ", v, " is above the limit of ", max));
     return v;
 }
@@ -110,13 +120,16 @@ std::string Args::choice(std::string_view name, std::string_view fallback,
     throw UsageError(cat(where(*cmd), "unknown ", name.substr(2), " '", s, "' (", list, ")"));
 }
 
-std::pair<int64_t, int64_t> parse_resolution(std::string_view s, int64_t max) {
-    size_t x = s.find('x');
+std::pair<int64_t, int64_t> Args::resolution(int64_t max) const {
+    std::string s = get("--res", "");
+    std::string_view v = s;
+    size_t x = v.find('x');
     int64_t h = 0, w = 0;
-    bool ok = x == std::string_view::npos ? parse_int(s, h) && (w = h, true)
-                                           : parse_int(s.substr(0, x), h) && parse_int(s.substr(x + 1), w);
-    if (!ok || h < 1 || w < 1) throw UsageError(cat("--res must be H or HxW with positive integers, got '", s, "'"));
-    if (h > max || w > max) throw UsageError(cat("--res ", s, " is above the limit of ", max));
+    bool ok = x == std::string_view::npos ? parse_int(v, h) && (w = h, true)
+                                           : parse_int(v.substr(0, x), h) && parse_int(v.substr(x + 1), w);
+    if (!ok || h < 1 || w < 1)
+        throw UsageError(cat(where(*cmd), "--res must be H or HxW with positive integers, got '", s, "'"));
+    if (h > max || w > max) throw UsageError(cat(where(*cmd), "--res ", s, " is above the limit of ", max));
     return {h, w};
 }
 

@@ -41,15 +41,13 @@ struct Args {
     std::string get(std::string_view name, std::string_view fallback) const;
     int64_t positive(std::string_view name, int64_t fallback, int64_t max) const;
     DType dtype() const;                                             // --dtype, fp32 by default
+    std::pair<int64_t, int64_t> resolution(int64_t max) const;       // --res "H" or "HxW"
     std::string choice(std::string_view name, std::string_view fallback,
                        const std::vector<std::string_view>& allowed) const;
 };
 
 Args parse(const Command& cmd, const std::vector<std::string>& argv);
 std::string help_text(const Command& cmd);
-
-// "H" or "HxW" -> (H, W); throws UsageError otherwise.
-std::pair<int64_t, int64_t> parse_resolution(std::string_view s, int64_t max);
 
 // The candidates closest to a mistyped name (prefix matches first, then edit distance).
 std::string closest(std::string_view name, const std::vector<std::string_view>& candidates, size_t count = 3);

@@ -126,26 +126,43 @@ std::string table_header(const std::vector<Column>& cols) {
 void write_output(const std::string& path, const std::string& text) {
     if (path.empty() || path == "-") {
         std::cout << text << std::flush;
+        if (!std::cout) throw UsageError("ridge: cannot write to standard output");
         return;
     }
     namespace fs = std::filesystem;
-    fs::path target(path), tmp = target;
+    std::error_code ec;
+    fs::path target(path);
+    // A symlink is written through, not replaced: the rename goes to the file it names.
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+        fs::path next = fs::read_symlink(target, ec);
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    fs::file_status st = fs::status(target, ec);
+    if (fs::is_directory(st) || path.back() == '/') throw UsageError(cat("ridge: cannot write '", path, "': it is a directory"));
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+        // A device or pipe (/dev/stdout, a fifo) cannot be renamed over: write to it directly.
+        std::ofstream f(target, std::ios::binary);
+        f << text;
+        f.flush();
+        if (!f) throw UsageError(cat("ridge: cannot write '", path, "'"));
+        return;
+    }
+    fs::path tmp = target;
     tmp += cat(".tmp.", ::getpid());
     {
         std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw UsageError(cat("cannot write '", path, "': ", "no such directory or no permission"));
+        if (!f) throw UsageError(cat("ridge: cannot write '", path, "': no such directory or no permission"));
         f << text;
         f.close();
         if (!f) {
             fs::remove(tmp);
-            throw UsageError(cat("cannot write '", path, "': write failed"));
+            throw UsageError(cat("ridge: cannot write '", path, "': write failed"));
         }
     }
-    std::error_code ec;
     fs::rename(tmp, target, ec);
     if (ec) {
         fs::remove(tmp);
-        throw UsageError(cat("cannot write '", path, "': ", ec.message()));
+        throw UsageError(cat("ridge: cannot write '", path, "': ", ec.message()));
     }
 }
 

@@ -79,12 +79,13 @@ void layers_json(Json& j, const Analysis& a) {
 
 const char* counts_csv_header =
     "params,macs,fwd_flops,dgrad_flops,wgrad_flops,param_bytes,activation_bytes,saved_bytes,fwd_traffic_bytes,"
-    "bwd_traffic_bytes,fwd_intensity,bwd_fwd_flops_ratio";
+    "bwd_traffic_bytes,fwd_intensity,bwd_intensity,bwd_fwd_flops_ratio";
 
 std::string counts_csv(const Counts& c) {
     return cat(c.params, ",", c.macs, ",", c.fwd_flops, ",", c.dgrad_flops, ",", c.wgrad_flops, ",", c.param_bytes,
                ",", c.activation_bytes, ",", c.saved_bytes, ",", c.fwd_traffic_bytes, ",", c.bwd_traffic_bytes, ",",
-               fixed(c.fwd_intensity(), 4), ",", fixed(ratio(c.bwd_flops(), c.fwd_flops), 4));
+               fixed(c.fwd_intensity(), 4), ",", fixed(c.bwd_intensity(), 4), ",",
+               fixed(ratio(c.bwd_flops(), c.fwd_flops), 4));
 }
 
 std::string total_line(std::string_view what, int64_t v, std::string_view note = {}) {
@@ -136,14 +137,17 @@ std::string summary_table(const Analysis& a) {
 }
 
 std::string summary_csv(const Analysis& a) {
-    std::string s = cat("row,name,type,category,output,", counts_csv_header, ",train_memory_bytes\n");
+    // One table for three kinds of row: layers, per-type totals (category set) and the net's total
+    // (output holds the input shape; only it has training memory).
+    std::string s =
+        cat("row,name,type,category,output,", counts_csv_header, ",train_memory_bytes,train_memory_adam_bytes\n");
     for (const LayerCost& L : a.layers)
         s += cat("layer,", L.name, ",", L.kind, ",", category_name(L.category), ",", dims(L.out, 'x'), ",",
-                 counts_csv(L.c), ",\n");
+                 counts_csv(L.c), ",,\n");
     for (const TypeTotals& t : a.by_type)
-        s += cat("type,", category_name(t.category), ",,,,", counts_csv(t.c), ",\n");
+        s += cat("type,", category_name(t.category), ",,", category_name(t.category), ",,", counts_csv(t.c), ",,\n");
     s += cat("total,", a.model, ",,,", dims(a.input, 'x'), ",", counts_csv(a.totals), ",", a.totals.train_memory_bytes,
-             "\n");
+             ",", a.totals.train_memory_adam_bytes, "\n");
     return s;
 }
 
@@ -234,7 +238,7 @@ std::string explain_text(const Graph& g, const Node& n, DType dtype) {
     }
     s += "\nsymbols: N batch, C in-channels, H W input, K out-channels, R S kernel, P Q output, G groups,\n"
          "M rows, L inner dim, J columns, D width, T tokens, E elements; X Y inputs/output elements,\n"
-         "Wt weights, S saved elements, DX input-gradient elements, b bytes per element.\n"
+         "Wt weights, Sv saved elements, DX input-gradient elements, b bytes per element.\n"
          "Rules for every op: engine/README.md\n";
     return s;
 }

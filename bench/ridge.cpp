@@ -12,7 +12,7 @@ using namespace ridge::cli;
 
 namespace {
 
-// Large enough for any real study, small enough that no count can overflow 64 bits.
+// Beyond any real study; counts that still exceed 64 bits are refused (CountOverflow).
 constexpr int64_t max_batch = 65536, max_res = 4096;
 
 const Option batch_opt{"--batch", "N", "batch size (default 1)"};
@@ -61,7 +61,7 @@ const ZooEntry& net_arg(const Args& a) {
 // architecture into one line that says what would.
 Graph build_for(const Args& a, const ZooEntry& e) {
     int64_t N = a.positive("--batch", 1, max_batch);
-    auto [H, W] = a.has("--res") ? parse_resolution(a.get("--res", ""), max_res)
+    auto [H, W] = a.has("--res") ? a.resolution(max_res)
                                  : std::pair<int64_t, int64_t>{e.default_res, e.default_res};
     try {
         return build(e, N, H, W);
@@ -124,10 +124,7 @@ int run_explain(const Args& a) {
 }
 
 int dispatch(const std::vector<std::string>& argv) {
-    if (argv.empty()) {
-        std::cerr << usage();
-        return 2;
-    }
+    if (argv.empty()) throw UsageError("ridge: missing command: list, summary, zoo or explain (ridge --help)");
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
         std::cout << usage();
@@ -159,6 +156,9 @@ int main(int argc, char** argv) {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const UsageError& e) {
         std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const CountOverflow&) {
+        std::cerr << "ridge: at this batch and resolution a count exceeds 64 bits; use a smaller --batch or --res\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "ridge: internal error: " << e.what() << "\n";

@@ -5,6 +5,8 @@ the way thop/ptflops do, for ridge's zoo.
 Two uses:
   torch_count.py --reference > tests/data/torchvision_reference.csv
       the reference table the zoo test checks ridge against (several batch/resolution pairs);
+  torch_count.py --min-res > tests/data/torchvision_min_resolution.csv
+      the smallest square input each net accepts, a check on the shape rules at their edges;
   torch_count.py --time
       the time a hook-based counter takes over the zoo at batch 1, for README's comparison.
 
@@ -87,6 +89,7 @@ def configs(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reference", action="store_true", help="print the reference CSV")
+    ap.add_argument("--min-res", action="store_true", help="print the smallest square input of each net")
     ap.add_argument("--time", action="store_true", help="time the counter over the zoo at batch 1")
     ap.add_argument("--nets", default=",".join(NETS), help="comma-separated subset")
     args = ap.parse_args()
@@ -100,6 +103,21 @@ def main():
             for n, h, w in configs(name):
                 params, macs = count(model, n, h, w)
                 print(f"{name},{n},{h},{w},{params},{macs}", flush=True)
+    if args.min_res:
+        print(f"# torch {torch.__version__}, torchvision {torchvision.__version__}; bench/torch_count.py --min-res")
+        print("net,min_res")
+        for name in nets:
+            model = build(name)
+            if name in FIXED_RES:
+                continue  # accepts one size only: there is no minimum to compare
+            for side in range(1, DEFAULT_RES.get(name, 224) + 1):
+                try:
+                    with torch.no_grad():
+                        model(torch.zeros(1, 3, side, side))
+                    print(f"{name},{side}", flush=True)
+                    break
+                except RuntimeError:
+                    pass
     if args.time:
         start = time.perf_counter()
         for name in nets:

@@ -5,16 +5,16 @@
 namespace ridge {
 
 void Counts::operator+=(const Counts& o) {
-    params += o.params;
-    macs += o.macs;
-    fwd_flops += o.fwd_flops;
-    dgrad_flops += o.dgrad_flops;
-    wgrad_flops += o.wgrad_flops;
-    param_bytes += o.param_bytes;
-    activation_bytes += o.activation_bytes;
-    saved_bytes += o.saved_bytes;
-    fwd_traffic_bytes += o.fwd_traffic_bytes;
-    bwd_traffic_bytes += o.bwd_traffic_bytes;
+    params = checked_add(params, o.params);
+    macs = checked_add(macs, o.macs);
+    fwd_flops = checked_add(fwd_flops, o.fwd_flops);
+    dgrad_flops = checked_add(dgrad_flops, o.dgrad_flops);
+    wgrad_flops = checked_add(wgrad_flops, o.wgrad_flops);
+    param_bytes = checked_add(param_bytes, o.param_bytes);
+    activation_bytes = checked_add(activation_bytes, o.activation_bytes);
+    saved_bytes = checked_add(saved_bytes, o.saved_bytes);
+    fwd_traffic_bytes = checked_add(fwd_traffic_bytes, o.fwd_traffic_bytes);
+    bwd_traffic_bytes = checked_add(bwd_traffic_bytes, o.bwd_traffic_bytes);
 }
 
 double Counts::fwd_intensity() const { return fwd_traffic_bytes ? double(fwd_flops) / fwd_traffic_bytes : 0; }
@@ -32,7 +32,7 @@ Ctx context(const Graph& g, const Node& n) {
 }
 
 // Bytes of one layer, noted in w beside its FLOPs. X input elements, Y output elements, Wt weights,
-// S saved elements, DX elements of the input gradients, b bytes per element.
+// Sv saved elements, DX elements of the input gradients, b bytes per element.
 Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
     Counts c;
     c.params = w.params;
@@ -41,14 +41,14 @@ Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
     c.dgrad_flops = w.dgrad_flops;
     c.wgrad_flops = w.wgrad_flops;
     Ex b = var("b", bytes), Wt = var("Wt", w.params);
-    c.param_bytes = Wt.v * bytes;
+    c.param_bytes = checked_mul(Wt.v, bytes);
     if (op_is_alias(n.op)) return c;  // a view writes nothing and moves nothing
 
     int64_t x_elems = 0, dx_elems = 0, saved_elems = 0;
     bool any_dgrad = false;
     for (size_t i = 0; i < ctx.in.size(); ++i) {
-        x_elems += numel(ctx.in[i]);
-        if (ctx.needs_grad[i]) dx_elems += numel(ctx.in[i]);
+        x_elems = checked_add(x_elems, numel(ctx.in[i]));
+        if (ctx.needs_grad[i]) dx_elems = checked_add(dx_elems, numel(ctx.in[i]));
         any_dgrad = any_dgrad || ctx.needs_grad[i];
     }
     Ex X = var("X", x_elems), Y = var("Y", numel(ctx.out));
@@ -57,9 +57,9 @@ Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
     c.fwd_traffic_bytes = w.note("fwd traffic bytes", (X + Wt + Y) * b);
 
     if (!any_dgrad && w.params == 0) return c;  // takes no part in backward
-    for (int i : w.saved_inputs) saved_elems += numel(ctx.in[i]);
-    if (w.saves_output) saved_elems += numel(ctx.out);
-    Ex S = var("S", saved_elems), extra = var("extra", w.saved_extra_bytes);
+    for (int i : w.saved_inputs) saved_elems = checked_add(saved_elems, numel(ctx.in[i]));
+    if (w.saves_output) saved_elems = checked_add(saved_elems, numel(ctx.out));
+    Ex S = var("Sv", saved_elems), extra = var("extra", w.saved_extra_bytes);
     Ex saved = S * b;
     if (extra.v) saved = saved + extra;
     c.saved_bytes = w.note("saved bytes", saved);
@@ -110,11 +110,11 @@ Analysis analyze(const Graph& g, DType dtype) {
         if (t.layers) a.by_type.push_back(t);
 
     int64_t saved = saved_extra;
-    for (int s : saved_storage) saved += numel(g.tensor(s).shape) * b;
+    for (int s : saved_storage) saved = checked_add(saved, checked_mul(numel(g.tensor(s).shape), b));
     a.totals.saved_bytes = saved;
     const int64_t W = a.totals.param_bytes;
-    a.totals.train_memory_bytes = 3 * W + saved;
-    a.totals.train_memory_adam_bytes = 4 * W + saved;
+    a.totals.train_memory_bytes = checked_add(checked_mul(3, W), saved);
+    a.totals.train_memory_adam_bytes = checked_add(checked_mul(4, W), saved);
     return a;
 }
 

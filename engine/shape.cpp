@@ -2,9 +2,21 @@
 
 namespace ridge {
 
+int64_t checked_mul(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) throw CountOverflow("a count exceeds 64 bits");
+    return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) throw CountOverflow("a count exceeds 64 bits");
+    return r;
+}
+
 int64_t numel(const Shape& s) {
     int64_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (int64_t d : s) n = checked_mul(n, d);
     return n;
 }
 

@@ -25,6 +25,13 @@ struct BuildError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// A count beyond 64 bits: the batch or resolution asked for is too large to count exactly.
+struct CountOverflow : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+int64_t checked_mul(int64_t a, int64_t b);  // throws CountOverflow
+int64_t checked_add(int64_t a, int64_t b);
+
 // Thrown by an op's shape rule; the graph adds the layer name and input shapes.
 struct ShapeError : std::runtime_error {
     using std::runtime_error::runtime_error;

@@ -45,6 +45,12 @@ Tensor encoder_block(Tensor x, const ViTSpec& spec) {
 }
 
 Tensor vit(Tensor x, const ViTSpec& spec) {
+    // torchvision accepts only the 224x224 it was built for; ridge accepts any whole number of
+    // patches (the position embedding then has one entry per patch, as when fine-tuning at 384),
+    // but never a partial patch, which the strided projection would silently drop.
+    if (x.dim(2) % spec.patch || x.dim(3) % spec.patch)
+        throw BuildError(cat(x.graph().model(), ": input ", x.dim(2), "x", x.dim(3),
+                             " is not a whole number of ", spec.patch, "x", spec.patch, " patches"));
     // (N,3,H,W) -> (N,D,H/p,W/p) -> (N,T,D): one token per patch.
     x = x | named("conv_proj", conv(spec.width, spec.patch, {.stride = spec.patch, .bias = true}))
           | flatten(2) | permute({0, 2, 1});

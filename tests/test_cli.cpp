@@ -27,13 +27,18 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
+// A private directory for outputs, removed when the tests end.
+struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("ridge_cli_test." + std::to_string(::getpid()));
+    Scratch() { fs::create_directories(dir); }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+};
 fs::path scratch() {
-    static fs::path dir = [] {
-        fs::path d = fs::temp_directory_path() / ("ridge_cli_test." + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
-    }();
-    return dir;
+    static Scratch s;
+    return s.dir;
 }
 
 Run ridge(const std::string& args) {
@@ -78,9 +83,7 @@ TEST_CASE("--help everywhere") {
         CHECK(r.out.find("usage: ridge") != std::string::npos);
         CHECK(r.err.empty());
     }
-    Run bare = ridge("");
-    CHECK(bare.code == 2);
-    CHECK(bare.err.find("usage: ridge") != std::string::npos);
+    check_usage_error("", "missing command: list, summary, zoo or explain");
 }
 
 TEST_CASE("summary json parses, has the documented shape and its totals are the sums of its layers") {
@@ -128,6 +131,7 @@ TEST_CASE("summary csv: one header, equal column counts, a total row with exact 
     }
     CHECK(rows > 100);
     CHECK(total.find(",25557032,4089184256,") != std::string::npos);
+    CHECK(r.out.find("\ntype,conv,,conv,,") != std::string::npos);  // per-type rows name their category
 }
 
 TEST_CASE("summary table fits a 100-column terminal") {
@@ -179,8 +183,27 @@ TEST_CASE("--out writes the file whole, and nothing on error") {
     CHECK(err.code == 2);
     CHECK_FALSE(fs::exists(bad));
     check_usage_error("zoo --out /nonexistent-dir/zoo.csv", "cannot write '/nonexistent-dir/zoo.csv'");
-    for (const auto& e : fs::directory_iterator(scratch()))
+    // A target that cannot be renamed over fails after the temp file was written: it must go.
+    fs::path dir = scratch() / "a_directory";
+    fs::create_directories(dir);
+    check_usage_error("zoo --format csv --out '" + dir.string() + "'", "it is a directory");
+    check_usage_error("zoo --format csv --out '" + scratch().string() + "/'", "it is a directory");
+    for (const auto& e : fs::recursive_directory_iterator(scratch()))
         CHECK_MESSAGE(e.path().string().find(".tmp.") == std::string::npos, e.path().string());
+}
+
+TEST_CASE("--out writes through a symlink instead of replacing it") {
+    fs::path link = scratch() / "link.csv", real = scratch() / "real.csv";
+    fs::create_symlink("real.csv", link);
+    CHECK(ridge("zoo --format csv --out '" + link.string() + "'").code == 0);
+    CHECK(fs::is_symlink(fs::symlink_status(link)));
+    CHECK(lines(slurp(real)) == 32);
+}
+
+TEST_CASE("a failed write to standard output is an error") {
+    if (!fs::exists("/dev/full")) return;
+    int status = std::system((std::string("'") + RIDGE_CLI + "' list >/dev/full 2>/dev/null").c_str());
+    CHECK(WEXITSTATUS(status) == 2);
 }
 
 TEST_CASE("bad input: one line on stderr, exit 2, nothing on stdout") {
@@ -204,4 +227,9 @@ TEST_CASE("bad input: one line on stderr, exit 2, nothing on stdout") {
     check_usage_error("explain resnet50 layer3.0.cnv2", "resnet50 has no layer 'layer3.0.cnv2'; closest: layer3.0.conv2");
     check_usage_error("explain resnet50", "missing argument");
     check_usage_error("sumary resnet50", "unknown command 'sumary'; closest: summary");
+    check_usage_error("summary vgg16 -b 3", "unknown option '-b'");
+    check_usage_error("summary vgg16 --batch 99999999999999999999", "is above the limit of 65536");
+    check_usage_error("summary vit_b_16 --batch 65536 --res 4096", "a count exceeds 64 bits");
+    check_usage_error("summary vit_b_16 --res 100", "input 100x100 is not a whole number of 16x16 patches");
+    check_usage_error("summary googlenet --res 14", "14x14 is below googlenet's minimum resolution of 15x15");
 }

@@ -8,7 +8,8 @@
 using namespace ridge;
 
 namespace {
-// The cost of the last layer of a graph; inputs require gradients unless told otherwise.
+// A graph to add layers to, and the cost of its last layer. Inputs need no gradient unless built
+// with input(shape, true).
 struct Probe {
     Graph g{"probe"};
     LayerCost last(DType t = DType::fp32) { return analyze(g, t).layers.back(); }
@@ -164,6 +165,12 @@ TEST_CASE("pooling: windows clipped by padding, ceil_mode") {
         CHECK(y.shape() == Shape{1, 1, 3, 3});  // floor mode would give 2
         CHECK(p.last().c.fwd_flops == 8 * 8 - 9);  // windows cover 3+3+2 rows
     }
+    SUBCASE("ceil_mode keeps a partial window larger than the input, as PyTorch does") {
+        Probe p;
+        Tensor y = p.g.input({1, 1, 2, 2}) | maxpool(3, {.stride = 2, .ceil_mode = true});
+        CHECK(y.shape() == Shape{1, 1, 1, 1});     // (2-3+1)/2+1; floor mode has no window at all
+        CHECK(p.last().c.fwd_flops == 2 * 2 - 1);  // the one window covers all 4 inputs
+    }
     SUBCASE("ceil_mode drops a window that would start in the right padding") {
         Probe p;
         Tensor y = p.g.input({1, 1, 5, 5}) | maxpool(3, {.stride = 3, .pad = 1, .ceil_mode = true});
@@ -288,6 +295,16 @@ TEST_CASE("class token and position embedding") {
     CHECK(E.c.fwd_flops == 2 * 5 * 8);
     CHECK(E.c.wgrad_flops == 2 * 5 * 8);
     CHECK(E.c.dgrad_flops == 0);
+}
+
+TEST_CASE("a count beyond 64 bits is refused, never wrapped") {
+    CHECK_THROWS_AS(checked_mul(int64_t(1) << 40, int64_t(1) << 30), CountOverflow);
+    CHECK_THROWS_AS(checked_add(INT64_MAX, 1), CountOverflow);
+    CHECK(checked_mul(int64_t(1) << 31, int64_t(1) << 31) == int64_t(1) << 62);
+    Probe p;
+    Tensor x = p.g.input({1 << 20, 1 << 20, 1 << 10});  // 2^50 elements: the shape itself fits
+    x | linear(1 << 20);  // MACs M*K*C = 2^40 * 2^20 * 2^10 = 2^70 do not
+    CHECK_THROWS_AS(analyze(p.g, DType::fp32), CountOverflow);
 }
 
 TEST_CASE("explain prints the formulas the analysis evaluates") {

@@ -4,9 +4,11 @@ namespace ridge {
 
 int64_t window_out(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t k, int64_t stride,
                    int64_t dilation, bool ceil_mode) {
-    int64_t span = in + pad_lo + pad_hi - dilation * (k - 1) - 1;
-    if (span < 0) return 0;
-    int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    // PyTorch floors (in + pads - extent + [stride-1 with ceil_mode]) / stride; a negative
+    // numerator means no window fits. With ceil_mode a last, partial window may hang over the end.
+    int64_t num = in + pad_lo + pad_hi - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    if (num < 0) return 0;
+    int64_t out = num / stride + 1;
     // PyTorch's rule: with ceil_mode the last window must start inside the input or the left
     // padding, otherwise it would only see right padding.
     if (ceil_mode && (out - 1) * stride >= in + pad_lo) --out;

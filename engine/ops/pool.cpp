@@ -30,11 +30,11 @@ Shape shape(const Pool2d& op, const std::vector<Shape>& in) {
         throw ShapeError("kernel and stride must be positive");
     if (std::max(op.pad.top, op.pad.bottom) * 2 > op.kernel.h || std::max(op.pad.left, op.pad.right) * 2 > op.kernel.w)
         throw ShapeError("padding must be at most half the kernel");
-    if (op.kernel.h > x[2] + op.pad.top + op.pad.bottom || op.kernel.w > x[3] + op.pad.left + op.pad.right)
-        throw ShapeError(cat("kernel ", op.kernel.h, "x", op.kernel.w, " is larger than the padded input"));
     int64_t P = window_out(x[2], op.pad.top, op.pad.bottom, op.kernel.h, op.stride.h, 1, op.ceil_mode);
     int64_t Q = window_out(x[3], op.pad.left, op.pad.right, op.kernel.w, op.stride.w, 1, op.ceil_mode);
-    if (P < 1 || Q < 1) throw ShapeError(cat("output size ", P, "x", Q, " is not positive"));
+    if (P < 1 || Q < 1)
+        throw ShapeError(cat("output size ", P, "x", Q, " is not positive: kernel ", op.kernel.h, "x", op.kernel.w,
+                             " does not fit the padded input"));
     return {x[0], x[1], P, Q};
 }
 

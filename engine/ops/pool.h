@@ -10,7 +10,7 @@ struct Pool2d {
     Hw stride;
     Padding pad = 0;
     bool ceil_mode = false;
-    bool count_include_pad = true;  // avg only: divide by the padded window, as PyTorch's default
+    bool count_include_pad = true;  // avg only: the divisor's choice, which changes no count
 };
 
 // torchvision's AdaptiveAvgPool2d: window i covers [floor(i*H/P), ceil((i+1)*H/P)).

@@ -60,6 +60,28 @@ TEST_CASE("every zoo net matches torchvision's params and MACs at every referenc
     }
 }
 
+// tests/data/torchvision_min_resolution.csv: the smallest square input torchvision's module runs
+// on, by `bench/torch_count.py --min-res` (trying every side from 1 up). A check of the shape rules
+// at their edges: ceil_mode pooling, padding, kernels meeting small maps. ViT is absent: torchvision
+// accepts 224x224 alone.
+TEST_CASE("each net's smallest input equals torchvision's") {
+    std::ifstream f(RIDGE_TEST_DATA "/torchvision_min_resolution.csv");
+    REQUIRE(f.good());
+    std::string line;
+    int rows = 0;
+    while (std::getline(f, line)) {
+        if (line.empty() || line[0] == '#' || line.starts_with("net,")) continue;
+        std::string net = line.substr(0, line.find(','));
+        int64_t side = std::stoll(line.substr(line.find(',') + 1));
+        const ZooEntry* e = find_net(net);
+        REQUIRE_MESSAGE(e, net);
+        CAPTURE(net);
+        CHECK(min_resolution(*e) == side);
+        ++rows;
+    }
+    CHECK(rows == 30);
+}
+
 TEST_CASE("the zoo has the 31 nets of the issue, each building at its default resolution") {
     CHECK(zoo().size() == 31);
     for (const ZooEntry& e : zoo()) {

@@ -1,6 +1,6 @@
 #pragma once
-// Pieces shared by several netdefs (MobileNetV2/V3, MnasNet, EfficientNet, RegNet), each the
-// counterpart of a torchvision helper so the channel counts come out identical.
+// Pieces shared by several netdefs, each the counterpart of a torchvision helper so the layers and
+// channel counts come out identical.
 #include <algorithm>
 
 #include "netdefs/nets.h"
@@ -12,6 +12,20 @@ namespace ridge::nets {
 inline int64_t make_divisible(double v, int64_t divisor = 8) {
     int64_t rounded = std::max(divisor, static_cast<int64_t>(v + divisor / 2.0) / divisor * divisor);
     return rounded < 0.9 * v ? rounded + divisor : rounded;
+}
+
+// A residual block's skip path (ResNet, RegNet): identity when the shapes agree, else a strided
+// 1x1 projection, under the scope torchvision names it ("downsample", "proj").
+inline Tensor shortcut(Tensor x, int64_t K, int64_t stride, const char* scope) {
+    if (stride == 1 && x.dim(1) == K) return x;
+    Scope s(x, scope);
+    return x | conv(K, 1, {.stride = stride}) | bn();
+}
+
+// torchvision's BasicConv2d (GoogLeNet, Inception v3): conv, batchnorm, relu under one name.
+inline Tensor basic_conv(Tensor x, const std::string& name, int64_t K, Hw kernel, ConvOpts o = {}) {
+    Scope s(x, name);
+    return x | named("conv", conv(K, kernel, o)) | named("bn", bn()) | relu();
 }
 
 struct ConvBnOpts {

@@ -4,7 +4,7 @@
 #include <array>
 #include <vector>
 
-#include "netdefs/nets.h"
+#include "netdefs/blocks.h"
 
 namespace ridge::nets {
 
@@ -37,11 +37,6 @@ const std::array<InceptionStage, 3> kStages = {{
      2},
     {5, {{256, 160, 320, 32, 128, 128}, {384, 192, 384, 48, 128, 128}}, 0},
 }};
-
-Tensor basic_conv(Tensor x, const std::string& name, int64_t K, Hw kernel, ConvOpts o = {}) {
-    Scope s(x, name);
-    return x | named("conv", conv(K, kernel, o)) | named("bn", bn()) | relu();
-}
 
 // A 1x1 reduction, then a 3x3 conv: torchvision's branch2 and branch3 (Sequentials, hence "0", "1").
 Tensor reduced_3x3(Tensor x, const std::string& name, int64_t reduce, int64_t K) {

@@ -2,16 +2,11 @@
 // defines it, without the auxiliary head (training only) or the input transform. Module and
 // branch names are torchvision's (Mixed_5b.branch7x7_2, ...), which follow the TF-slim port.
 // Every conv is BasicConv2d: conv without bias, batchnorm, ReLU.
-#include "netdefs/nets.h"
+#include "netdefs/blocks.h"
 
 namespace ridge::nets {
 
 namespace {
-
-Tensor basic_conv(Tensor x, const std::string& name, int64_t K, Hw kernel, ConvOpts o = {}) {
-    Scope s(x, name);
-    return x | named("conv", conv(K, kernel, o)) | named("bn", bn()) | relu();
-}
 
 // The pooling branch of the non-reducing modules: a same-size 3x3 average whose border windows
 // divide by 9, padding included, as F.avg_pool2d does by default.

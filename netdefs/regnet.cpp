@@ -61,15 +61,8 @@ Tensor bottleneck_transform(Tensor x, const Stage& st, int64_t stride, double se
     return y | conv(st.width, 1) | bn();
 }
 
-// Identity when shapes agree, else a strided 1x1 projection.
-Tensor shortcut(Tensor x, int64_t K, int64_t stride) {
-    if (stride == 1 && x.dim(1) == K) return x;
-    Scope s(x, "proj");
-    return x | conv(K, 1, {.stride = stride}) | bn();
-}
-
 Tensor res_bottleneck(Tensor x, const Stage& st, int64_t stride, double se_ratio) {
-    Tensor skip = shortcut(x, st.width, stride);
+    Tensor skip = shortcut(x, st.width, stride, "proj");
     return add(skip, bottleneck_transform(x, st, stride, se_ratio)) | relu();
 }
 

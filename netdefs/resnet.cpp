@@ -2,7 +2,7 @@
 // as torchvision defines them: the stride-2 sits on the 3x3 conv of a bottleneck (ResNet v1.5).
 #include <array>
 
-#include "netdefs/nets.h"
+#include "netdefs/blocks.h"
 
 namespace ridge::nets {
 
@@ -15,17 +15,10 @@ struct ResNetSpec {
     int64_t width_per_group = 64;   // 128 doubles the bottleneck width (Wide ResNet)
 };
 
-// Identity when shapes agree, else a strided 1x1 projection.
-Tensor shortcut(Tensor x, int64_t K, int64_t stride) {
-    if (stride == 1 && x.dim(1) == K) return x;
-    Scope s(x, "downsample");
-    return x | conv(K, 1, {.stride = stride}) | bn();
-}
-
 Tensor basic_block(Tensor x, int64_t planes, int64_t stride) {
     Tensor y = x | conv(planes, 3, {.stride = stride, .pad = 1}) | bn() | relu()
                  | conv(planes, 3, {.pad = 1}) | bn();
-    return add(y, shortcut(x, planes, stride)) | relu();
+    return add(y, shortcut(x, planes, stride, "downsample")) | relu();
 }
 
 Tensor bottleneck(Tensor x, int64_t planes, int64_t stride, const ResNetSpec& spec) {
@@ -33,7 +26,7 @@ Tensor bottleneck(Tensor x, int64_t planes, int64_t stride, const ResNetSpec& sp
     Tensor y = x | conv(width, 1) | bn() | relu()
                  | conv(width, 3, {.stride = stride, .pad = 1, .groups = spec.groups}) | bn() | relu()
                  | conv(4 * planes, 1) | bn();
-    return add(y, shortcut(x, 4 * planes, stride)) | relu();
+    return add(y, shortcut(x, 4 * planes, stride, "downsample")) | relu();
 }
 
 Tensor resnet(Tensor x, const ResNetSpec& spec) {

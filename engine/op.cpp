@@ -75,6 +75,37 @@ bool op_is_alias(const Op& op) {
            std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
 }
 
+std::vector<ParamSpec> op_params(const Op& op, const std::vector<Shape>& in) {
+    const Shape& x = in.at(0);
+    auto with_bias = [](std::vector<ParamSpec> p, bool bias, int64_t K) {
+        if (bias) p.push_back({"bias", {K}});
+        return p;
+    };
+    return std::visit(
+        overloaded{[&](const Conv2d& c) {
+                       return with_bias({{"weight", {c.K, x[1] / c.G, c.kernel.h, c.kernel.w}}}, c.bias, c.K);
+                   },
+                   [&](const Linear& l) { return with_bias({{"weight", {l.K, x.back()}}}, l.bias, l.K); },
+                   [&](const BatchNorm&) {
+                       int64_t C = x[1];
+                       return std::vector<ParamSpec>{{"gamma", {C}},
+                                                     {"beta", {C}},
+                                                     {"running_mean", {C}, false},
+                                                     {"running_var", {C}, false}};
+                   },
+                   [&](const LayerNorm& n) {
+                       int64_t D = x[normalize_dim(n.dim, x.size())];
+                       return std::vector<ParamSpec>{{"gamma", {D}}, {"beta", {D}}};
+                   },
+                   [&](const LayerScale& s) {
+                       return std::vector<ParamSpec>{{"gamma", {x[normalize_dim(s.dim, x.size())]}}};
+                   },
+                   [&](const ClassToken&) { return std::vector<ParamSpec>{{"token", {x[2]}}}; },
+                   [&](const PosEmbedding&) { return std::vector<ParamSpec>{{"embedding", {x[1], x[2]}}}; },
+                   [](const auto&) { return std::vector<ParamSpec>{}; }},
+        op);
+}
+
 std::string_view category_name(Category c) {
     static constexpr std::string_view names[category_count] = {
         "conv",    "depthwise conv", "linear",    "matmul",        "norm",    "activation",

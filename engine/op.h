@@ -29,6 +29,17 @@ std::string op_label(const Op& op);  // base of default layer names: "conv", "bn
 bool op_has_params(const Op& op);
 bool op_is_alias(const Op& op);      // the output is a view of input 0: no bytes, no traffic
 
+// A tensor a layer owns. Learned ones are trained and counted in params; the rest (batchnorm's
+// running statistics) are state the inference forward reads.
+struct ParamSpec {
+    std::string name;  // "weight", "bias", "gamma", "beta", "running_mean", "running_var", "token", "embedding"
+    Shape shape;
+    bool learned = true;
+};
+// In a fixed order per op: conv/linear weight then bias; norm gamma, beta (then batchnorm's
+// running mean and variance); layer scale gamma; class token (D); position embedding (T,D).
+std::vector<ParamSpec> op_params(const Op& op, const std::vector<Shape>& in);
+
 // Layer-type groups for the by-type totals, in report order.
 enum class Category { conv, dwconv, linear, matmul, norm, activation, pool, elementwise, softmax, embedding, data_movement, identity };
 inline constexpr int category_count = 12;

@@ -1,0 +1,76 @@
+#pragma once
+// What every backend (reference, oneDNN, cuDNN) offers a bench or a test: run a built graph
+// forward for inference, or a training step (forward, loss, backward, update), with the time of
+// each layer's phases.
+//
+// Semantics shared by all backends, so their results agree element by element:
+// - infer: batchnorm uses its running statistics; train: batch statistics (biased variance), and
+//   the running statistics are not updated (per-channel scalar work the cost model leaves out).
+// - Dropout and stochastic depth are the identity in both modes, so a step is reproducible.
+// - Epsilon is 1e-5 for batchnorm and layernorm. GELU is the exact (erf) form.
+// - The loss is softmax cross-entropy of the graph's output (N, classes) against the labels,
+//   averaged over the batch; backward starts from its gradient.
+// - update() is plain SGD, w -= lr * dw, over the learned tensors.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/backend/weights.h"
+
+namespace ridge {
+
+enum class Mode { infer, train };
+
+struct ExecOptions {
+    Mode mode = Mode::infer;
+    // Fused runs what the library fuses as one primitive (a conv with its folded batchnorm, ReLU
+    // and residual sum). Unfused runs one primitive per graph layer, so per-layer times map
+    // one-to-one onto the analytic layers.
+    bool fused = true;
+    int threads = 0;  // 0: every core
+};
+
+// Seconds one layer spent in each phase during the last step timed with time_layers(true).
+// In fused mode a fused group's time is given to its first layer and the others read 0.
+struct LayerTime {
+    double fwd = 0, dgrad = 0, wgrad = 0;
+};
+
+struct StepTimes {
+    std::vector<LayerTime> layers;  // indexed like Graph::nodes()
+    double loss = 0;                // softmax cross-entropy forward and its gradient
+};
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+    virtual std::string name() const = 0;  // "reference", "onednn"
+
+    // Construction plans and allocates nothing; planned_bytes() is what prepare() will allocate
+    // (weights, activations, gradients, workspaces), so a caller can refuse a run that will not fit.
+    virtual int64_t planned_bytes() const = 0;
+    virtual void prepare() = 0;
+
+    virtual void load(const Weights& w) = 0;
+    virtual void set_input(const HostTensor& x, const std::vector<int32_t>& labels) = 0;
+
+    virtual void forward() = 0;    // infer: inference forward; train: keeps what backward needs
+    virtual float backward() = 0;  // train only, after forward(): the loss, and every gradient
+    virtual void update(float lr) = 0;
+
+    virtual HostTensor output() const = 0;          // the graph's output, (N, classes) for a net
+    virtual Weights weights() const = 0;            // as loaded, or after update()
+    virtual Weights gradients() const = 0;          // learned tensors only; others empty
+    virtual HostTensor input_gradient() const = 0;  // when the graph's input requires a gradient
+
+    // With timing on, each layer phase is timed on its own (a clock read around each primitive).
+    virtual void time_layers(bool on) = 0;
+    virtual const StepTimes& step_times() const = 0;
+};
+
+// Backends compiled into this build, in order of preference for the CPU: "onednn", "reference".
+std::vector<std::string> cpu_backends();
+// Throws std::invalid_argument naming the backends there are when `backend` is not one of them.
+std::unique_ptr<Executor> make_executor(std::string_view backend, const Graph& g, const ExecOptions& o);
+
+}  // namespace ridge

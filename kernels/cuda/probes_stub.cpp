@@ -1,0 +1,12 @@
+// The GPU probes in a build without a CUDA compiler: they report why they cannot run.
+#include <stdexcept>
+
+#include "kernels/cuda/probes.h"
+
+namespace ridge::probe::gpu {
+
+bool built_with_cuda() { return false; }
+std::string unavailable_reason() { return "ridge was built without CUDA (no nvcc at configure time)"; }
+GpuCeilings measure(bool) { throw std::runtime_error(unavailable_reason()); }
+
+}  // namespace ridge::probe::gpu

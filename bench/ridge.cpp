@@ -5,6 +5,7 @@
 #include "bench/args.h"
 #include "bench/format.h"
 #include "bench/report.h"
+#include "bench/roofline_cmd.h"
 #include "netdefs/zoo.h"
 
 using namespace ridge;
@@ -44,7 +45,8 @@ std::string usage() {
            "  list                 the zoo's nets\n"
            "  summary NET          per-layer and total costs of one net\n"
            "  zoo                  totals of every net\n"
-           "  explain NET LAYER    one layer's formulas with numbers substituted\n\n"
+           "  explain NET LAYER    one layer's formulas with numbers substituted\n"
+           "  roofline ...         chip ceilings, measured ceilings, a net on a roofline\n\n"
            "Costs are analytic and exact: nothing runs, nothing is allocated. See README.md.\n";
 }
 
@@ -131,6 +133,7 @@ int dispatch(const std::vector<std::string>& argv) {
         return 0;
     }
     std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    if (name == "roofline") return run_roofline(rest);
     for (const Command* c : commands) {
         if (c->name != name) continue;
         Args a = parse(*c, rest);
@@ -145,6 +148,7 @@ int dispatch(const std::vector<std::string>& argv) {
     }
     std::vector<std::string_view> names;
     for (const Command* c : commands) names.push_back(c->name);
+    names.push_back("roofline");
     throw UsageError(cat("ridge: unknown command '", name, "'; closest: ", closest(name, names, 1),
                          " (ridge --help lists them)"));
 }

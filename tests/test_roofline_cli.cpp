@@ -1,0 +1,240 @@
+// `ridge roofline` as a user runs it: every subcommand's help, the three output formats, numbers
+// that agree with the roofline rule and with `ridge summary`, and one line + exit 2 for each kind
+// of bad input (unknown chip with the closest names, bad kind, malformed database).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Run {
+    int code;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("ridge_roofline_test." + std::to_string(::getpid()));
+    Scratch() { fs::create_directories(dir); }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+};
+fs::path scratch() {
+    static Scratch s;
+    return s.dir;
+}
+
+Run ridge(const std::string& args) {
+    fs::path out = scratch() / "stdout", err = scratch() / "stderr";
+    std::string cmd = std::string("'") + RIDGE_CLI + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+void check_usage_error(const std::string& args, const std::string& says) {
+    CAPTURE(args);
+    Run r = ridge(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(says) != std::string::npos, r.err);
+}
+
+double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
+}  // namespace
+
+TEST_CASE("roofline --help everywhere") {
+    for (std::string c : {"roofline --help", "roofline help", "roofline chips --help", "roofline measure --help",
+                          "roofline place --help", "roofline place -h", "--help"}) {
+        CAPTURE(c);
+        Run r = ridge(c);
+        CHECK(r.code == 0);
+        CHECK(r.err.empty());
+        CHECK(r.out.find(c == "--help" ? "roofline" : "usage: ridge roofline") != std::string::npos);
+    }
+}
+
+TEST_CASE("roofline chips: table, csv with a kind column, json; --kind filters") {
+    Run t = ridge("roofline chips");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find("NVIDIA H100 SXM5 80GB") != std::string::npos);
+    CHECK(t.out.find("TFLOP/s") != std::string::npos);
+    CHECK(t.out.find("GB/s") != std::string::npos);
+    std::istringstream in(t.out);
+    for (std::string line; std::getline(in, line);) CHECK(line.size() <= 100);
+
+    Run c = ridge("roofline chips --format csv");
+    REQUIRE(c.code == 0);
+    CHECK(c.out.starts_with("name,kind,vendor,year,fp64_tflops,fp32_tflops,tf32_tflops,fp16_tflops,int8_tops,"));
+    int rows = lines(c.out) - 1;
+    CHECK(rows >= 24);
+
+    Run g = ridge("roofline chips --kind gpu --format csv");
+    REQUIRE(g.code == 0);
+    std::istringstream gin(g.out);
+    std::string line;
+    std::getline(gin, line);
+    int gpus = 0;
+    while (std::getline(gin, line)) {
+        CHECK(line.find(",gpu,") != std::string::npos);
+        ++gpus;
+    }
+    CHECK(gpus >= 6);
+
+    Run j = ridge("roofline chips --format json");
+    REQUIRE(j.code == 0);
+    testjson::Value v = testjson::parse(j.out);
+    CHECK(v["count"].i64() == rows);
+    REQUIRE(v["chips"].items.size() == size_t(rows));
+    for (const auto& chip : v["chips"].items) {
+        CHECK(chip["source"].text.starts_with("http"));
+        CHECK(chip["peak_tflops"].fields.size() >= 1);
+    }
+}
+
+TEST_CASE("roofline place: each layer on the roof, totals equal ridge summary's") {
+    Run r = ridge("roofline place resnet50 --chip h100 --dtype fp16 --batch 8 --format json");
+    REQUIRE(r.code == 0);
+    testjson::Value j = testjson::parse(r.out);
+    CHECK(j["chip"].text == "NVIDIA H100 SXM5 80GB");
+    CHECK(j["precision"].text == "fp16");
+    double peak = j["peak_flops"].num(), bw = j["bandwidth_bytes_per_s"].num();
+    CHECK(rel(peak, 989.4e12) < 1e-5);
+    CHECK(rel(bw, 3350e9) < 1e-5);
+    CHECK(rel(j["ridge_flop_per_byte"].num(), peak / bw) < 1e-5);
+    long long flops = 0, bytes = 0;
+    int memory = 0, compute = 0;
+    for (const auto& L : j["layers"].items) {
+        CAPTURE(L["name"].text);
+        flops += L["fwd_flops"].i64();
+        bytes += L["fwd_traffic_bytes"].i64();
+        if (L["bound"].text == "none") continue;
+        double I = L["intensity_flop_per_byte"].num();
+        CHECK(rel(I, double(L["fwd_flops"].i64()) / double(L["fwd_traffic_bytes"].i64())) < 1e-5);
+        CHECK(rel(L["attainable_flops"].num(), std::min(peak, bw * I)) < 1e-5);
+        CHECK(L["bound"].text == (I < peak / bw ? "memory" : "compute"));
+        (L["bound"].text == "memory" ? memory : compute)++;
+    }
+    CHECK(memory > 0);  // at batch 8 on an H100 the batchnorms and activations are
+    CHECK(j["totals"]["fwd_flops"].i64() == flops);
+    CHECK(j["totals"]["fwd_traffic_bytes"].i64() == bytes);
+    testjson::Value s = testjson::parse(ridge("summary resnet50 --dtype fp16 --batch 8 --format json").out);
+    CHECK(s["totals"]["fwd_flops"].i64() == flops);
+    CHECK(s["totals"]["fwd_traffic_bytes"].i64() == bytes);
+
+    Run csv = ridge("roofline place resnet50 --chip \"NVIDIA A100 SXM4 80GB\" --dtype tf32 --format csv");
+    REQUIRE(csv.code == 0);
+    CHECK(csv.out.starts_with("net,chip,dtype,level,layer,kind,fwd_flops,fwd_traffic_bytes,"));
+    CHECK(csv.out.find("\nresnet50,NVIDIA A100 SXM4 80GB,tf32,DRAM,(net),net,") != std::string::npos);
+    CHECK(lines(csv.out) == int(j["layers"].items.size()) + 2);
+
+    Run t = ridge("roofline place mobilenet_v2 --chip \"TPU v5e\" --dtype bf16");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find("ridge point") != std::string::npos);
+    CHECK(t.out.find("memory-bound") != std::string::npos);
+}
+
+TEST_CASE("roofline place --chip this measures the machine first") {
+    Run r = ridge("roofline place resnet18 --chip this --format json");
+    REQUIRE(r.code == 0);
+    testjson::Value j = testjson::parse(r.out);
+    CHECK(j["chip"].text.starts_with("this machine"));
+    CHECK(j["peak_flops"].num() > 1e9);
+    CHECK(j["bandwidth_bytes_per_s"].num() > 1e8);
+    Run l1 = ridge("roofline place resnet18 --chip this --level l1 --format csv");
+    REQUIRE(l1.code == 0);
+    CHECK(l1.out.find(",L1,(net),") != std::string::npos);
+}
+
+TEST_CASE("roofline measure --device cpu: the documented JSON keys, within the theoretical peak") {
+    fs::path out = scratch() / "measured.json";
+    Run r = ridge("roofline measure --device cpu --quick --format json --out '" + out.string() + "'");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.empty());
+    testjson::Value j = testjson::parse(slurp(out));
+    for (const char* k : {"fp32_gflops", "fp32_theoretical_gflops", "triad_gbs", "memcpy_gbs", "measured_clock_mhz"})
+        CHECK_MESSAGE(j[k].num() > 0, k);
+    CHECK(j["fp32_gflops"].num() <= 1.1 * j["fp32_theoretical_gflops"].num());
+    REQUIRE(j["plateaus"].items.size() >= 2);
+    CHECK(j["plateaus"].items.front()["level"].text == "L1");
+    CHECK(j["plateaus"].items.back()["level"].text == "DRAM");
+    CHECK(j["sweep"].items.size() >= 10);
+    Run t = ridge("roofline measure --quick");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find("theoretical at the measured clock") != std::string::npos);
+    CHECK(t.out.find("memcpy") != std::string::npos);
+}
+
+TEST_CASE("roofline measure --device cuda: one line and exit 3 without a device") {
+    Run r = ridge("roofline measure --device cuda --quick --format json");
+    if (r.code == 3) {
+        CHECK(r.out.empty());
+        CHECK(lines(r.err) == 1);
+        CHECK(r.err.find("ridge roofline measure: ") == 0);
+        CHECK((r.err.find("no CUDA device is available") != std::string::npos ||
+               r.err.find("built without CUDA") != std::string::npos));
+    } else {
+        REQUIRE(r.code == 0);  // a GPU is present: the probes ran
+        testjson::Value j = testjson::parse(r.out);
+        CHECK(j["fp32_gflops"].num() > 0);
+    }
+}
+
+TEST_CASE("roofline errors: one line on stderr, exit 2, nothing written") {
+    check_usage_error("roofline", "ridge roofline: missing command: chips, measure or place");
+    check_usage_error("roofline chip", "unknown command 'chip'; closest: chips");
+    check_usage_error("roofline chips --kind tpu", "ridge roofline chips: unknown kind 'tpu' (cpu, gpu, asic, soc, fpga)");
+    check_usage_error("roofline chips --format xml", "unknown format 'xml'");
+    check_usage_error("roofline chips --chips /nonexistent.csv", "/nonexistent.csv:0: field '(file)': cannot be read");
+    check_usage_error("roofline place resnet50", "--chip NAME is required");
+    check_usage_error("roofline place resnet50 --chip H10x", "unknown chip 'H10x'; closest: ");
+    check_usage_error("roofline place resnet50 --chip nvidia", "chips: NVIDIA Grace CPU Superchip, NVIDIA H100 SXM5 80GB");
+    check_usage_error("roofline place resnet5 --chip h100", "unknown net 'resnet5'; closest: resnet50");
+    check_usage_error("roofline place resnet50 --chip \"TPU v4\"", "Google TPU v4 has no fp32 peak in the database");
+    check_usage_error("roofline place resnet50 --chip \"Apple M1\"", "Apple M1 has no dram bandwidth in the database");
+    check_usage_error("roofline place resnet50 --chip h100 --level l2", "has no l2 bandwidth (it has: DRAM)");
+    check_usage_error("roofline place resnet50 --chip h100 --dtype int4", "unknown dtype 'int4'");
+    check_usage_error("roofline place resnet50 --chip h100 --batch 0", "--batch must be a positive integer");
+    check_usage_error("roofline measure --device gpu", "unknown device 'gpu' (cpu, cuda)");
+    check_usage_error("roofline measure --frob", "unknown option '--frob'");
+
+    // A malformed database names its file, line and field.
+    fs::path bad = scratch() / "bad.csv";
+    std::istringstream in(slurp(RIDGE_CHIPS_CSV));
+    std::string line, head;
+    while (std::getline(in, line))
+        if (!line.starts_with("#")) {
+            head = line;
+            break;
+        }
+    {
+        std::ofstream f(bad);
+        f << head << "\n"
+          << "Fine,gpu,Acme,2022,,10,,,,100,,,,,,,,,,,https://example.com,\n"
+          << "Broken,gpu,Acme,2022,,fast,,,,100,,,,,,,,,,,https://example.com,\n";
+    }
+    check_usage_error("roofline chips --chips '" + bad.string() + "'", bad.string() + ":3: field 'fp32_tflops': 'fast' is not a number");
+    CHECK(!fs::exists(scratch() / "never.txt"));
+    check_usage_error("roofline chips --kind tpu --out '" + (scratch() / "never.txt").string() + "'", "unknown kind");
+    CHECK(!fs::exists(scratch() / "never.txt"));
+}

@@ -246,21 +246,27 @@ std::string cpu_table(const probe::CpuCeilings& m) {
         caches += cat(caches.empty() ? "" : ", ", "L", l.level, " ", bytes_text(l.bytes),
                       l.shared_by > 1 ? cat(" (shared by ", l.shared_by, ")") : std::string());
     if (m.load_average)
-        s += cat("load average ", fixed(*m.load_average, 2), " before the probes (other work on these cores lowers the\n",
-                 "figures; each is the best of many short runs)\n");
+        s += cat("load average ", fixed(*m.load_average, 2),
+                 " before the probes (other work on these cores lowers the bandwidths;\n",
+                 "each figure is the best of many short runs)\n");
     s += cat("caches: ", caches.empty() ? std::string("not reported") : caches, "\n");
     s += cat("FMA units: ", m.units.rule, " = ", num(m.units.fp32_flops_per_cycle()), " fp32 FLOP/cycle/core\n");
     double reported = c.reported_mhz ? *c.reported_mhz / 1e3 : 0;
     s += cat("clock: ", c.reported_mhz ? cat(fixed(*c.reported_mhz, 0), " MHz reported (/proc/cpuinfo), ") : "",
              fixed(m.measured_clock_ghz * 1e3, 0), " MHz measured (dependent adds, all cores at once)\n\n");
     double theo = m.theoretical_gflops(m.measured_clock_ghz);
-    s += cat("fp32 FMA, ", m.fma.isa, ", ", m.threads, " threads   ", num(m.fma.gflops), " GFLOP/s\n");
-    s += cat("  theoretical at the measured clock  ", num(theo), " GFLOP/s  (",
-             fixed(100 * m.fma.gflops / theo, 1), "% reached)\n");
+    auto row = [](const std::string& label, double gflops, const std::string& note) {
+        return cat(label, std::string(label.size() < 37 ? 37 - label.size() : 1, ' '), num(gflops), " GFLOP/s  (", note, ")\n");
+    };
+    s += row(cat("fp32 FMA, ", m.fma.isa, ", ", m.threads, " threads"), m.fma.gflops,
+             "each core's best rate over its own CPU time");
+    s += row("  all threads, wall-clock time", m.fma.gflops_wall, "lower while other processes share the cores");
+    s += row("  theoretical at the measured clock", theo, cat(fixed(100 * m.fma.gflops / theo, 1), "% reached"));
     if (reported > 0) {
         double theo_r = m.theoretical_gflops(reported);
-        s += cat("  theoretical at the reported clock  ", num(theo_r), " GFLOP/s  (", fixed(100 * m.fma.gflops / theo_r, 1),
-                 "% reached", m.fma.gflops > theo_r ? ": the reported clock understates the real one" : "", ")\n");
+        s += row("  theoretical at the reported clock", theo_r,
+                 cat(fixed(100 * m.fma.gflops / theo_r, 1), "% reached",
+                     m.fma.gflops > theo_r ? ": the reported clock is too low" : ""));
     }
     const probe::StreamResult& st = m.stream;
     s += cat("\nSTREAM, ", st.threads, " threads, 3 arrays of ", bytes_text(st.array_bytes),
@@ -291,7 +297,7 @@ std::string cpu_json(const probe::CpuCeilings& m) {
     if (c.reported_mhz) j.field("reported_clock_mhz", *c.reported_mhz);
     j.field("measured_clock_mhz", m.measured_clock_ghz * 1e3);
     if (m.load_average) j.field("load_average", *m.load_average);
-    j.field("fp32_gflops", m.fma.gflops);
+    j.field("fp32_gflops", m.fma.gflops).field("fp32_gflops_wall_clock", m.fma.gflops_wall);
     j.field("fp32_theoretical_gflops", m.theoretical_gflops(m.measured_clock_ghz));
     if (c.reported_mhz) j.field("fp32_theoretical_reported_clock_gflops", m.theoretical_gflops(*c.reported_mhz / 1e3));
     j.field("triad_gbs", m.stream.triad).field("memcpy_gbs", m.stream.memcpy);

@@ -8,7 +8,17 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
+
 namespace ridge::probe {
+
+// Seconds of CPU time the calling thread has used: a probe timed with it is not charged for the
+// time other processes held its core.
+inline double thread_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 struct CacheLevel {
     int level = 0;
@@ -41,17 +51,20 @@ struct CpuInfo {
 CpuInfo cpu_info();
 FmaUnits fma_units(const CpuInfo& cpu);  // the per-model table
 
-// The all-core clock: every core runs a dependent chain of single-cycle adds at once, ten times;
-// the median of the cores' best rates, in GHz.
+// The all-core clock: every core runs a dependent chain of single-cycle adds at once, ten times,
+// each timed with the thread's own CPU time; the median of the cores' best rates, in GHz.
 double measure_clock_ghz(const CpuInfo& cpu, int threads, double seconds_per_run);
 
 struct FmaResult {
     std::string isa;  // "avx512", "avx2" or "scalar"
     int threads = 0;
-    double gflops = 0;
+    double gflops = 0;       // the cores' best rates over their own CPU time, summed
+    double gflops_wall = 0;  // all threads together over wall-clock time, best run
 };
-// fp32 FMA throughput with independent accumulators in registers, all threads together, best of
-// `repeats` runs of about `seconds` each.
+// fp32 FMA throughput with independent accumulators in registers, one thread per core, best of
+// `repeats` runs of about `seconds` each. Each thread times its runs with its own CPU time
+// (CLOCK_THREAD_CPUTIME_ID), so time the scheduler gave to other processes is not charged to the
+// core; the wall-clock rate of all threads together is reported beside it.
 FmaResult measure_fma(const CpuInfo& cpu, int threads, double seconds, int repeats);
 
 struct StreamResult {

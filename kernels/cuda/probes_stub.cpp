@@ -6,7 +6,9 @@
 namespace ridge::probe::gpu {
 
 bool built_with_cuda() { return false; }
-std::string unavailable_reason() { return "ridge was built without CUDA (no nvcc at configure time)"; }
+std::string unavailable_reason() {
+    return "no CUDA device is available (ridge was built without CUDA: no nvcc at configure time)";
+}
 GpuCeilings measure(bool) { throw std::runtime_error(unavailable_reason()); }
 
 }  // namespace ridge::probe::gpu

@@ -316,7 +316,8 @@ std::string cpu_json(const probe::CpuCeilings& m) {
             .field("points", p.points).field("gbs", p.gbs).end_object();
     j.end_array();
     j.begin_array("sweep");
-    for (const probe::SweepPoint& p : m.sweep) j.begin_object().field("bytes", p.bytes).field("gbs", p.gbs).end_object();
+    for (const probe::SweepPoint& p : m.sweep)
+        j.begin_object().field("bytes", p.bytes).field("gbs", p.gbs).field("gbs_wall_clock", p.gbs_wall).end_object();
     j.end_array().end_object();
     return j.str();
 }

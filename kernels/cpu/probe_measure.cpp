@@ -32,7 +32,7 @@ CpuCeilings measure_cpu(const MeasureSettings& s) {
     r.measured_clock_ghz = measure_clock_ghz(r.cpu, r.threads, seconds);
     r.fma = measure_fma(r.cpu, r.threads, s.quick ? 0.01 : 0.05, s.quick ? 15 : 30);
     r.measured_clock_ghz = std::max(r.measured_clock_ghz, measure_clock_ghz(r.cpu, r.threads, seconds));
-    r.stream = measure_stream(r.cpu, r.threads, 0, s.quick ? 2 : 10);
+    r.stream = measure_stream(r.cpu, r.threads, 0, s.quick ? 4 : 40);
     r.sweep = measure_sweep(r.cpu, r.threads, s.quick ? 1 : 4, s.quick ? 0.005 : 0.025);
     r.levels = plateaus(r.cpu, r.threads, r.sweep);
     return r;

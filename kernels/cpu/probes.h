@@ -77,12 +77,15 @@ struct StreamResult {
     double triad_cached_stores = 0;  // the same triad with ordinary stores (pays write-allocate)
     double memcpy = 0;                // glibc memcpy a -> c, 2 arrays counted
 };
-// array_bytes 0 picks 4x the last-level cache (at least 64 MiB).
+// array_bytes 0 picks 4x the last-level cache (at least 64 MiB). Each timed run covers a quarter
+// of the arrays, consecutive runs different quarters; best of `repeats` rounds of all six kernels.
 StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes, int repeats);
 
 struct SweepPoint {
-    int64_t bytes = 0;  // total working set, split evenly across the threads
-    double gbs = 0;     // read bandwidth
+    int64_t bytes = 0;   // total working set, split evenly across the threads
+    double gbs = 0;      // read bandwidth: up to half the last-level cache, each thread's rate over
+                         // its own CPU time, summed; beyond it, gbs_wall
+    double gbs_wall = 0; // all threads together over wall-clock time
 };
 struct Plateau {
     std::string level;  // "L1", "L2", "L3", "DRAM"

@@ -282,7 +282,7 @@ std::string cpu_table(const probe::CpuCeilings& m) {
              bytes_text(m.sweep.empty() ? 0 : m.sweep.back().bytes), "; plateaus by cache size:\n");
     for (const probe::Plateau& p : m.levels)
         s += cat("  ", p.level, std::string(6 - std::min<size_t>(5, p.level.size()), ' '), bytes_text(p.from_bytes), " - ",
-                 bytes_text(p.to_bytes), ": ", num(p.gbs), " GB/s (median of ", p.points, ")\n");
+                 bytes_text(p.to_bytes), ": ", num(p.gbs), " GB/s (upper quartile of ", p.points, ")\n");
     return s;
 }
 

@@ -115,9 +115,13 @@ std::vector<Plateau> plateaus(const CpuInfo& cpu, int threads, const std::vector
             in.push_back(s.gbs);
         }
         if (in.empty()) continue;
+        // The upper quartile: interference only ever lowers a point, and the first sizes past a
+        // capacity can sit in a level's range while already slower.
         std::sort(in.begin(), in.end());
         p.points = int(in.size());
-        p.gbs = in.size() % 2 ? in[in.size() / 2] : (in[in.size() / 2 - 1] + in[in.size() / 2]) / 2;
+        double pos = 0.75 * double(in.size() - 1);
+        size_t lo = size_t(pos), hi = std::min(lo + 1, in.size() - 1);
+        p.gbs = in[lo] + (in[hi] - in[lo]) * (pos - double(lo));
         out.push_back(p);
     }
     return out;

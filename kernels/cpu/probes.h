@@ -91,13 +91,13 @@ struct Plateau {
     std::string level;  // "L1", "L2", "L3", "DRAM"
     int64_t from_bytes = 0, to_bytes = 0;
     int points = 0;
-    double gbs = 0;     // median of the points in the range
+    double gbs = 0;     // upper quartile of the points in the range
 };
 // Working sets from 4 KiB to 8x the last-level cache, `per_octave` points per doubling.
 std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_octave, double seconds_per_point);
 // Groups sweep points into the plateau each cache size predicts: a level's range starts at twice
 // the previous level's capacity and ends at half its own (per thread for private caches, in
-// total for shared ones); DRAM starts at 4x the last level.
+// total for shared ones); DRAM starts at 4x the last level. The plateau is the upper quartile.
 std::vector<Plateau> plateaus(const CpuInfo& cpu, int threads, const std::vector<SweepPoint>& points);
 
 // Everything `ridge roofline measure --device cpu` reports.

@@ -258,7 +258,7 @@ std::string cpu_table(const probe::CpuCeilings& m) {
     auto row = [](const std::string& label, double gflops, const std::string& note) {
         return cat(label, std::string(label.size() < 37 ? 37 - label.size() : 1, ' '), num(gflops), " GFLOP/s  (", note, ")\n");
     };
-    s += row(cat("fp32 FMA, ", m.fma.isa, ", ", m.threads, " threads"), m.fma.gflops,
+    s += row(cat("fp32 FMA, ", m.fma.isa, ", ", m.threads, m.threads == 1 ? " thread" : " threads"), m.fma.gflops,
              "each core's best rate over its own CPU time");
     s += row("  all threads, wall-clock time", m.fma.gflops_wall, "lower while other processes share the cores");
     s += row("  theoretical at the measured clock", theo, cat(fixed(100 * m.fma.gflops / theo, 1), "% reached"));
@@ -514,6 +514,10 @@ int run_place(const Args& a) {
     Roofline roof;
     std::string measured_line;
     if (chip_name == "this") {
+        // Refuse what the probes cannot answer before spending seconds on them.
+        if (precision != Precision::fp32)
+            throw UsageError(cat("ridge roofline place: this machine has no ", precision_name(precision),
+                                 " peak (the CPU probes measure fp32)"));
         probe::CpuCeilings m;
         roof = this_machine(m);
         std::string levels;

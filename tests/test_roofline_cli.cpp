@@ -215,6 +215,8 @@ TEST_CASE("roofline errors: one line on stderr, exit 2, nothing written") {
     check_usage_error("roofline place resnet50 --chip h100 --dtype int4", "unknown dtype 'int4'");
     check_usage_error("roofline place resnet50 --chip h100 --batch 0", "--batch must be a positive integer");
     check_usage_error("roofline measure --device gpu", "unknown device 'gpu' (cpu, cuda)");
+    check_usage_error("roofline place resnet50 --chip this --dtype bf16", "this machine has no fp16 peak");
+    check_usage_error("roofline measure --device cuda --threads 2", "--threads applies to --device cpu only");
     check_usage_error("roofline measure --frob", "unknown option '--frob'");
 
     // A malformed database names its file, line and field.

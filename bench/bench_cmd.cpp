@@ -35,6 +35,7 @@ const Command bench_cmd{
      {"--seed", "S", "seed of weights, input and labels (default 1)"},
      {"--format", "F", "table (default), csv (a row per layer and batch) or json"},
      {"--out", "FILE", "write to FILE (atomically) instead of stdout"},
+     {"--json", "FILE", "also write the JSON to FILE (atomically), whatever --format says"},
      {"--ledger", "FILE", "append to FILE (default results/ledger.csv)"},
      {"--no-ledger", "", "do not append to the ledger"},
      {"--quiet", "", "no progress line"}}};
@@ -320,6 +321,7 @@ int run_bench(const Args& a) {
 
     std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
     write_output(a.get("--out", ""), text);
+    if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
     if (!ledger.empty()) append_ledger(ledger, ledger_header, ledger_rows(run, results));
     return 0;
 }

@@ -306,7 +306,7 @@ int run_bench(const Args& a) {
     ProgressLine line{!a.has("--quiet") && ::isatty(2) != 0, ""};
     std::vector<BenchResult> results;
     for (BenchJob& job : jobs) {
-        line.prefix = cat("ridge bench ", run.model, " batch ", job.g.input_shape()[0], ": ");
+        line.prefix = cat("ridge bench ", run.model, " batch ", job.g->input_shape()[0], ": ");
         results.push_back(run_job(job, run.plan, line));
         line.clear();
         const BenchResult& r = results.back();

@@ -26,22 +26,22 @@ int64_t BenchJob::planned_bytes() const {
 }
 
 BenchJob plan_job(Graph g, const BenchPlan& p) {
-    BenchJob job{std::move(g), nullptr, nullptr};
-    job.fused = make_executor(p.backend, job.g, {p.mode, true, p.threads});
-    if (p.layers) job.unfused = make_executor(p.backend, job.g, {p.mode, false, p.threads});
+    BenchJob job{std::make_unique<Graph>(std::move(g)), nullptr, nullptr};
+    job.fused = make_executor(p.backend, *job.g, {p.mode, true, p.threads});
+    if (p.layers) job.unfused = make_executor(p.backend, *job.g, {p.mode, false, p.threads});
     return job;
 }
 
 BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress) {
     BenchResult r;
-    r.g = &job.g;
-    r.analysis = analyze(job.g, DType::fp32);
+    r.g = job.g.get();
+    r.analysis = analyze(*job.g, DType::fp32);
     r.planned_bytes = job.planned_bytes();
     bool train = p.mode == Mode::train;
 
     {
         Executor& ex = *job.fused;
-        start(ex, job.g, p.seed);
+        start(ex, *job.g, p.seed);
         std::vector<double> step, fwd, bwd, upd;
         for (int i = 0; i < p.warmup + p.repeat; ++i) {
             auto t0 = Clock::now();
@@ -73,9 +73,9 @@ BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress)
 
     if (job.unfused) {
         Executor& ex = *job.unfused;
-        start(ex, job.g, p.seed);
+        start(ex, *job.g, p.seed);
         ex.time_layers(true);
-        size_t L = job.g.nodes().size();
+        size_t L = job.g->nodes().size();
         std::vector<std::vector<double>> f(L), d(L), w(L);
         std::vector<double> loss;
         int warm = std::min(p.warmup, 1);

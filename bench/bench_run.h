@@ -37,7 +37,7 @@ struct BenchResult {
 // One batch's executors, planned but not allocated, so every batch of a run can be checked
 // against the machine's memory before the first one is timed.
 struct BenchJob {
-    Graph g;
+    std::unique_ptr<Graph> g;  // executors keep a reference: its address must not move with the job
     std::unique_ptr<Executor> fused, unfused;  // unfused is null without the layer pass
     int64_t planned_bytes() const;
 };

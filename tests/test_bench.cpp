@@ -45,11 +45,11 @@ const std::string small = "bench resnet18 --res 32 --backend reference --warmup 
 
 TEST_CASE("bench json: one object per batch with the documented fields; derived figures follow from the medians") {
     fs::path ledger = scratch() / "json_ledger.csv";
-    Run r = ridge(small + " --batch 1,2 --format json --ledger '" + ledger.string() + "'");
+    Run r = clitest::ridge(small + " --batch 1,2 --format json --ledger '" + ledger.string() + "'");
     REQUIRE_MESSAGE(r.code == 0, r.err);
     testjson::Value j = testjson::parse(r.out);
     REQUIRE(j.items.size() == 2);
-    testjson::Value summary = testjson::parse(ridge("summary resnet18 --res 32 --batch 2 --format json").out);
+    testjson::Value summary = testjson::parse(clitest::ridge("summary resnet18 --res 32 --batch 2 --format json").out);
     for (size_t b = 0; b < 2; ++b) {
         const testjson::Value& o = j.items[b];
         for (const char* k : {"model", "device", "batch", "mode", "threads", "median_ms", "min_ms", "iqr_ms",
@@ -82,7 +82,7 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
 }
 
 TEST_CASE("bench train: forward and backward halves, the update apart, per-layer dgrad and wgrad") {
-    Run r = ridge(small + " --mode train --batch 2 --format json --no-ledger");
+    Run r = clitest::ridge(small + " --mode train --batch 2 --format json --no-ledger");
     REQUIRE_MESSAGE(r.code == 0, r.err);
     testjson::Value o = testjson::parse(r.out);
     CHECK(o["mode"].text == "train");
@@ -91,7 +91,7 @@ TEST_CASE("bench train: forward and backward halves, the update apart, per-layer
     CHECK(o["median_ms"].num() == doctest::Approx(o["fwd_ms"].num() + o["bwd_ms"].num()).epsilon(0.2));
     CHECK(std::isfinite(o["loss"].num()));
     CHECK(o["loss"].num() > 0);
-    testjson::Value s = testjson::parse(ridge("summary resnet18 --res 32 --batch 2 --format json").out);
+    testjson::Value s = testjson::parse(clitest::ridge("summary resnet18 --res 32 --batch 2 --format json").out);
     const auto& t = s["totals"];
     int64_t fwd = t["fwd_flops"].i64(), bwd = t["dgrad_flops"].i64() + t["wgrad_flops"].i64();
     CHECK(o["flops"].i64() == fwd + bwd);
@@ -103,16 +103,16 @@ TEST_CASE("bench train: forward and backward halves, the update apart, per-layer
 }
 
 TEST_CASE("bench table and csv") {
-    Run t = ridge(small + " --batch 1 --no-ledger");
+    Run t = clitest::ridge(small + " --batch 1 --no-ledger");
     REQUIRE_MESSAGE(t.code == 0, t.err);
     CHECK(t.out.find("resnet18 infer on cpu (reference") != std::string::npos);
     CHECK(t.out.find("per layer") != std::string::npos);
     CHECK(t.out.find("layer4.1.conv2") != std::string::npos);
-    Run c = ridge(small + " --batch 1,2 --format csv --no-layers --no-ledger");
+    Run c = clitest::ridge(small + " --batch 1,2 --format csv --no-layers --no-ledger");
     REQUIRE_MESSAGE(c.code == 0, c.err);
     CHECK(lines(c.out) == 3);
-    Run l = ridge(small + " --batch 1 --format csv --no-ledger");
-    testjson::Value s = testjson::parse(ridge("summary resnet18 --res 32 --format json").out);
+    Run l = clitest::ridge(small + " --batch 1 --format csv --no-ledger");
+    testjson::Value s = testjson::parse(clitest::ridge("summary resnet18 --res 32 --format json").out);
     CHECK(lines(l.out) == 1 + int(s["layers"].items.size()));
 }
 
@@ -128,19 +128,19 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
     check_usage_error("bench resnet18 --device cuda", "--device cuda");
     check_usage_error("bench resnet18 --threads 0", "--threads must be a positive integer");
     check_usage_error("bench resnet18 --warmup -1", "--warmup must be a non-negative integer");
-    check_usage_error("bench resnet18 --res 8", "below resnet18's minimum resolution");
+    check_usage_error("bench googlenet --res 8", "below googlenet's minimum resolution of 15x15");
     check_usage_error("bench resnet18 --no-ledger --ledger x.csv", "exclude each other");
     // Far beyond any machine's memory: refused with both numbers before anything is allocated.
     check_usage_error("bench vgg16 --mode train --batch 4096 --out '" + out.string() + "'", "available");
     CHECK(!fs::exists(out));
-    Run r = ridge("bench vgg16 --mode train --batch 1,4096 --no-ledger");
+    Run r = clitest::ridge("bench vgg16 --mode train --batch 1,4096 --no-ledger");
     CHECK(r.code == 2);
     CHECK(r.err.find("at batch 4096 needs") != std::string::npos);
     CHECK(r.out.empty());  // refused before batch 1 ran
 }
 
 TEST_CASE("bench --help") {
-    Run r = ridge("bench --help");
+    Run r = clitest::ridge("bench --help");
     CHECK(r.code == 0);
     for (const char* k : {"--batch", "--mode", "--threads", "--warmup", "--repeat", "--format", "--ledger"})
         CHECK_MESSAGE(r.out.find(k) != std::string::npos, k);

@@ -91,18 +91,49 @@ std::string Args::get(std::string_view name, std::string_view fallback) const {
     return it == opt.end() ? std::string(fallback) : it->second;
 }
 
-int64_t Args::positive(std::string_view name, int64_t fallback, int64_t max) const {
-    if (!has(name)) return fallback;
-    std::string s = get(name, "");
+namespace {
+int64_t bounded(const Args& a, std::string_view name, int64_t fallback, int64_t min, int64_t max) {
+    if (!a.has(name)) return fallback;
+    std::string s = a.get(name, "");
+    std::string_view what = min > 0 ? "a positive integer" : "a non-negative integer";
     int64_t v = 0;
     if (!parse_int(s, v)) {
         bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-        if (digits) throw UsageError(cat(where(*cmd), name, " ", s, " is above the limit of ", max));
-        throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
+        if (digits) throw UsageError(cat(where(*a.cmd), name, " ", s, " is above the limit of ", max));
+        throw UsageError(cat(where(*a.cmd), name, " must be ", what, ", got '", s, "'"));
     }
-    if (v < 1) throw UsageError(cat(where(*cmd), name, " must be a positive integer, got '", s, "'"));
-    if (v > max) throw UsageError(cat(where(*cmd), name, " ", v, " is above the limit of ", max));
+    if (v < min) throw UsageError(cat(where(*a.cmd), name, " must be ", what, ", got '", s, "'"));
+    if (v > max) throw UsageError(cat(where(*a.cmd), name, " ", v, " is above the limit of ", max));
     return v;
+}
+}  // namespace
+
+int64_t Args::positive(std::string_view name, int64_t fallback, int64_t max) const {
+    return bounded(*this, name, fallback, 1, max);
+}
+
+int64_t Args::non_negative(std::string_view name, int64_t fallback, int64_t max) const {
+    return bounded(*this, name, fallback, 0, max);
+}
+
+std::vector<int64_t> Args::positive_list(std::string_view name, std::vector<int64_t> fallback, int64_t max) const {
+    if (!has(name)) return fallback;
+    std::string s = get(name, "");
+    std::vector<int64_t> out;
+    size_t start = 0;
+    while (true) {
+        size_t end = s.find(',', start);
+        std::string item = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        int64_t v = 0;
+        if (!parse_int(item, v) || v < 1)
+            throw UsageError(cat(where(*cmd), name, " must be positive integers separated by commas, got '", s, "'"));
+        if (v > max) throw UsageError(cat(where(*cmd), name, " ", v, " is above the limit of ", max));
+        if (std::find(out.begin(), out.end(), v) != out.end())
+            throw UsageError(cat(where(*cmd), name, " lists ", v, " twice"));
+        out.push_back(v);
+        if (end == std::string::npos) return out;
+        start = end + 1;
+    }
 }
 
 DType Args::dtype() const {

@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "bench/args.h"
+#include "bench/bench_cmd.h"
 #include "bench/format.h"
+#include "bench/net_arg.h"
 #include "bench/report.h"
 #include "bench/roofline_cmd.h"
 #include "netdefs/zoo.h"
@@ -12,9 +14,6 @@ using namespace ridge;
 using namespace ridge::cli;
 
 namespace {
-
-// Beyond any real study; counts that still exceed 64 bits are refused (CountOverflow).
-constexpr int64_t max_batch = 65536, max_res = 4096;
 
 const Option batch_opt{"--batch", "N", "batch size (default 1)"};
 const Option res_opt{"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"};
@@ -38,7 +37,7 @@ const Command explain_cmd{"explain", "NET LAYER [options]",
                           "A layer's cost formulas with its numbers substituted, as the model computes them.\n"
                           "Layer names are those of `ridge summary NET`.",
                           2, {batch_opt, res_opt, dtype_opt}};
-const Command* commands[] = {&list_cmd, &summary_cmd, &zoo_cmd, &explain_cmd};
+const Command* commands[] = {&list_cmd, &summary_cmd, &zoo_cmd, &explain_cmd, &bench_cmd};
 
 std::string usage() {
     return "usage: ridge COMMAND [options]     (ridge COMMAND --help for each)\n\n"
@@ -46,34 +45,10 @@ std::string usage() {
            "  summary NET          per-layer and total costs of one net\n"
            "  zoo                  totals of every net\n"
            "  explain NET LAYER    one layer's formulas with numbers substituted\n"
+           "  bench NET            run it and time it, whole steps and every layer\n"
            "  roofline ...         chip ceilings, measured ceilings, a net on a roofline\n\n"
-           "Costs are analytic and exact: nothing runs, nothing is allocated. See README.md.\n";
-}
-
-const ZooEntry& net_arg(const Args& a) {
-    const std::string& name = a.pos[0];
-    if (const ZooEntry* e = find_net(name)) return *e;
-    std::vector<std::string_view> names;
-    for (const ZooEntry& e : zoo()) names.push_back(e.name);
-    throw UsageError(cat("ridge ", a.cmd->name, ": unknown net '", name, "'; closest: ", closest(name, names),
-                         " (ridge list shows all)"));
-}
-
-// Builds the net for the requested batch and resolution, turning a shape that does not fit the
-// architecture into one line that says what would.
-Graph build_for(const Args& a, const ZooEntry& e) {
-    int64_t N = a.positive("--batch", 1, max_batch);
-    auto [H, W] = a.has("--res") ? a.resolution(max_res)
-                                 : std::pair<int64_t, int64_t>{e.default_res, e.default_res};
-    try {
-        return build(e, N, H, W);
-    } catch (const BuildError& err) {
-        int64_t m = min_resolution(e);
-        if (H < m || W < m)
-            throw UsageError(cat("ridge ", a.cmd->name, ": ", H, "x", W, " is below ", e.name,
-                                 "'s minimum resolution of ", m, "x", m));
-        throw UsageError(cat("ridge ", a.cmd->name, ": ", err.what()));
-    }
+           "Costs are analytic and exact: nothing runs, nothing is allocated. bench and roofline measure.\n"
+           "See README.md.\n";
 }
 
 std::string format_arg(const Args& a) { return a.choice("--format", "table", {"table", "csv", "json"}); }
@@ -93,7 +68,7 @@ int run_summary(const Args& a) {
     const ZooEntry& e = net_arg(a);
     std::string fmt = format_arg(a);
     DType t = a.dtype();
-    Analysis an = analyze(build_for(a, e), t);
+    Analysis an = analyze(build_for(a, e, a.positive("--batch", 1, max_batch)), t);
     write_output(a.get("--out", ""), fmt == "csv" ? summary_csv(an) : fmt == "json" ? summary_json(an) : summary_table(an));
     return 0;
 }
@@ -113,7 +88,7 @@ int run_zoo(const Args& a) {
 int run_explain(const Args& a) {
     const ZooEntry& e = net_arg(a);
     DType t = a.dtype();
-    Graph g = build_for(a, e);
+    Graph g = build_for(a, e, a.positive("--batch", 1, max_batch));
     const Node* n = g.find(a.pos[1]);
     if (!n) {
         std::vector<std::string_view> names;
@@ -126,7 +101,7 @@ int run_explain(const Args& a) {
 }
 
 int dispatch(const std::vector<std::string>& argv) {
-    if (argv.empty()) throw UsageError("ridge: missing command: list, summary, zoo or explain (ridge --help)");
+    if (argv.empty()) throw UsageError("ridge: missing command: list, summary, zoo, explain, bench or roofline (ridge --help)");
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
         std::cout << usage();
@@ -144,6 +119,7 @@ int dispatch(const std::vector<std::string>& argv) {
         if (c == &list_cmd) return run_list(a);
         if (c == &summary_cmd) return run_summary(a);
         if (c == &zoo_cmd) return run_zoo(a);
+        if (c == &bench_cmd) return run_bench(a);
         return run_explain(a);
     }
     std::vector<std::string_view> names;

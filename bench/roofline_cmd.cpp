@@ -10,6 +10,7 @@
 
 #include "bench/args.h"
 #include "bench/format.h"
+#include "bench/net_arg.h"
 #include "engine/analysis.h"
 #include "kernels/cpu/probes.h"
 #include "kernels/cuda/probes.h"
@@ -23,7 +24,6 @@ namespace {
 
 using namespace ridge::roofline;
 
-constexpr int64_t max_batch = 65536, max_res = 4096;
 constexpr int exit_no_device = 3;
 
 const Option chips_opt{"--chips", "FILE", "chip database (default: roofline/chips.csv of this source tree)"};
@@ -492,14 +492,7 @@ void placement_fields(Json& j, const Placed& l) {
 }
 
 int run_place(const Args& a) {
-    const std::string& net_name = a.pos[0];
-    const ZooEntry* e = find_net(net_name);
-    if (!e) {
-        std::vector<std::string_view> names;
-        for (const ZooEntry& z : zoo()) names.push_back(z.name);
-        throw UsageError(cat("ridge roofline place: unknown net '", net_name, "'; closest: ", closest(net_name, names),
-                             " (ridge list shows all)"));
-    }
+    const ZooEntry& e = net_arg(a);
     if (!a.has("--chip"))
         throw UsageError("ridge roofline place: --chip NAME is required (ridge roofline chips lists them; `this` measures this machine)");
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
@@ -508,7 +501,6 @@ int run_place(const Args& a) {
     DType bytes_type = dtype == "fp16" ? DType::fp16 : dtype == "bf16" ? DType::bf16 : DType::fp32;
     Precision precision = dtype == "tf32" ? Precision::tf32 : dtype == "fp32" ? Precision::fp32 : Precision::fp16;
     int64_t N = a.positive("--batch", 1, max_batch);
-    auto [H, W] = a.has("--res") ? a.resolution(max_res) : std::pair<int64_t, int64_t>{e->default_res, e->default_res};
 
     std::string chip_name = a.get("--chip", "");
     Roofline roof;
@@ -540,17 +532,7 @@ int run_place(const Args& a) {
                              have.empty() ? std::string(" in the database") : cat(" (it has: ", have, ")")));
     }
 
-    Graph g = [&] {
-        try {
-            return build(*e, N, H, W);
-        } catch (const BuildError& err) {
-            int64_t m = min_resolution(*e);
-            if (H < m || W < m)
-                throw UsageError(cat("ridge roofline place: ", H, "x", W, " is below ", e->name, "'s minimum resolution of ",
-                                     m, "x", m));
-            throw UsageError(cat("ridge roofline place: ", err.what()));
-        }
-    }();
+    Graph g = build_for(a, e, N);
     Analysis an = analyze(g, bytes_type);
     std::vector<Placed> layers;
     double sum_seconds = 0;

@@ -3,66 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "cli.h"
 #include "json.h"
 
-namespace fs = std::filesystem;
+using namespace clitest;
 
 namespace {
-struct Run {
-    int code;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-// A private directory for outputs, removed when the tests end.
-struct Scratch {
-    fs::path dir = fs::temp_directory_path() / ("ridge_cli_test." + std::to_string(::getpid()));
-    Scratch() { fs::create_directories(dir); }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
-fs::path scratch() {
-    static Scratch s;
-    return s.dir;
-}
-
-Run ridge(const std::string& args) {
-    fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-    std::string cmd = std::string("'") + RIDGE_CLI + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-    int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-int lines(const std::string& s) {
-    int n = 0;
-    for (char c : s) n += c == '\n';
-    return n;
-}
-
-void check_usage_error(const std::string& args, const std::string& says) {
-    CAPTURE(args);
-    Run r = ridge(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(lines(r.err) == 1);
-    CHECK_MESSAGE(r.err.find(says) != std::string::npos, r.err);
-}
-
 const char* additive[] = {"params", "macs", "fwd_flops", "dgrad_flops", "wgrad_flops", "param_bytes",
                           "activation_bytes", "fwd_traffic_bytes", "bwd_traffic_bytes"};
 }  // namespace
@@ -83,7 +30,7 @@ TEST_CASE("--help everywhere") {
         CHECK(r.out.find("usage: ridge") != std::string::npos);
         CHECK(r.err.empty());
     }
-    check_usage_error("", "missing command: list, summary, zoo or explain");
+    check_usage_error("", "missing command: list, summary, zoo, explain, bench or roofline");
 }
 
 TEST_CASE("summary json parses, has the documented shape and its totals are the sums of its layers") {

@@ -1,0 +1,329 @@
+#include "bench/bench_cmd.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "bench/bench_run.h"
+#include "bench/env.h"
+#include "bench/format.h"
+#include "bench/ledger.h"
+#include "bench/net_arg.h"
+
+namespace ridge::cli {
+
+const Command bench_cmd{
+    "bench", "NET [options]",
+    "Runs NET and times it: for each batch the median, min and interquartile range of whole steps\n"
+    "(after warm-up), images/s and GFLOP/s from the analytic FLOPs; then every layer's forward,\n"
+    "dgrad and wgrad on the unfused executor (one primitive per layer), beside its analytic FLOPs\n"
+    "and bytes. train: a step is forward, softmax cross-entropy on random labels and backward; the\n"
+    "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
+    "Before allocating, the memory the executors plan is compared with what the machine has.\n"
+    "Every run appends one row per batch to the ledger (CSV) with the environment.",
+    1,
+    {{"--device", "D", "cpu (default)"},
+     {"--backend", "B", "onednn (default when built) or reference (the plain kernels; slow)"},
+     {"--batch", "N[,N...]", "batch sizes (default 1)"},
+     {"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"},
+     {"--mode", "M", "infer (default) or train"},
+     {"--threads", "T", "threads (default: every core this process may use)"},
+     {"--warmup", "W", "untimed steps first (default 3)"},
+     {"--repeat", "R", "timed steps (default 20), also for the per-layer pass"},
+     {"--no-layers", "", "skip the per-layer pass"},
+     {"--seed", "S", "seed of weights, input and labels (default 1)"},
+     {"--format", "F", "table (default), csv (a row per layer and batch) or json"},
+     {"--out", "FILE", "write to FILE (atomically) instead of stdout"},
+     {"--json", "FILE", "also write the JSON to FILE (atomically), whatever --format says"},
+     {"--ledger", "FILE", "append to FILE (default results/ledger.csv)"},
+     {"--no-ledger", "", "do not append to the ledger"},
+     {"--quiet", "", "no progress line"}}};
+
+namespace {
+
+constexpr int max_repeat = 100000, max_threads = 4096;
+
+std::string gb(int64_t bytes) { return fixed(double(bytes) / 1e9, 1) + " GB"; }
+std::string ms(double s) { return fixed(s * 1e3, s < 0.01 ? 3 : 2); }
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+struct Run {
+    std::string model, device, backend;
+    Mode mode;
+    int64_t H, W;
+    BenchPlan plan;
+    Env env;
+};
+
+int64_t flops_of(const BenchResult& r, Mode m) {
+    const Totals& t = r.analysis.totals;
+    return m == Mode::train ? t.fwd_flops + t.bwd_flops() : t.fwd_flops;
+}
+int64_t batch_of(const BenchResult& r) { return r.analysis.input[0]; }
+double images_per_s(const BenchResult& r) { return ratio(double(batch_of(r)), r.step.median); }
+double gflops(const BenchResult& r, Mode m) { return ratio(double(flops_of(r, m)), r.step.median) / 1e9; }
+double bwd_fwd_time(const BenchResult& r) { return ratio(r.bwd.median, r.fwd.median); }
+double bwd_fwd_flops(const BenchResult& r) {
+    return ratio(double(r.analysis.totals.bwd_flops()), double(r.analysis.totals.fwd_flops));
+}
+double layers_sum(const BenchResult& r) {
+    double s = r.loss_time.median;
+    for (const auto& l : r.layers) s += l.fwd.median + l.dgrad.median + l.wgrad.median;
+    return s;
+}
+
+std::string title(const Run& run) {
+    return cat(run.model, " ", run.mode == Mode::train ? "train" : "infer", " on ", run.device, " (", run.backend, ", ",
+               run.plan.threads, run.plan.threads == 1 ? " thread" : " threads", "), ", run.H, "x", run.W, ", warm-up ",
+               run.plan.warmup, ", repeat ", run.plan.repeat);
+}
+
+std::string env_line(const Env& e) {
+    return cat(e.cpu, ", ", e.cores, " cores", e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "",
+               ", ", e.compiler, ", oneDNN ", e.onednn, ", git ", e.git, ", ", e.date);
+}
+
+std::string table(const Run& run, const std::vector<BenchResult>& rs) {
+    bool train = run.mode == Mode::train;
+    std::string s = title(run) + "\n" + env_line(run.env) + "\n\n";
+    std::vector<Column> cols = {{"batch", 5}, {"median ms", 10}, {"min ms", 9}, {"IQR ms", 8}, {"images/s", 9},
+                                {"GFLOP/s", 8}};
+    if (train)
+        cols.insert(cols.end(), {{"fwd ms", 9}, {"bwd ms", 9}, {"bwd/fwd time", 12}, {"bwd/fwd FLOPs", 13},
+                                 {"update ms", 9}});
+    s += table_header(cols);
+    for (const auto& r : rs) {
+        std::vector<std::string> c = {std::to_string(batch_of(r)), ms(r.step.median), ms(r.step.min), ms(r.step.iqr()),
+                                      fixed(images_per_s(r), 1), fixed(gflops(r, run.mode), 1)};
+        if (train)
+            c.insert(c.end(), {ms(r.fwd.median), ms(r.bwd.median), fixed(bwd_fwd_time(r), 2),
+                               fixed(bwd_fwd_flops(r), 2), ms(r.update.median)});
+        s += table_row(cols, c);
+    }
+    for (const auto& r : rs) {
+        if (r.layers.empty()) continue;
+        s += cat("\nbatch ", batch_of(r), ", per layer (unfused, median of ", run.plan.repeat, "; sum ",
+                 ms(layers_sum(r)), " ms", train ? cat(" incl. loss ", ms(r.loss_time.median), " ms") : "", ")\n");
+        std::vector<Column> lc = {{"layer", 24, true}, {"type", 11, true}, {"fwd ms", 8}, {"fwd FLOP", 8},
+                                  {"GFLOP/s", 7}, {"fwd MB", 7}};
+        if (train) lc.insert(lc.end(), {{"dgrad ms", 8}, {"wgrad ms", 8}, {"bwd/fwd t", 9}, {"bwd/fwd F", 9}});
+        s += table_header(lc);
+        for (size_t i = 0; i < r.layers.size(); ++i) {
+            const LayerCost& a = r.analysis.layers[i];
+            const LayerResult& l = r.layers[i];
+            std::vector<std::string> c = {a.name, a.kind, ms(l.fwd.median), si(double(a.c.fwd_flops)),
+                                          fixed(ratio(double(a.c.fwd_flops), l.fwd.median) / 1e9, 1),
+                                          fixed(double(a.c.fwd_traffic_bytes) / 1e6, 2)};
+            if (train)
+                c.insert(c.end(), {ms(l.dgrad.median), ms(l.wgrad.median),
+                                   fixed(ratio(l.dgrad.median + l.wgrad.median, l.fwd.median), 2),
+                                   fixed(ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)), 2)});
+            s += table_row(lc, c);
+        }
+    }
+    return s;
+}
+
+void env_json(Json& j, const Env& e) {
+    j.begin_object("env")
+        .field("cpu", e.cpu)
+        .field("cores", e.cores)
+        .field("threads", e.threads)
+        .field("clock_mhz", e.clock_mhz)
+        .field("compiler", e.compiler)
+        .field("onednn", e.onednn)
+        .field("git", e.git)
+        .field("date", e.date)
+        .end_object();
+}
+
+void result_json(Json& j, const Run& run, const BenchResult& r) {
+    bool train = run.mode == Mode::train;
+    j.begin_object()
+        .field("model", run.model)
+        .field("device", run.device)
+        .field("backend", run.backend)
+        .field("batch", batch_of(r))
+        .field("mode", train ? "train" : "infer")
+        .field("threads", run.plan.threads)
+        .array("resolution", {run.H, run.W})
+        .field("warmup", run.plan.warmup)
+        .field("repeat", run.plan.repeat)
+        .field("median_ms", r.step.median * 1e3)
+        .field("min_ms", r.step.min * 1e3)
+        .field("iqr_ms", r.step.iqr() * 1e3)
+        .field("max_ms", r.step.max * 1e3)
+        .field("images_per_s", images_per_s(r))
+        .field("gflops", gflops(r, run.mode))
+        .field("flops", flops_of(r, run.mode))
+        .field("planned_bytes", r.planned_bytes);
+    if (train)
+        j.field("fwd_ms", r.fwd.median * 1e3)
+            .field("bwd_ms", r.bwd.median * 1e3)
+            .field("update_ms", r.update.median * 1e3)
+            .field("bwd_fwd_time", bwd_fwd_time(r))
+            .field("bwd_fwd_flops", bwd_fwd_flops(r))
+            .field("loss", double(r.loss));
+    env_json(j, run.env);
+    j.begin_array("layers");
+    for (size_t i = 0; i < r.layers.size(); ++i) {
+        const LayerCost& a = r.analysis.layers[i];
+        const LayerResult& l = r.layers[i];
+        j.begin_object()
+            .field("name", a.name)
+            .field("type", a.kind)
+            .field("fwd_ms", l.fwd.median * 1e3)
+            .field("fwd_flops", a.c.fwd_flops)
+            .field("fwd_bytes", a.c.fwd_traffic_bytes)
+            .field("fwd_gflops", ratio(double(a.c.fwd_flops), l.fwd.median) / 1e9);
+        if (train)
+            j.field("dgrad_ms", l.dgrad.median * 1e3)
+                .field("wgrad_ms", l.wgrad.median * 1e3)
+                .field("dgrad_flops", a.c.dgrad_flops)
+                .field("wgrad_flops", a.c.wgrad_flops)
+                .field("bwd_bytes", a.c.bwd_traffic_bytes)
+                .field("bwd_fwd_time", ratio(l.dgrad.median + l.wgrad.median, l.fwd.median))
+                .field("bwd_fwd_flops", ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)));
+        j.end_object();
+    }
+    j.end_array();
+    if (!r.layers.empty()) {
+        j.field("layers_sum_ms", layers_sum(r) * 1e3);
+        if (train) j.field("loss_ms", r.loss_time.median * 1e3);
+    }
+    j.end_object();
+}
+
+std::string json(const Run& run, const std::vector<BenchResult>& rs) {
+    Json j;
+    if (rs.size() == 1) {
+        result_json(j, run, rs[0]);
+        return j.str();
+    }
+    j.begin_array();
+    for (const auto& r : rs) result_json(j, run, r);
+    j.end_array();
+    return j.str();
+}
+
+// Long format: a row per layer and batch, each carrying its run's keys and whole-step figures.
+std::string csv(const Run& run, const std::vector<BenchResult>& rs) {
+    std::string s =
+        "model,device,backend,mode,batch,threads,median_ms,min_ms,iqr_ms,images_per_s,gflops,layer,type,fwd_ms,"
+        "dgrad_ms,wgrad_ms,fwd_flops,dgrad_flops,wgrad_flops,fwd_bytes,bwd_bytes\n";
+    for (const auto& r : rs) {
+        std::string head = cat(run.model, ",", run.device, ",", run.backend, ",", run.mode == Mode::train ? "train" : "infer",
+                               ",", batch_of(r), ",", run.plan.threads, ",", r.step.median * 1e3, ",", r.step.min * 1e3,
+                               ",", r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode));
+        if (r.layers.empty()) s += head + ",,,,,,,,,,\n";
+        for (size_t i = 0; i < r.layers.size(); ++i) {
+            const LayerCost& a = r.analysis.layers[i];
+            const LayerResult& l = r.layers[i];
+            s += cat(head, ",", csv_cell(a.name), ",", a.kind, ",", l.fwd.median * 1e3, ",", l.dgrad.median * 1e3, ",",
+                     l.wgrad.median * 1e3, ",", a.c.fwd_flops, ",", a.c.dgrad_flops, ",", a.c.wgrad_flops, ",",
+                     a.c.fwd_traffic_bytes, ",", a.c.bwd_traffic_bytes, "\n");
+        }
+    }
+    return s;
+}
+
+const char* ledger_header =
+    "date,git,model,device,backend,mode,batch,height,width,threads,warmup,repeat,median_ms,min_ms,iqr_ms,"
+    "images_per_s,gflops,bwd_fwd_time,update_ms,cpu,cores,clock_mhz,compiler,onednn";
+
+std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResult>& rs) {
+    std::vector<std::string> rows;
+    const Env& e = run.env;
+    for (const auto& r : rs)
+        rows.push_back(cat(e.date, ",", e.git, ",", run.model, ",", run.device, ",", run.backend, ",",
+                           run.mode == Mode::train ? "train" : "infer", ",", batch_of(r), ",", run.H, ",", run.W, ",",
+                           run.plan.threads, ",", run.plan.warmup, ",", run.plan.repeat, ",", r.step.median * 1e3, ",",
+                           r.step.min * 1e3, ",", r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode),
+                           ",", bwd_fwd_time(r), ",", r.update.median * 1e3, ",", csv_cell(e.cpu), ",", e.cores, ",",
+                           e.clock_mhz, ",", csv_cell(e.compiler), ",", e.onednn));
+    return rows;
+}
+
+// One line, rewritten in place on a terminal; nothing when stderr is a file or --quiet.
+struct ProgressLine {
+    bool on;
+    std::string prefix;
+    void operator()(const std::string& stage, int done, int total) const {
+        if (!on) return;
+        std::cerr << "\r\033[K" << prefix << stage << " " << done << "/" << total << std::flush;
+    }
+    void clear() const {
+        if (on) std::cerr << "\r\033[K" << std::flush;
+    }
+};
+
+}  // namespace
+
+int run_bench(const Args& a) {
+    const ZooEntry& e = net_arg(a);
+    Run run;
+    run.model = std::string(e.name);
+    run.device = a.choice("--device", "cpu", {"cpu", "cuda"});
+    if (run.device == "cuda")
+        throw UsageError("ridge bench: --device cuda: this build has no GPU executor yet (use --device cpu)");
+    std::vector<std::string> backends = cpu_backends();
+    std::vector<std::string_view> names(backends.begin(), backends.end());
+    run.backend = a.choice("--backend", backends.front(), names);
+    std::vector<int64_t> batches = a.positive_list("--batch", {1}, max_batch);
+    run.mode = a.choice("--mode", "infer", {"infer", "train"}) == "train" ? Mode::train : Mode::infer;
+    std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
+    run.plan.backend = run.backend;
+    run.plan.mode = run.mode;
+    run.plan.threads = int(a.positive("--threads", hardware_threads(), max_threads));
+    run.plan.warmup = int(a.non_negative("--warmup", 3, max_repeat));
+    run.plan.repeat = int(a.positive("--repeat", 20, max_repeat));
+    run.plan.layers = !a.has("--no-layers");
+    run.plan.seed = uint64_t(a.positive("--seed", 1, int64_t(1) << 62));
+    std::string ledger = a.has("--no-ledger") ? "" : a.get("--ledger", "results/ledger.csv");
+    if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
+    if (run.plan.threads > hardware_threads())
+        std::cerr << "ridge bench: warning: " << run.plan.threads << " threads on " << hardware_threads()
+                  << " cores; threads will share cores\n";
+
+    // Plan every batch before running any, so a batch that will not fit is refused up front.
+    std::vector<BenchJob> jobs;
+    int64_t avail = available_memory_bytes();
+    for (int64_t N : batches) {
+        Graph g = build_for(a, e, N);
+        run.H = g.input_shape()[2];
+        run.W = g.input_shape()[3];
+        BenchJob job = plan_job(std::move(g), run.plan);
+        int64_t need = job.planned_bytes();
+        if (avail >= 0 && need > avail)
+            throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
+                                 " at batch ", N, " needs ", gb(need), " (planned by the ", run.backend,
+                                 " executor); this machine has ", gb(avail), " available"));
+        jobs.push_back(std::move(job));
+    }
+
+    run.env = capture_env(run.plan.threads);
+    ProgressLine line{!a.has("--quiet") && ::isatty(2) != 0, ""};
+    std::vector<BenchResult> results;
+    for (BenchJob& job : jobs) {
+        line.prefix = cat("ridge bench ", run.model, " batch ", job.g->input_shape()[0], ": ");
+        results.push_back(run_job(job, run.plan, line));
+        line.clear();
+        const BenchResult& r = results.back();
+        if (r.step.noisy())
+            std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r) << ": the interquartile range is "
+                      << fixed(100 * r.step.iqr() / r.step.median, 0)
+                      << "% of the median; the machine may be busy (more --repeat helps)\n";
+        if (run.mode == Mode::train && !std::isfinite(r.loss))
+            std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r)
+                      << ": the loss is not finite; times may include denormal or NaN arithmetic\n";
+    }
+
+    std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
+    write_output(a.get("--out", ""), text);
+    if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
+    if (!ledger.empty()) append_ledger(ledger, ledger_header, ledger_rows(run, results));
+    return 0;
+}
+
+}  // namespace ridge::cli

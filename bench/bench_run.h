@@ -1,0 +1,51 @@
+#pragma once
+// Timing a net on an executor: whole steps on the fused executor, then each layer's phases on
+// the unfused one (one primitive per analytic layer), both after warm-up, as medians of repeats.
+#include <functional>
+#include <memory>
+
+#include "bench/stats.h"
+#include "engine/analysis.h"
+#include "engine/backend/executor.h"
+
+namespace ridge::cli {
+
+struct BenchPlan {
+    std::string backend;
+    Mode mode = Mode::infer;
+    int threads = 1;
+    int warmup = 3, repeat = 20;
+    bool layers = true;  // also time every layer on the unfused executor
+    uint64_t seed = 1;
+};
+
+struct LayerResult {
+    Stats fwd, dgrad, wgrad;  // seconds
+};
+
+struct BenchResult {
+    const Graph* g = nullptr;
+    Analysis analysis;
+    int64_t planned_bytes = 0;   // the larger of the two executors' plans
+    Stats step;                  // infer: forward; train: forward + loss + backward (seconds)
+    Stats fwd, bwd, update;      // train: the step's two halves and the SGD update
+    float loss = 0;              // the last step's
+    std::vector<LayerResult> layers;  // per graph node; empty without the layer pass
+    Stats loss_time;
+};
+
+// One batch's executors, planned but not allocated, so every batch of a run can be checked
+// against the machine's memory before the first one is timed.
+struct BenchJob {
+    std::unique_ptr<Graph> g;  // executors keep a reference: its address must not move with the job
+    std::unique_ptr<Executor> fused, unfused;  // unfused is null without the layer pass
+    int64_t planned_bytes() const;
+};
+
+BenchJob plan_job(Graph g, const BenchPlan& p);
+
+// progress(stage, done, total) is called as repeats complete.
+using Progress = std::function<void(const std::string& stage, int done, int total)>;
+BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress);
+
+}  // namespace ridge::cli

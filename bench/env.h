@@ -1,0 +1,24 @@
+#pragma once
+// The environment a measurement was taken in, recorded with every result: a time means little
+// without the machine, the build and the code that produced it.
+#include <cstdint>
+#include <string>
+
+namespace ridge::cli {
+
+struct Env {
+    std::string cpu;       // model name from /proc/cpuinfo
+    int cores = 0;         // logical CPUs this process may run on
+    int threads = 0;       // threads the run used
+    double clock_mhz = 0;  // as the OS reports it (0: unknown); in a VM often the base clock
+    std::string compiler, onednn, git, date;  // date: UTC, ISO 8601
+};
+
+Env capture_env(int threads);
+
+// Memory the kernel says can be allocated without swapping (MemAvailable), or -1 if unknown.
+int64_t available_memory_bytes();
+
+int hardware_threads();
+
+}  // namespace ridge::cli

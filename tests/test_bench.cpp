@@ -1,0 +1,147 @@
+// `ridge bench` as a user runs it, on small inputs so it stays quick: the output's structure and
+// its arithmetic (throughput and GFLOP/s from the medians and the analytic counts), the ledger,
+// the memory check and every error path. Times themselves are not checked: no timed tests.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "bench/ledger.h"
+#include "bench/stats.h"
+#include "cli.h"
+#include "json.h"
+
+using namespace clitest;
+
+TEST_CASE("quartiles interpolate between order statistics") {
+    ridge::cli::Stats s = ridge::cli::summarize({5, 1, 4, 2, 3});  // sorted 1 2 3 4 5
+    CHECK(s.median == 3);
+    CHECK(s.q1 == 2);
+    CHECK(s.q3 == 4);
+    CHECK(s.min == 1);
+    CHECK(s.max == 5);
+    ridge::cli::Stats t = ridge::cli::summarize({10, 20, 30, 40});  // positions 0.75, 1.5, 2.25
+    CHECK(t.q1 == doctest::Approx(17.5));
+    CHECK(t.median == doctest::Approx(25));
+    CHECK(t.q3 == doctest::Approx(32.5));
+    CHECK(t.noisy());  // IQR 15 > 10% of 25
+    CHECK(!ridge::cli::summarize({100, 101, 102, 103}).noisy());
+}
+
+TEST_CASE("the ledger appends under one header and refuses another") {
+    fs::path p = scratch() / "sub" / "ledger.csv";
+    ridge::cli::append_ledger(p.string(), "a,b", {"1,2"});
+    ridge::cli::append_ledger(p.string(), "a,b", {"3,4", "5,6"});
+    CHECK(slurp(p) == "a,b\n1,2\n3,4\n5,6\n");
+    CHECK_THROWS_WITH_AS(ridge::cli::append_ledger(p.string(), "a,c", {"7,8"}),
+                         doctest::Contains("other columns"), std::runtime_error);
+    CHECK(slurp(p) == "a,b\n1,2\n3,4\n5,6\n");
+    CHECK(ridge::cli::csv_cell("AMD EPYC, 2 cores") == "\"AMD EPYC, 2 cores\"");
+}
+
+namespace {
+// resnet18 at 32x32 through the plain reference kernels: about a second per batch here.
+const std::string small = "bench resnet18 --res 32 --backend reference --warmup 1 --repeat 3 --quiet";
+}
+
+TEST_CASE("bench json: one object per batch with the documented fields; derived figures follow from the medians") {
+    fs::path ledger = scratch() / "json_ledger.csv";
+    Run r = clitest::ridge(small + " --batch 1,2 --format json --ledger '" + ledger.string() + "'");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    testjson::Value j = testjson::parse(r.out);
+    REQUIRE(j.items.size() == 2);
+    testjson::Value summary = testjson::parse(clitest::ridge("summary resnet18 --res 32 --batch 2 --format json").out);
+    for (size_t b = 0; b < 2; ++b) {
+        const testjson::Value& o = j.items[b];
+        for (const char* k : {"model", "device", "batch", "mode", "threads", "median_ms", "min_ms", "iqr_ms",
+                              "images_per_s", "gflops", "env", "layers"})
+            CHECK_MESSAGE(o.has(k), k);
+        CHECK(o["model"].text == "resnet18");
+        CHECK(o["batch"].i64() == int64_t(b + 1));
+        CHECK(o["mode"].text == "infer");
+        double med = o["median_ms"].num();
+        CHECK(med > 0);
+        CHECK(o["min_ms"].num() <= med);
+        CHECK(o["images_per_s"].num() == doctest::Approx(double(b + 1) / (med / 1e3)).epsilon(1e-4));
+        CHECK(o["gflops"].num() == doctest::Approx(double(o["flops"].i64()) / (med / 1e3) / 1e9).epsilon(1e-4));
+        for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date"})
+            CHECK_MESSAGE(o["env"].has(k), k);
+        const auto& layers = o["layers"].items;
+        REQUIRE(layers.size() == summary["layers"].items.size());
+        int64_t flops = 0;
+        for (size_t i = 0; i < layers.size(); ++i) {
+            CHECK(layers[i]["name"].text == summary["layers"].items[i]["name"].text);
+            CHECK(layers[i]["fwd_ms"].num() >= 0);
+            flops += layers[i]["fwd_flops"].i64();
+        }
+        CHECK(flops == o["flops"].i64());
+    }
+    CHECK(j.items[1]["flops"].i64() == summary["totals"]["fwd_flops"].i64());
+    std::string led = slurp(ledger);
+    CHECK(lines(led) == 3);  // header and a row per batch
+    CHECK(led.rfind("date,git,model,", 0) == 0);
+}
+
+TEST_CASE("bench train: forward and backward halves, the update apart, per-layer dgrad and wgrad") {
+    Run r = clitest::ridge(small + " --mode train --batch 2 --format json --no-ledger");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    testjson::Value o = testjson::parse(r.out);
+    CHECK(o["mode"].text == "train");
+    for (const char* k : {"fwd_ms", "bwd_ms", "update_ms", "bwd_fwd_time", "bwd_fwd_flops", "loss", "loss_ms"})
+        CHECK_MESSAGE(o.has(k), k);
+    CHECK(o["median_ms"].num() == doctest::Approx(o["fwd_ms"].num() + o["bwd_ms"].num()).epsilon(0.2));
+    CHECK(std::isfinite(o["loss"].num()));
+    CHECK(o["loss"].num() > 0);
+    testjson::Value s = testjson::parse(clitest::ridge("summary resnet18 --res 32 --batch 2 --format json").out);
+    const auto& t = s["totals"];
+    int64_t fwd = t["fwd_flops"].i64(), bwd = t["dgrad_flops"].i64() + t["wgrad_flops"].i64();
+    CHECK(o["flops"].i64() == fwd + bwd);
+    CHECK(o["bwd_fwd_flops"].num() == doctest::Approx(double(bwd) / double(fwd)).epsilon(1e-4));
+    const auto& first = o["layers"].items.at(0);  // conv1: no dgrad, the input needs no gradient
+    CHECK(first["name"].text == "conv1");
+    CHECK(first["dgrad_flops"].i64() == 0);
+    CHECK(first["wgrad_flops"].i64() > 0);
+}
+
+TEST_CASE("bench table and csv") {
+    Run t = clitest::ridge(small + " --batch 1 --no-ledger");
+    REQUIRE_MESSAGE(t.code == 0, t.err);
+    CHECK(t.out.find("resnet18 infer on cpu (reference") != std::string::npos);
+    CHECK(t.out.find("per layer") != std::string::npos);
+    CHECK(t.out.find("layer4.1.conv2") != std::string::npos);
+    Run c = clitest::ridge(small + " --batch 1,2 --format csv --no-layers --no-ledger");
+    REQUIRE_MESSAGE(c.code == 0, c.err);
+    CHECK(lines(c.out) == 3);
+    Run l = clitest::ridge(small + " --batch 1 --format csv --no-ledger");
+    testjson::Value s = testjson::parse(clitest::ridge("summary resnet18 --res 32 --format json").out);
+    CHECK(lines(l.out) == 1 + int(s["layers"].items.size()));
+}
+
+TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
+    fs::path out = scratch() / "never.json";
+    check_usage_error("bench nosuchnet", "unknown net 'nosuchnet'");
+    check_usage_error("bench resnet18 --batch 1,x", "--batch must be positive integers separated by commas");
+    check_usage_error("bench resnet18 --batch 2,2", "--batch lists 2 twice");
+    check_usage_error("bench resnet18 --batch 0", "--batch must be positive integers");
+    check_usage_error("bench resnet18 --mode fly", "unknown mode 'fly'");
+    check_usage_error("bench resnet18 --backend cudnn", "unknown backend 'cudnn'");
+    check_usage_error("bench resnet18 --device tpu", "unknown device 'tpu'");
+    check_usage_error("bench resnet18 --device cuda", "--device cuda");
+    check_usage_error("bench resnet18 --threads 0", "--threads must be a positive integer");
+    check_usage_error("bench resnet18 --warmup -1", "--warmup must be a non-negative integer");
+    check_usage_error("bench googlenet --res 8", "below googlenet's minimum resolution of 15x15");
+    check_usage_error("bench resnet18 --no-ledger --ledger x.csv", "exclude each other");
+    // Far beyond any machine's memory: refused with both numbers before anything is allocated.
+    check_usage_error("bench vgg16 --mode train --batch 4096 --out '" + out.string() + "'", "available");
+    CHECK(!fs::exists(out));
+    Run r = clitest::ridge("bench vgg16 --mode train --batch 1,4096 --no-ledger");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("at batch 4096 needs") != std::string::npos);
+    CHECK(r.out.empty());  // refused before batch 1 ran
+}
+
+TEST_CASE("bench --help") {
+    Run r = clitest::ridge("bench --help");
+    CHECK(r.code == 0);
+    for (const char* k : {"--batch", "--mode", "--threads", "--warmup", "--repeat", "--format", "--ledger"})
+        CHECK_MESSAGE(r.out.find(k) != std::string::npos, k);
+}

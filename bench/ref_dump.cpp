@@ -42,34 +42,35 @@ std::string b(bool v) { return v ? "true" : "false"; }
 // The op's own fields as JSON members, each preceded by a comma.
 std::string fields(const Op& op) {
     return std::visit(
-        overloaded{[](const Conv2d& c) {
-                       return cat(",\"K\":", c.K, ",\"kernel\":", hw(c.kernel), ",\"stride\":", hw(c.stride),
-                                  ",\"pad\":", pad(c.pad), ",\"dilation\":", hw(c.dilation), ",\"groups\":", c.G,
-                                  ",\"bias\":", b(c.bias));
-                   },
-                   [](const Linear& l) { return cat(",\"K\":", l.K, ",\"bias\":", b(l.bias)); },
-                   [](const Matmul& m) { return cat(",\"transpose_b\":", b(m.transpose_b)); },
-                   [](const LayerNorm& n) { return cat(",\"dim\":", n.dim); },
-                   [](const Pool2d& p) {
-                       return cat(",\"kernel\":", hw(p.kernel), ",\"stride\":", hw(p.stride), ",\"pad\":", pad(p.pad),
-                                  ",\"ceil_mode\":", b(p.ceil_mode), ",\"count_include_pad\":", b(p.count_include_pad));
-                   },
-                   [](const AdaptiveAvgPool2d& p) { return cat(",\"out\":", hw(p.out)); },
-                   [](const Scale& s) {
-                       std::ostringstream os;
-                       os.precision(17);
-                       os << ",\"s\":" << s.s;
-                       return os.str();
-                   },
-                   [](const LayerScale& s) { return cat(",\"dim\":", s.dim); },
-                   [](const Softmax& s) { return cat(",\"dim\":", s.dim); },
-                   [](const Concat& c) { return cat(",\"dim\":", c.dim); },
-                   [](const ChannelShuffle& c) { return cat(",\"groups\":", c.G); },
-                   [](const Flatten& f) { return cat(",\"start\":", f.start, ",\"end\":", f.end); },
-                   [](const Permute& p) { return cat(",\"order\":", list(p.order)); },
-                   [](const Slice& s) { return cat(",\"dim\":", s.dim, ",\"start\":", s.start, ",\"length\":", s.length); },
-                   [](const Select& s) { return cat(",\"dim\":", s.dim, ",\"index\":", s.index); },
-                   [](const auto&) { return std::string(); }},
+        overloaded{
+            [](const Conv2d& c) {
+                return cat(",\"K\":", c.K, ",\"kernel\":", hw(c.kernel), ",\"stride\":", hw(c.stride),
+                           ",\"pad\":", pad(c.pad), ",\"dilation\":", hw(c.dilation), ",\"groups\":", c.G,
+                           ",\"bias\":", b(c.bias));
+            },
+            [](const Linear& l) { return cat(",\"K\":", l.K, ",\"bias\":", b(l.bias)); },
+            [](const Matmul& m) { return cat(",\"transpose_b\":", b(m.transpose_b)); },
+            [](const LayerNorm& n) { return cat(",\"dim\":", n.dim); },
+            [](const Pool2d& p) {
+                return cat(",\"kernel\":", hw(p.kernel), ",\"stride\":", hw(p.stride), ",\"pad\":", pad(p.pad),
+                           ",\"ceil_mode\":", b(p.ceil_mode), ",\"count_include_pad\":", b(p.count_include_pad));
+            },
+            [](const AdaptiveAvgPool2d& p) { return cat(",\"out\":", hw(p.out)); },
+            [](const Scale& s) {
+                std::ostringstream os;
+                os.precision(17);
+                os << ",\"s\":" << s.s;
+                return os.str();
+            },
+            [](const LayerScale& s) { return cat(",\"dim\":", s.dim); },
+            [](const Softmax& s) { return cat(",\"dim\":", s.dim); },
+            [](const Concat& c) { return cat(",\"dim\":", c.dim); },
+            [](const ChannelShuffle& c) { return cat(",\"groups\":", c.G); },
+            [](const Flatten& f) { return cat(",\"start\":", f.start, ",\"end\":", f.end); },
+            [](const Permute& p) { return cat(",\"order\":", list(p.order)); },
+            [](const Slice& s) { return cat(",\"dim\":", s.dim, ",\"start\":", s.start, ",\"length\":", s.length); },
+            [](const Select& s) { return cat(",\"dim\":", s.dim, ",\"index\":", s.index); },
+            [](const auto&) { return std::string(); }},
         op);
 }
 

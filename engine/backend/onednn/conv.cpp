@@ -81,11 +81,20 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     auto fwd = hint<dnnl::convolution_forward::primitive_desc>(s.pd);
     Md src = p.md(s.in[0]), dst = p.md(s.out);
 
+    // Backward primitives are asked first for the forward's layouts, so nothing is reordered; where
+    // that leaves only oneDNN's naive reference implementation (3x3 weight gradients of a 2x2
+    // image, say), they are asked again with free layouts and the memories are reordered to suit.
+    auto is_ref = [](const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; };
+
     if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
-        dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, src, c.w, dst, c.stride, c.dilate,
-                                                c.pad_l, c.pad_r);
-        dnnl::convolution_backward_data::primitive_desc pd(d, p.attr(), p.eng, fwd);
+        auto data_pd = [&](const Md& dx, const Md& dy) {
+            dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, dx, c.w, dy, c.stride, c.dilate,
+                                                    c.pad_l, c.pad_r);
+            return dnnl::convolution_backward_data::primitive_desc(d, p.attr(), p.eng, fwd);
+        };
+        auto pd = data_pd(src, dst);
+        if (is_ref(pd)) pd = data_pd(c.x, c.y);
         int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
         int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
         int dx = p.contribution(l.x(), pd.diff_src_desc());
@@ -94,11 +103,15 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     }
 
     p.at(&p.bwd, l.node, Phase::wgrad);
-    auto d = op.bias ? dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src, c.w, c.b, dst,
-                                                                c.stride, c.dilate, c.pad_l, c.pad_r)
-                     : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src, c.w, dst, c.stride,
-                                                                c.dilate, c.pad_l, c.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc pd(d, p.attr(), p.eng, fwd);
+    auto weights_pd = [&](const Md& x, const Md& dy) {
+        auto d = op.bias ? dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, c.b, dy,
+                                                                    c.stride, c.dilate, c.pad_l, c.pad_r)
+                         : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, dy,
+                                                                    c.stride, c.dilate, c.pad_l, c.pad_r);
+        return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
+    };
+    auto pd = weights_pd(src, dst);
+    if (is_ref(pd)) pd = weights_pd(c.x, c.y);
     int x = p.as(s.in[0], pd.src_desc());
     int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x},

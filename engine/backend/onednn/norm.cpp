@@ -66,6 +66,7 @@ void backward(Plan& p, const Layer& l, const BatchNorm&) {
                                              {DNNL_ARG_MEAN, s.mean},
                                              {DNNL_ARG_VARIANCE, s.var},
                                              {DNNL_ARG_SCALE, p.param[size_t(l.node)][0]},
+                                             {DNNL_ARG_SHIFT, p.param[size_t(l.node)][1]},  // asked for, unread
                                              {DNNL_ARG_DIFF_DST, dy},
                                              {DNNL_ARG_DIFF_SRC, dx},
                                              {DNNL_ARG_DIFF_SCALE, p.dparam_mem(l.node, 0, vec(C))},
@@ -133,6 +134,7 @@ void backward(Plan& p, const Layer& l, const LayerNorm& op) {
                      {DNNL_ARG_MEAN, s.mean},
                      {DNNL_ARG_VARIANCE, s.var},
                      {DNNL_ARG_SCALE, p.param[size_t(l.node)][0]},
+                     {DNNL_ARG_SHIFT, p.param[size_t(l.node)][1]},
                      {DNNL_ARG_DIFF_DST, dy},
                      {DNNL_ARG_DIFF_SRC, p.alias(dx, lay.data)},
                      {DNNL_ARG_DIFF_SCALE, p.dparam_mem(l.node, 0, vec(D))},

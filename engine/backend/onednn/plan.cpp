@@ -59,6 +59,14 @@ int Plan::alias(int m, const Md& md, size_t extra_bytes) {
 }
 
 void Plan::primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args) {
+    // A memory whose layout differs from the one the primitive was made for fails only at execution,
+    // and without saying which argument: catch it here.
+    for (const auto& [arg, m] : args) {
+        Md want = pd.query_md(dnnl::query::exec_arg_md, arg);
+        if (want.is_zero() || want != md(m))
+            throw std::logic_error(cat("onednn: argument ", arg, " of a ", pd.impl_info_str(), " primitive ",
+                                       want.is_zero() ? "is not one it takes" : "has another layout than it expects"));
+    }
     Md sp = pd.scratchpad_desc();
     if (sp.get_size() > 0) {
         Buffer& b = buffers[size_t(scratch_)];

@@ -76,7 +76,7 @@ public:
 
     int mem(const Md& md, bool pinned = false);                     // a fresh buffer
     int alias(int m, const Md& md, size_t extra_bytes = 0);         // another view of m's buffer
-    const Md& md(int m) const { return mems[size_t(m)].md; }
+    Md md(int m) const { return mems[size_t(m)].md; }  // a copy: mems grows while callers hold it
     void pin(int m) { buffers[size_t(mems[size_t(m)].buffer)].pinned = true; }
 
     void primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);

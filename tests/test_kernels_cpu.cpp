@@ -313,6 +313,33 @@ TEST_CASE("softmax cross-entropy by hand") {
     CHECK_THROWS_AS(ref::softmax_cross_entropy({z.data(), z.shape}, {0, 2}, {dz.data(), dz.shape}), std::invalid_argument);
 }
 
+TEST_CASE("values PyTorch gives at the edges") {
+    // From torch 1.13 (CPU, float64):
+    //   x = torch.tensor([-3., 0., 3., 6.], requires_grad=True); f(x).sum().backward(); x.grad
+    //   x = torch.arange(0., 49.).reshape(1, 1, 7, 7)
+    //   F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=...)[0, 0, -1]
+    SUBCASE("activation slopes at the kinks") {
+        HostTensor x = tensor({4}, {-3, 0, 3, 6}), ones = tensor({4}, {1, 1, 1, 1});
+        auto slope = [&](const Op& op) {
+            HostTensor y = run(op, {x}), dx(x.shape);
+            ref::backward(op, {{{x.data(), x.shape}}, {y.data(), y.shape}, {ones.data(), ones.shape}, {}, {{dx.data(), dx.shape}}, {}});
+            return dx;
+        };
+        check_values(slope(relu()), {0, 0, 1, 1});
+        check_values(slope(relu6()), {0, 0, 1, 0});
+        check_values(slope(hardswish()), {-0.5f, 0.5f, 1.5f, 1});
+        check_values(slope(hardsigmoid()), {0, 1.0f / 6, 0, 0});
+    }
+    SUBCASE("average pooling's last ceil_mode window, counting the padding and not") {
+        HostTensor x = iota({1, 1, 7, 7}, 0);
+        HostTensor in = run(avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}), {x});
+        HostTensor ex = run(avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true, .count_include_pad = false}), {x});
+        REQUIRE(in.shape == Shape{1, 1, 4, 4});
+        check_values(tensor({4}, {in.v.begin() + 12, in.v.end()}), {17.33333397f, 27.0f, 28.33333397f, 19.55555534f});
+        check_values(tensor({4}, {ex.v.begin() + 12, ex.v.end()}), {39.0f, 40.5f, 42.5f, 44.0f});
+    }
+}
+
 // --- backward by finite differences ------------------------------------------------------------
 
 TEST_CASE("conv2d backward") {

@@ -313,3 +313,49 @@ TEST_CASE("every zoo net runs fused inference at its smallest resolution") {
         CHECK(finite);
     }
 }
+
+TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first layer") {
+    Graph g = build(*find_net("resnet18"), 1, 64, 64);
+    Inputs in = inputs(g, 5);
+    const size_t conv1 = size_t(g.find("conv1") - g.nodes().data()), bn1 = size_t(g.find("bn1") - g.nodes().data());
+    for (bool fused : {false, true}) {
+        CAPTURE(fused);
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+        CHECK(ex->planned_bytes() > 0);
+        ex->prepare();
+        ex->load(in.w);
+        ex->set_input(in.x, in.labels);
+        ex->time_layers(true);
+        ex->forward();
+        const StepTimes& t = ex->step_times();
+        REQUIRE(t.layers.size() == g.nodes().size());
+        CHECK(t.layers[conv1].fwd > 0);
+        CHECK((t.layers[bn1].fwd > 0) == !fused);
+        for (size_t i = 0; i < g.nodes().size(); ++i)
+            if (!fused && std::holds_alternative<Conv2d>(g.nodes()[i].op)) CHECK(t.layers[i].fwd > 0);
+    }
+    auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+    ex->prepare();
+    ex->load(in.w);
+    ex->set_input(in.x, in.labels);
+    ex->time_layers(true);
+    ex->forward();
+    ex->backward();
+    const StepTimes& t = ex->step_times();
+    CHECK(t.loss > 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        if (!std::holds_alternative<Conv2d>(g.nodes()[i].op)) continue;
+        INFO(g.nodes()[i].name);
+        CHECK(t.layers[i].wgrad > 0);
+        CHECK((t.layers[i].dgrad > 0) == (i != conv1));  // the image needs no gradient
+    }
+}
+
+TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
+    Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
+    Inputs in = inputs(g, 9);
+    auto infer = make_executor("onednn", g, {.mode = Mode::infer});
+    infer->load(in.w);
+    check_close(g, infer->weights(), in.w, 0, "inference weights");
+    CHECK_THROWS_AS(infer->backward(), std::logic_error);
+}

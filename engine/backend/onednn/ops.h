@@ -96,9 +96,4 @@ PD hint(const dnnl::primitive_desc_base& pd) {
     return PD(c);
 }
 
-// Pooling windows in oneDNN's terms (padding on the right grown to give ceil mode's extra window).
-struct Window {
-    Dims kernel, stride, pad_l, pad_r;
-};
-
 }  // namespace ridge::onednn

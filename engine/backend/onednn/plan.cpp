@@ -16,8 +16,6 @@ Md plain(const Dims& dims) {
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
 }
 
-bool is_plain(const Md& md) { return md == plain(md.dims()); }
-
 Plan::Plan(const Graph& graph, const ExecOptions& o)
     : g(graph), train(o.mode == Mode::train), fused(o.fused) {
     size_t T = 0;

@@ -52,7 +52,6 @@ struct Step {
 
 // A plain row-major fp32 descriptor of a shape.
 Md plain(const Dims& dims);
-bool is_plain(const Md& md);
 Dims dims_of(const Shape& s);
 
 class Plan {
@@ -69,7 +68,6 @@ public:
 
     // Where emitted steps go and whom they are charged to.
     void at(std::vector<Step>* pass, int node, Phase phase) { pass_ = pass, node_ = node, phase_ = phase; }
-    int node() const { return node_; }
 
     // Every primitive uses the user scratchpad: one shared buffer sized for the largest.
     dnnl::primitive_attr attr() const;

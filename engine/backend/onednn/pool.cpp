@@ -13,6 +13,11 @@ using dnnl::prop_kind;
 
 namespace {
 
+// A window in oneDNN's terms: padding on the right grown to give ceil mode's extra window.
+struct Window {
+    Dims kernel, stride, pad_l, pad_r;
+};
+
 struct Pooling {
     algorithm alg;
     Window win;

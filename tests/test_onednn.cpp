@@ -251,6 +251,12 @@ TEST_CASE("fused inference groups match the unfused layers") {
                                 }),
                                 op_tol);
     }
+    SUBCASE("a conv whose input is also the residual it adds") {
+        check_against_reference(fragment("self_residual", {2, 8, 6, 6}, [](Tensor x) {
+                                    Tensor h = x | conv(8, 1);  // blocked, as the conv reads it
+                                    return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
+                                }), op_tol);
+    }
     SUBCASE("conv, batchnorm, each activation") {
         for (Activation a : {relu6(), silu(), hardswish(), hardsigmoid(), sigmoid(), gelu()}) {
             CAPTURE(fn_name(a.fn));

@@ -34,7 +34,7 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
 
 }  // namespace
 
-int group_destination(Plan& p, const Layer& l, const Md& dst) {
+int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
     const PostOp* sum = nullptr;
     if (l.group)
         for (const PostOp& po : l.group->post)
@@ -43,7 +43,8 @@ int group_destination(Plan& p, const Layer& l, const Md& dst) {
     int addend = p.value[size_t(sum->addend)];
     const Mem& a = p.mems[size_t(addend)];
     bool last_use = p.last_read[size_t(p.g.tensor(sum->addend).storage)] <= sum->node;
-    if (last_use && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
+    bool shared = a.buffer == p.mems[size_t(src)].buffer;
+    if (last_use && !shared && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
     int y = p.mem(dst);
     p.reorder_into(addend, y);
     return y;
@@ -68,7 +69,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // A folded conv's bias is its own tensor's slot 1 whether or not the conv declared one.
     if (bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, c.b)});
     if (folded) p.folds.push_back({l.node, l.group->bn});
-    int y = group_destination(p, l, pd.dst_desc());
+    int y = group_destination(p, l, pd.dst_desc(), x);
     args.push_back({DNNL_ARG_DST, y});
     p.primitive(pd, args);
     p.value[size_t(l.y(p.g))] = y;

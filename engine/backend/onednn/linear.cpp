@@ -35,7 +35,7 @@ void forward(Plan& p, const Layer& l, const Linear& op) {
     dnnl::inner_product_forward::primitive_desc pd(d, attr, p.eng);
 
     int x = p.alias(p.value_as(l.x(), plain(dims_of(p.shape(l.x())))), x2);
-    int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))));
+    int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
     Plan::Saved sv{pd, {x}, p.alias(y, y2)};
     std::vector<std::pair<int, int>> args = {
         {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.param_mem(l.node, 0, pd.weights_desc())}, {DNNL_ARG_DST, sv.out}};

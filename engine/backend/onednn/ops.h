@@ -85,8 +85,9 @@ std::vector<Eltwise> eltwise_of(Activation::Fn fn);
 dnnl::post_ops post_ops_of(const Graph& g, const Group& gr);
 
 // The destination of a group's primitive. With a residual sum it must hold the addend first: the
-// addend's own memory when nothing reads it afterwards and the layouts agree, else a copy.
-int group_destination(Plan& p, const Layer& l, const Md& dst);
+// addend's own memory when nothing reads it afterwards, the layouts agree and the primitive does
+// not also read it (src), else a copy.
+int group_destination(Plan& p, const Layer& l, const Md& dst, int src);
 
 // A forward primitive descriptor kept in Plan::Saved, typed again as a backward pd's hint.
 template <class PD>

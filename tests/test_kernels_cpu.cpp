@@ -191,7 +191,8 @@ TEST_CASE("conv2d forward by hand") {
 }
 
 TEST_CASE("linear and matmul forward by hand") {
-    HostTensor y = run(linear(3), {tensor({1, 2}, {1, 2})}, {tensor({3, 2}, {1, 0, 0, 1, 1, 1}), tensor({3}, {0, 0, 10})});
+    HostTensor y =
+        run(linear(3), {tensor({1, 2}, {1, 2})}, {tensor({3, 2}, {1, 0, 0, 1, 1, 1}), tensor({3}, {0, 0, 10})});
     check_values(y, {1, 2, 13});
     HostTensor a = tensor({1, 2, 2}, {1, 2, 3, 4}), b = tensor({1, 2, 2}, {5, 6, 7, 8});
     check_values(run(Matmul{false}, {a, b}), {19, 22, 43, 50});
@@ -201,14 +202,14 @@ TEST_CASE("linear and matmul forward by hand") {
 TEST_CASE("normalization forward by hand") {
     // x (N=2, C=2): channel 0 holds {1, 3} (mean 2, variance 1), channel 1 {5, 5} (variance 0)
     HostTensor x = tensor({2, 2}, {1, 5, 3, 5});
-    auto gamma = tensor({2}, {2, 1}), beta = tensor({2}, {0, 7}), rmean = tensor({2}, {1, 5}), rvar = tensor({2}, {4, 1});
+    auto gamma = tensor({2}, {2, 1}), beta = tensor({2}, {0, 7}), rmean = tensor({2}, {1, 5}),
+         rvar = tensor({2}, {4, 1});
     const float s1 = float(1 / std::sqrt(1 + 1e-5)), s4 = float(1 / std::sqrt(4 + 1e-5));
     SUBCASE("batchnorm training uses the batch's statistics, biased variance") {
         check_values(run(bn(), {x}, {gamma, beta, rmean, rvar}, true), {-2 * s1, 7, 2 * s1, 7});
     }
     SUBCASE("batchnorm inference uses the running statistics") {
-        check_values(run(bn(), {x}, {gamma, beta, rmean, rvar}, false),
-                     {0, 7, 2 * 2 * s4, 7});
+        check_values(run(bn(), {x}, {gamma, beta, rmean, rvar}, false), {0, 7, 2 * 2 * s4, 7});
     }
     SUBCASE("layernorm over the last dimension, and over dim 1 of NCHW") {
         // row {1, 2, 3, 4}: mean 2.5, variance 1.25
@@ -310,7 +311,8 @@ TEST_CASE("softmax cross-entropy by hand") {
     // -log(1/2) for the first row, -log(1/4) for the second; averaged
     CHECK(loss == doctest::Approx((std::log(2.0) + std::log(4.0)) / 2));
     check_values(dz, {-0.25f, 0.25f, 0.375f, -0.375f});
-    CHECK_THROWS_AS(ref::softmax_cross_entropy({z.data(), z.shape}, {0, 2}, {dz.data(), dz.shape}), std::invalid_argument);
+    CHECK_THROWS_AS(ref::softmax_cross_entropy({z.data(), z.shape}, {0, 2}, {dz.data(), dz.shape}),
+                    std::invalid_argument);
 }
 
 TEST_CASE("values PyTorch gives at the edges") {
@@ -322,7 +324,12 @@ TEST_CASE("values PyTorch gives at the edges") {
         HostTensor x = tensor({4}, {-3, 0, 3, 6}), ones = tensor({4}, {1, 1, 1, 1});
         auto slope = [&](const Op& op) {
             HostTensor y = run(op, {x}), dx(x.shape);
-            ref::backward(op, {{{x.data(), x.shape}}, {y.data(), y.shape}, {ones.data(), ones.shape}, {}, {{dx.data(), dx.shape}}, {}});
+            ref::backward(op, {{{x.data(), x.shape}},
+                               {y.data(), y.shape},
+                               {ones.data(), ones.shape},
+                               {},
+                               {{dx.data(), dx.shape}},
+                               {}});
             return dx;
         };
         check_values(slope(relu()), {0, 0, 1, 1});
@@ -345,18 +352,27 @@ TEST_CASE("values PyTorch gives at the edges") {
 TEST_CASE("conv2d backward") {
     SUBCASE("3x3, padding 1, bias") { grad_check_op(conv(4, 3, {.pad = 1, .bias = true}), {random({2, 3, 5, 5}, 1)}); }
     SUBCASE("groups 2, stride 2, asymmetric padding, dilation, 3x2 kernel") {
-        grad_check_op(conv(6, {3, 2}, {.stride = 2, .pad = Padding(1, 0, 2, 1), .dilation = {2, 1}, .groups = 2, .bias = true}),
-                      {random({2, 4, 7, 8}, 2)});
+        grad_check_op(
+            conv(6, {3, 2}, {.stride = 2, .pad = Padding(1, 0, 2, 1), .dilation = {2, 1}, .groups = 2, .bias = true}),
+            {random({2, 4, 7, 8}, 2)});
     }
-    SUBCASE("depthwise 3x3 stride 2") { grad_check_op(conv(4, 3, {.stride = 2, .pad = 1, .groups = 4}), {random({1, 4, 6, 6}, 3)}); }
-    SUBCASE("1x1 stride 2 drops rows and columns") { grad_check_op(conv(3, 1, {.stride = 2}), {random({2, 2, 5, 5}, 4)}); }
+    SUBCASE("depthwise 3x3 stride 2") {
+        grad_check_op(conv(4, 3, {.stride = 2, .pad = 1, .groups = 4}), {random({1, 4, 6, 6}, 3)});
+    }
+    SUBCASE("1x1 stride 2 drops rows and columns") {
+        grad_check_op(conv(3, 1, {.stride = 2}), {random({2, 2, 5, 5}, 4)});
+    }
 }
 
 TEST_CASE("linear and matmul backward") {
-    SUBCASE("linear over the last dimension of a 3-d input, with bias") { grad_check_op(linear(4), {random({2, 3, 5}, 5)}); }
+    SUBCASE("linear over the last dimension of a 3-d input, with bias") {
+        grad_check_op(linear(4), {random({2, 3, 5}, 5)});
+    }
     SUBCASE("linear without bias") { grad_check_op(linear(4, false), {random({3, 5}, 6)}); }
     SUBCASE("matmul") { grad_check_op(Matmul{false}, {random({2, 3, 4, 5}, 7), random({2, 3, 5, 6}, 8)}); }
-    SUBCASE("matmul with transpose_b") { grad_check_op(Matmul{true}, {random({2, 3, 4, 5}, 9), random({2, 3, 6, 5}, 10)}); }
+    SUBCASE("matmul with transpose_b") {
+        grad_check_op(Matmul{true}, {random({2, 3, 4, 5}, 9), random({2, 3, 6, 5}, 10)});
+    }
 }
 
 TEST_CASE("normalization backward") {
@@ -378,15 +394,20 @@ TEST_CASE("activation backward away from the kinks") {
 }
 
 TEST_CASE("pooling backward") {
-    SUBCASE("max 3x3 stride 2 padding 1 ceil_mode") { grad_check_op(maxpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}), {distinct({2, 2, 8, 8}, 22)}); }
+    SUBCASE("max 3x3 stride 2 padding 1 ceil_mode") {
+        grad_check_op(maxpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}), {distinct({2, 2, 8, 8}, 22)});
+    }
     SUBCASE("max 2x2 ceil_mode on an odd side, overlapping 3x3 stride 1") {
         grad_check_op(maxpool(2, {.ceil_mode = true}), {distinct({1, 2, 5, 7}, 23)});
         grad_check_op(maxpool(3, {.stride = 1}), {distinct({1, 2, 5, 5}, 24)});
     }
-    SUBCASE("max with asymmetric padding") { grad_check_op(maxpool(2, {.stride = 1, .pad = Padding(1, 0, 0, 1)}), {distinct({1, 2, 4, 5}, 25)}); }
+    SUBCASE("max with asymmetric padding") {
+        grad_check_op(maxpool(2, {.stride = 1, .pad = Padding(1, 0, 0, 1)}), {distinct({1, 2, 4, 5}, 25)});
+    }
     SUBCASE("avg 3x3 stride 2 padding 1 ceil_mode, counting the padding and not") {
         grad_check_op(avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}), {random({1, 2, 6, 7}, 26)});
-        grad_check_op(avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true, .count_include_pad = false}), {random({1, 2, 6, 7}, 27)});
+        grad_check_op(avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true, .count_include_pad = false}),
+                      {random({1, 2, 6, 7}, 27)});
     }
     SUBCASE("adaptive average to 3x2 (overlapping windows) and to 1x1") {
         grad_check_op(adaptive_avgpool({3, 2}), {random({1, 2, 5, 7}, 28)});
@@ -398,7 +419,9 @@ TEST_CASE("elementwise backward sums over the broadcast dimensions") {
     SUBCASE("add, equal shapes") { grad_check_op(Add{}, {random({2, 3, 4}, 30), random({2, 3, 4}, 31)}); }
     SUBCASE("add, one side per channel") { grad_check_op(Add{}, {random({2, 3, 4, 5}, 32), random({3, 1, 1}, 33)}); }
     SUBCASE("add, both sides broadcast") { grad_check_op(Add{}, {random({2, 1, 4}, 34), random({3, 1}, 35)}); }
-    SUBCASE("mul, squeeze-excitation (N,C,H,W) * (N,C,1,1)") { grad_check_op(Mul{}, {random({2, 3, 4, 4}, 36), random({2, 3, 1, 1}, 37)}); }
+    SUBCASE("mul, squeeze-excitation (N,C,H,W) * (N,C,1,1)") {
+        grad_check_op(Mul{}, {random({2, 3, 4, 4}, 36), random({2, 3, 1, 1}, 37)});
+    }
     SUBCASE("mul, both sides broadcast") { grad_check_op(Mul{}, {random({1, 4, 1}, 38), random({3, 1, 5}, 39)}); }
     SUBCASE("scale") { grad_check_op(scale(0.25), {random({2, 3, 4}, 40)}); }
     SUBCASE("layer scale along C of NCHW and along the last dimension") {
@@ -504,7 +527,8 @@ TEST_CASE("batchnorm's running statistics take no gradient") {
     HostTensor x = random({2, 3}, 80);
     auto ps = params_for(bn(), {x.shape}, 81);
     HostTensor y = run(bn(), {x}, ps), dy = random(y.shape, 82), d(Shape{3});
-    ref::Bwd b{{{x.data(), x.shape}}, {y.data(), y.shape}, {dy.data(), dy.shape},
-               {ps[0].data(), ps[1].data(), ps[2].data(), ps[3].data()}, {{nullptr, {}}}, {nullptr, nullptr, d.data(), nullptr}};
+    ref::Bwd b{{{x.data(), x.shape}}, {y.data(), y.shape},
+               {dy.data(), dy.shape}, {ps[0].data(), ps[1].data(), ps[2].data(), ps[3].data()},
+               {{nullptr, {}}},       {nullptr, nullptr, d.data(), nullptr}};
     CHECK_THROWS_AS(ref::backward(bn(), b), std::invalid_argument);
 }

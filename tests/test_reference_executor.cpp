@@ -94,7 +94,9 @@ void check_weight_gradients(const Graph& g, const std::vector<WeightProbe>& prob
         const size_t i = size_t(node - g.nodes().data());
         const std::vector<float>& dw = grads.at(i).at(size_t(p.tensor)).v;
         REQUIRE(!dw.empty());
-        const size_t k = size_t(std::max_element(dw.begin(), dw.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }) - dw.begin());
+        const size_t k =
+            size_t(std::max_element(dw.begin(), dw.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }) -
+                   dw.begin());
         Weights w = s.w;
         float& v = w[i][size_t(p.tensor)].v[k];
         const float v0 = v;
@@ -103,7 +105,8 @@ void check_weight_gradients(const Graph& g, const std::vector<WeightProbe>& prob
         v = float(v0 - h);
         const double Lm = loss_with(*ex, w, s);
         const double num = (Lp - Lm) / (2 * h);
-        INFO(g.model(), " ", p.layer, " tensor ", p.tensor, " element ", k, ": finite difference ", num, ", backward ", dw[k]);
+        INFO(g.model(), " ", p.layer, " tensor ", p.tensor, " element ", k, ": finite difference ", num, ", backward ",
+             dw[k]);
         CHECK(std::abs(num - dw[k]) <= rtol * std::abs(dw[k]));
     }
 }
@@ -115,15 +118,16 @@ Graph tiny_vit(int64_t N) {
     Graph g("tiny_vit");
     const int64_t D = 16, heads = 2;
     Tensor x = g.input({N, 3, 16, 16});
-    x = x | conv(D, 4, {.stride = 4, .bias = true}) | flatten(2) | permute({0, 2, 1}) | named("class_token", class_token())
-          | named("pos_embedding", pos_embedding()) | dropout(0.1);
+    x = x | conv(D, 4, {.stride = 4, .bias = true}) | flatten(2) | permute({0, 2, 1}) |
+        named("class_token", class_token()) | named("pos_embedding", pos_embedding()) | dropout(0.1);
     for (int l = 0; l < 2; ++l) {
         Scope s(x, cat("layer", l));
-        Tensor qkv = x | named("ln_1", ln()) | named("in_proj", linear(3 * D)) | reshape({0, 0, 3, heads, -1})
-                       | permute({0, 2, 3, 1, 4});
+        Tensor qkv = x | named("ln_1", ln()) | named("in_proj", linear(3 * D)) | reshape({0, 0, 3, heads, -1}) |
+                     permute({0, 2, 3, 1, 4});
         Tensor q = qkv | select(1, 0) | scale(1.0 / std::sqrt(double(D / heads)));
         Tensor attn = matmul(q, qkv | select(1, 1), true) | softmax() | dropout(0.1);
-        Tensor a = matmul(attn, qkv | select(1, 2)) | permute({0, 2, 1, 3}) | reshape({0, 0, -1}) | named("out_proj", linear(D));
+        Tensor a = matmul(attn, qkv | select(1, 2)) | permute({0, 2, 1, 3}) | reshape({0, 0, -1}) |
+                   named("out_proj", linear(D));
         x = add(a, x);
         x = add(x, x | named("ln_2", ln()) | named("fc1", linear(2 * D)) | gelu() | named("fc2", linear(D)));
     }
@@ -152,7 +156,14 @@ TEST_CASE("resnet18 at 32x32, batch 4") {
     Graph g = build(*find_net("resnet18"), 4, 32, 32);
     SUBCASE("the loss falls over SGD steps on a fixed batch") { check_loss_falls(g, 0.01f, 3); }
     SUBCASE("weight gradients match finite differences of the loss") {
-        check_weight_gradients(g, {{"conv1"}, {"bn1", 0}, {"layer2.0.downsample.conv1"}, {"layer3.1.conv2"}, {"layer4.1.bn2", 1}, {"fc", 0}, {"fc", 1}},
+        check_weight_gradients(g,
+                               {{"conv1"},
+                                {"bn1", 0},
+                                {"layer2.0.downsample.conv1"},
+                                {"layer3.1.conv2"},
+                                {"layer4.1.bn2", 1},
+                                {"fc", 0},
+                                {"fc", 1}},
                                1e-4, 5e-2);
     }
 }
@@ -160,20 +171,37 @@ TEST_CASE("resnet18 at 32x32, batch 4") {
 TEST_CASE("mobilenet_v2 at 32x32, batch 8") {
     Graph g = build(*find_net("mobilenet_v2"), 8, 32, 32);
     check_loss_falls(g, 0.01f, 2);
-    check_weight_gradients(g, {{"features.0.conv1"}, {"features.2.conv2"}, {"features.10.conv3"}, {"features.18.bn1", 0}, {"classifier.fc1"}}, 1e-4, 5e-2);
+    check_weight_gradients(
+        g,
+        {{"features.0.conv1"}, {"features.2.conv2"}, {"features.10.conv3"}, {"features.18.bn1", 0}, {"classifier.fc1"}},
+        1e-4, 5e-2);
 }
 
 TEST_CASE("efficientnet_b0 at 64x64, batch 2") {
     Graph g = build(*find_net("efficientnet_b0"), 2, 64, 64);
     check_loss_falls(g, 0.01f, 2);
-    check_weight_gradients(g, {{"features.0.conv1"}, {"features.2.0.conv2"}, {"features.2.0.se.fc1"}, {"features.6.1.conv3"}, {"classifier.fc1"}}, 1e-3, 2e-2);
+    check_weight_gradients(g,
+                           {{"features.0.conv1"},
+                            {"features.2.0.conv2"},
+                            {"features.2.0.se.fc1"},
+                            {"features.6.1.conv3"},
+                            {"classifier.fc1"}},
+                           1e-3, 2e-2);
 }
 
 TEST_CASE("a tiny vision transformer") {
     Graph g = tiny_vit(2);
     check_loss_falls(g, 0.05f, 3);
-    check_weight_gradients(g, {{"conv1"}, {"class_token"}, {"pos_embedding"}, {"layer0.in_proj"}, {"layer0.ln_1", 0},
-                               {"layer1.out_proj", 1}, {"layer1.fc1"}, {"ln", 1}, {"head"}},
+    check_weight_gradients(g,
+                           {{"conv1"},
+                            {"class_token"},
+                            {"pos_embedding"},
+                            {"layer0.in_proj"},
+                            {"layer0.ln_1", 0},
+                            {"layer1.out_proj", 1},
+                            {"layer1.fc1"},
+                            {"ln", 1},
+                            {"head"}},
                            1e-3, 2e-2);
 }
 
@@ -192,7 +220,8 @@ TEST_CASE("dropout and stochastic depth are the identity in training") {
     Setup sa = setup(a, 3);
     Weights wb;  // the same layers' tensors, without the regularizers
     for (size_t i = 0; i < a.nodes().size(); ++i)
-        if (!std::holds_alternative<Dropout>(a.nodes()[i].op) && !std::holds_alternative<StochasticDepth>(a.nodes()[i].op))
+        if (!std::holds_alternative<Dropout>(a.nodes()[i].op) &&
+            !std::holds_alternative<StochasticDepth>(a.nodes()[i].op))
             wb.push_back(sa.w[i]);
     REQUIRE(wb.size() == b.nodes().size());
     auto ea = make(a, Mode::train), eb = make(b, Mode::train);
@@ -316,7 +345,8 @@ TEST_CASE("infer mode: batchnorm's running statistics, and no backward") {
     const HostTensor y = ex->output();
     for (int n = 0; n < 4; ++n)
         for (int c = 0; c < 2; ++c) {
-            double expect = (x.v[n * 2 + c] - w[0][2].v[c]) / std::sqrt(w[0][3].v[c] + 1e-5) * w[0][0].v[c] + w[0][1].v[c];
+            double expect =
+                (x.v[n * 2 + c] - w[0][2].v[c]) / std::sqrt(w[0][3].v[c] + 1e-5) * w[0][0].v[c] + w[0][1].v[c];
             CHECK(y.v[n * 2 + c] == doctest::Approx(expect).epsilon(1e-6));
         }
     CHECK_THROWS_AS(ex->backward(), std::logic_error);

@@ -1,6 +1,7 @@
 // Reference elementwise nonlinearities with PyTorch's definitions and its choice of derivative at
 // the kinks (0 at relu's 0, at relu6's 0 and 6, at hardsigmoid's -3 and 3).
 // x (E)  y (E): any shape, seen as E elements. Computed in double, rounded once to float.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/ops.h"
@@ -12,7 +13,7 @@ namespace {
 using Fn = Activation::Fn;
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double Phi(double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); }           // normal CDF
+double Phi(double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); }                        // normal CDF
 double phi(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * 3.14159265358979323846); }  // its density
 
 double value(Fn fn, double x) {

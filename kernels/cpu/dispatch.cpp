@@ -60,12 +60,14 @@ void backward(const Op& op, const Bwd& b) {
     if (b.dx.size() != b.in.size()) throw fail(cat(b.dx.size(), " input gradients for ", b.in.size(), " inputs"));
     for (size_t i = 0; i < b.dx.size(); ++i)
         if (b.dx[i].p && b.dx[i].shape != in[i])
-            throw fail(cat("gradient of input ", i, " is ", to_string(b.dx[i].shape), ", the input ", to_string(in[i])));
+            throw fail(
+                cat("gradient of input ", i, " is ", to_string(b.dx[i].shape), ", the input ", to_string(in[i])));
     // An empty dparams asks for no parameter gradient at all; otherwise one entry per tensor.
     if (!b.dparams.empty() && b.dparams.size() != specs.size())
         throw fail(cat(b.dparams.size(), " parameter gradients for ", specs.size(), " parameters"));
     for (size_t j = 0; j < b.dparams.size(); ++j)
-        if (b.dparams[j] && !specs[j].learned) throw fail(cat("'", specs[j].name, "' is not learned: it has no gradient"));
+        if (b.dparams[j] && !specs[j].learned)
+            throw fail(cat("'", specs[j].name, "' is not learned: it has no gradient"));
     std::visit([&](const auto& o) { bwd(o, b); }, op);
 }
 

@@ -11,7 +11,7 @@ void fwd(const ClassToken&, const Fwd& f) {
     const float* token = f.params[0];
     for (int64_t n = 0; n < N; ++n) {
         float* y = f.y.p + n * (T + 1) * D;
-        for (int64_t d = 0; d < D; ++d) y[d] = token[d];                                  // row 0: the token
+        for (int64_t d = 0; d < D; ++d) y[d] = token[d];                          // row 0: the token
         for (int64_t e = 0; e < T * D; ++e) y[D + e] = f.in[0].p[n * T * D + e];  // rows 1..T: x
     }
 }

@@ -95,7 +95,8 @@ void fwd(const ChannelShuffle& op, const Fwd& f) {
     // y[n, j, :] = x[n, shuffled_from(j), :]
     for (int64_t n = 0; n < N; ++n)
         for (int64_t j = 0; j < C; ++j)
-            for (int64_t e = 0; e < HW; ++e) f.y.p[(n * C + j) * HW + e] = f.in[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e];
+            for (int64_t e = 0; e < HW; ++e)
+                f.y.p[(n * C + j) * HW + e] = f.in[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e];
 }
 
 void bwd(const ChannelShuffle& op, const Bwd& b) {
@@ -105,7 +106,8 @@ void bwd(const ChannelShuffle& op, const Bwd& b) {
     // dx[n, shuffled_from(j), :] += dy[n, j, :]
     for (int64_t n = 0; n < N; ++n)
         for (int64_t j = 0; j < C; ++j)
-            for (int64_t e = 0; e < HW; ++e) b.dx[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e] += b.dy.p[(n * C + j) * HW + e];
+            for (int64_t e = 0; e < HW; ++e)
+                b.dx[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e] += b.dy.p[(n * C + j) * HW + e];
 }
 
 void fwd(const Flatten&, const Fwd& f) { copy(f); }

@@ -1,5 +1,6 @@
 // Reference softmax cross-entropy, PyTorch's F.cross_entropy with mean reduction.
 // logits (N,K)  labels (N)  dlogits (N,K)
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -16,7 +17,8 @@ float softmax_cross_entropy(CView logits, const std::vector<int32_t>& labels, Vi
     for (int64_t n = 0; n < N; ++n) {
         const float* z = logits.p + n * K;
         const int32_t t = labels[n];
-        if (t < 0 || t >= K) throw std::invalid_argument(cat("softmax_cross_entropy: label ", t, " outside [0, ", K, ")"));
+        if (t < 0 || t >= K)
+            throw std::invalid_argument(cat("softmax_cross_entropy: label ", t, " outside [0, ", K, ")"));
         // loss_n = log sum over k of exp(z[k]) - z[t], with the max shifted out so exp stays finite
         double m = z[0];
         for (int64_t k = 1; k < K; ++k) m = std::max(m, double(z[k]));

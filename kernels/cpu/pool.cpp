@@ -1,6 +1,7 @@
 // Reference pooling with PyTorch's windows.
 // Pool2d:             x (N,C,H,W)  y (N,C,P,Q), window (R,S), stride, padding, ceil_mode
 // AdaptiveAvgPool2d:  x (N,C,H,W)  y (N,C,P,Q), window i covers [floor(i*H/P), ceil((i+1)*H/P))
+#include <algorithm>
 #include <cmath>
 #include <limits>
 

@@ -1,5 +1,6 @@
 // Reference softmax along one dimension.
 // x (O,D,I)  y (O,D,I): each of the O*I rows of D elements sums to 1; D is x's dimension `dim`.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/ops.h"
@@ -31,7 +32,8 @@ void bwd(const Softmax& op, const Bwd& b) {
             // dx[i] += y[i] * (dy[i] - sum over i' of dy[i'] * y[i'])
             double dot = 0;
             for (int64_t i = 0; i < a.n; ++i) dot += double(dy[i * a.inner]) * y[i * a.inner];
-            for (int64_t i = 0; i < a.n; ++i) b.dx[0].p[base + i * a.inner] += float(y[i * a.inner] * (dy[i * a.inner] - dot));
+            for (int64_t i = 0; i < a.n; ++i)
+                b.dx[0].p[base + i * a.inner] += float(y[i * a.inner] * (dy[i * a.inner] - dot));
         }
 }
 

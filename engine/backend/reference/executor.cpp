@@ -20,7 +20,8 @@ public:
         for (const Node& n : g.nodes()) {
             for (int id : n.inputs)
                 if (id != 0 && g.tensor(id).producer < 0)
-                    throw std::invalid_argument(cat(g.model(), ": layer ", n.name, " reads a second graph input; the reference executor takes one"));
+                    throw std::invalid_argument(cat(g.model(), ": layer ", n.name,
+                                                    " reads a second graph input; the reference executor takes one"));
             tensors = std::max(tensors, n.output + 1);
             std::vector<Shape> in;
             for (int id : n.inputs) in.push_back(g.tensor(id).shape);
@@ -70,15 +71,17 @@ public:
     void load(const Weights& w) override {
         prepare();
         if (w.size() != specs_.size())
-            throw std::invalid_argument(cat(g_.model(), ": weights for ", w.size(), " layers, the graph has ", specs_.size()));
+            throw std::invalid_argument(
+                cat(g_.model(), ": weights for ", w.size(), " layers, the graph has ", specs_.size()));
         for (size_t i = 0; i < specs_.size(); ++i) {
             if (w[i].size() != specs_[i].size())
                 throw std::invalid_argument(cat(g_.model(), ": layer ", g_.nodes()[i].name, " has ", specs_[i].size(),
                                                 " tensors, the weights give ", w[i].size()));
             for (size_t j = 0; j < specs_[i].size(); ++j) {
                 if (w[i][j].shape != specs_[i][j].shape)
-                    throw std::invalid_argument(cat(g_.model(), ": layer ", g_.nodes()[i].name, " ", specs_[i][j].name, " is ",
-                                                    to_string(specs_[i][j].shape), ", the weights give ", to_string(w[i][j].shape)));
+                    throw std::invalid_argument(cat(g_.model(), ": layer ", g_.nodes()[i].name, " ", specs_[i][j].name,
+                                                    " is ", to_string(specs_[i][j].shape), ", the weights give ",
+                                                    to_string(w[i][j].shape)));
                 w_[i][j] = w[i][j];
             }
         }
@@ -87,7 +90,8 @@ public:
     void set_input(const HostTensor& x, const std::vector<int32_t>& labels) override {
         prepare();
         if (x.shape != g_.input_shape())
-            throw std::invalid_argument(cat(g_.model(), ": input ", to_string(x.shape), ", the graph takes ", to_string(g_.input_shape())));
+            throw std::invalid_argument(
+                cat(g_.model(), ": input ", to_string(x.shape), ", the graph takes ", to_string(g_.input_shape())));
         if (int64_t(labels.size()) != x.shape[0] && (training() || !labels.empty()))
             throw std::invalid_argument(cat(g_.model(), ": ", labels.size(), " labels for a batch of ", x.shape[0]));
         act_[0] = x;
@@ -113,7 +117,8 @@ public:
     }
 
     float backward() override {
-        if (!training()) throw std::logic_error(cat(g_.model(), ": backward() needs an executor made with Mode::train"));
+        if (!training())
+            throw std::logic_error(cat(g_.model(), ": backward() needs an executor made with Mode::train"));
         if (!forwarded_) throw std::logic_error(cat(g_.model(), ": backward() before forward()"));
         for (HostTensor& t : grad_) std::fill(t.v.begin(), t.v.end(), 0.0f);
         for (auto& layer : dw_)

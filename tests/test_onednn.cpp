@@ -69,7 +69,8 @@ void check_close(const Graph& g, const Weights& a, const Weights& b, double tol,
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) {
         REQUIRE(a[i].size() == b[i].size());
-        for (size_t j = 0; j < a[i].size(); ++j) check_close(a[i][j], b[i][j], tol, cat(what, " of ", g.nodes()[i].name, " #", j));
+        for (size_t j = 0; j < a[i].size(); ++j)
+            check_close(a[i][j], b[i][j], tol, cat(what, " of ", g.nodes()[i].name, " #", j));
     }
 }
 
@@ -135,41 +136,72 @@ Graph fragment(const std::string& name, Shape x, F body) {
 }  // namespace
 
 TEST_CASE("convolutions match the reference") {
-    SUBCASE("3x3, padding 1") { check_against_reference(fragment("conv3x3", {2, 8, 9, 9}, [](Tensor x) { return x | conv(16, 3, {.pad = 1}); }), op_tol); }
-    SUBCASE("strided, with bias, channels not a multiple of 8") {
-        check_against_reference(fragment("conv_s2", {2, 5, 11, 11}, [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }), op_tol);
+    SUBCASE("3x3, padding 1") {
+        check_against_reference(fragment("conv3x3", {2, 8, 9, 9}, [](Tensor x) { return x | conv(16, 3, {.pad = 1}); }),
+                                op_tol);
     }
-    SUBCASE("1x1") { check_against_reference(fragment("conv1x1", {2, 16, 7, 7}, [](Tensor x) { return x | conv(24, 1); }), op_tol); }
-    SUBCASE("grouped") { check_against_reference(fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }), op_tol); }
+    SUBCASE("strided, with bias, channels not a multiple of 8") {
+        check_against_reference(
+            fragment("conv_s2", {2, 5, 11, 11},
+                     [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }),
+            op_tol);
+    }
+    SUBCASE("1x1") {
+        check_against_reference(fragment("conv1x1", {2, 16, 7, 7}, [](Tensor x) { return x | conv(24, 1); }), op_tol);
+    }
+    SUBCASE("grouped") {
+        check_against_reference(
+            fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }),
+            op_tol);
+    }
     SUBCASE("depthwise with bias") {
-        check_against_reference(fragment("conv_dw", {2, 24, 10, 10}, [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }), op_tol);
+        check_against_reference(
+            fragment("conv_dw", {2, 24, 10, 10},
+                     [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }),
+            op_tol);
     }
     SUBCASE("dilated, asymmetric kernel and padding") {
-        check_against_reference(fragment("conv_dil", {1, 8, 12, 12}, [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2}); }), op_tol);
+        check_against_reference(fragment("conv_dil", {1, 8, 12, 12},
+                                         [](Tensor x) {
+                                             return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2});
+                                         }),
+                                op_tol);
     }
     SUBCASE("3 input channels, as a stem") {
-        check_against_reference(fragment("conv_stem", {2, 3, 16, 16}, [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }), op_tol);
+        check_against_reference(
+            fragment("conv_stem", {2, 3, 16, 16}, [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }),
+            op_tol);
     }
 }
 
 TEST_CASE("linear layers and attention matmuls match the reference") {
-    SUBCASE("linear") { check_against_reference(fragment("linear", {4, 20}, [](Tensor x) { return x | linear(10); }), op_tol); }
+    SUBCASE("linear") {
+        check_against_reference(fragment("linear", {4, 20}, [](Tensor x) { return x | linear(10); }), op_tol);
+    }
     SUBCASE("linear on tokens, no bias") {
-        check_against_reference(fragment("linear3d", {2, 5, 12}, [](Tensor x) { return x | linear(7, false); }), op_tol);
+        check_against_reference(fragment("linear3d", {2, 5, 12}, [](Tensor x) { return x | linear(7, false); }),
+                                op_tol);
     }
     SUBCASE("matmul, a * b^T and a * b") {
-        check_against_reference(fragment("matmul", {2, 3, 6, 4}, [](Tensor x) {
-                                    Tensor a = x | scale(0.5), b = x | scale(2.0);
-                                    return matmul(matmul(a, b, true), x);
-                                }),
+        check_against_reference(fragment("matmul", {2, 3, 6, 4},
+                                         [](Tensor x) {
+                                             Tensor a = x | scale(0.5), b = x | scale(2.0);
+                                             return matmul(matmul(a, b, true), x);
+                                         }),
                                 op_tol);
     }
 }
 
 TEST_CASE("normalizations match the reference") {
-    SUBCASE("batchnorm") { check_against_reference(fragment("bn", {3, 6, 5, 5}, [](Tensor x) { return x | bn(); }), op_tol); }
-    SUBCASE("batchnorm and relu") { check_against_reference(fragment("bn_relu", {3, 16, 5, 5}, [](Tensor x) { return x | bn() | relu(); }), op_tol); }
-    SUBCASE("layernorm over the last dimension") { check_against_reference(fragment("ln", {2, 5, 12}, [](Tensor x) { return x | ln(); }), op_tol); }
+    SUBCASE("batchnorm") {
+        check_against_reference(fragment("bn", {3, 6, 5, 5}, [](Tensor x) { return x | bn(); }), op_tol);
+    }
+    SUBCASE("batchnorm and relu") {
+        check_against_reference(fragment("bn_relu", {3, 16, 5, 5}, [](Tensor x) { return x | bn() | relu(); }), op_tol);
+    }
+    SUBCASE("layernorm over the last dimension") {
+        check_against_reference(fragment("ln", {2, 5, 12}, [](Tensor x) { return x | ln(); }), op_tol);
+    }
     SUBCASE("layernorm over the channels of (N,C,H,W)") {
         check_against_reference(fragment("ln2d", {2, 12, 3, 4}, [](Tensor x) { return x | ln(1); }), op_tol);
     }
@@ -179,93 +211,146 @@ TEST_CASE("activations match the reference") {
     for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()}) {
         CAPTURE(fn_name(a.fn));
         // scaled so that relu6, hardswish and hardsigmoid see both of their bends
-        check_against_reference(fragment(std::string(fn_name(a.fn)), {2, 10, 4, 4}, [&](Tensor x) { return x | scale(5.0) | a; }), op_tol);
+        check_against_reference(
+            fragment(std::string(fn_name(a.fn)), {2, 10, 4, 4}, [&](Tensor x) { return x | scale(5.0) | a; }), op_tol);
     }
 }
 
 TEST_CASE("pooling matches the reference") {
-    SUBCASE("max 3x3 stride 2 pad 1") { check_against_reference(fragment("maxpool", {2, 8, 9, 9}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .pad = 1}); }), op_tol); }
-    SUBCASE("max, ceil mode") { check_against_reference(fragment("maxpool_ceil", {2, 8, 10, 10}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .ceil_mode = true}); }), op_tol); }
-    SUBCASE("avg counting padding") { check_against_reference(fragment("avgpool", {2, 8, 7, 7}, [](Tensor x) { return x | avgpool(3, {.stride = 1, .pad = 1}); }), op_tol); }
+    SUBCASE("max 3x3 stride 2 pad 1") {
+        check_against_reference(
+            fragment("maxpool", {2, 8, 9, 9}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .pad = 1}); }),
+            op_tol);
+    }
+    SUBCASE("max, ceil mode") {
+        check_against_reference(fragment("maxpool_ceil", {2, 8, 10, 10},
+                                         [](Tensor x) { return x | maxpool(3, {.stride = 2, .ceil_mode = true}); }),
+                                op_tol);
+    }
+    SUBCASE("avg counting padding") {
+        check_against_reference(
+            fragment("avgpool", {2, 8, 7, 7}, [](Tensor x) { return x | avgpool(3, {.stride = 1, .pad = 1}); }),
+            op_tol);
+    }
     SUBCASE("avg excluding padding") {
-        check_against_reference(fragment("avgpool_ex", {2, 8, 7, 7}, [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false}); }), op_tol);
+        check_against_reference(
+            fragment("avgpool_ex", {2, 8, 7, 7},
+                     [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false}); }),
+            op_tol);
     }
     SUBCASE("avg, ceil mode (reference kernel)") {
-        check_against_reference(fragment("avgpool_ceil", {2, 8, 10, 10}, [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}); }), op_tol);
+        check_against_reference(
+            fragment("avgpool_ceil", {2, 8, 10, 10},
+                     [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}); }),
+            op_tol);
     }
-    SUBCASE("adaptive, equal windows") { check_against_reference(fragment("adaptive", {2, 8, 6, 6}, [](Tensor x) { return x | adaptive_avgpool(3); }), op_tol); }
+    SUBCASE("adaptive, equal windows") {
+        check_against_reference(fragment("adaptive", {2, 8, 6, 6}, [](Tensor x) { return x | adaptive_avgpool(3); }),
+                                op_tol);
+    }
     SUBCASE("adaptive, unequal windows (reference kernel)") {
-        check_against_reference(fragment("adaptive_odd", {2, 8, 5, 7}, [](Tensor x) { return x | adaptive_avgpool({3, 2}); }), op_tol);
+        check_against_reference(fragment("adaptive_odd", {2, 8, 5, 7},
+                                         [](Tensor x) {
+                                             return x | adaptive_avgpool({3, 2});
+                                         }),
+                                op_tol);
     }
 }
 
 TEST_CASE("elementwise ops match the reference") {
-    SUBCASE("add") { check_against_reference(fragment("add", {2, 8, 4, 4}, [](Tensor x) { return add(x | scale(2.0), x); }), op_tol); }
+    SUBCASE("add") {
+        check_against_reference(fragment("add", {2, 8, 4, 4}, [](Tensor x) { return add(x | scale(2.0), x); }), op_tol);
+    }
     SUBCASE("add, broadcast") {
-        check_against_reference(fragment("add_b", {2, 8, 4, 4}, [](Tensor x) { return add(x, x | adaptive_avgpool(1)); }), op_tol);
+        check_against_reference(
+            fragment("add_b", {2, 8, 4, 4}, [](Tensor x) { return add(x, x | adaptive_avgpool(1)); }), op_tol);
     }
     SUBCASE("mul, squeeze-excitation gate") {
-        check_against_reference(fragment("mul_se", {2, 12, 4, 4}, [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }), op_tol);
+        check_against_reference(
+            fragment("mul_se", {2, 12, 4, 4}, [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }),
+            op_tol);
     }
-    SUBCASE("mul, same shapes") { check_against_reference(fragment("mul", {2, 8, 3, 3}, [](Tensor x) { return mul(x, x | relu()); }), op_tol); }
+    SUBCASE("mul, same shapes") {
+        check_against_reference(fragment("mul", {2, 8, 3, 3}, [](Tensor x) { return mul(x, x | relu()); }), op_tol);
+    }
     SUBCASE("layer scale over channels and over the last dimension") {
-        check_against_reference(fragment("layer_scale", {2, 8, 3, 3}, [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }), op_tol);
+        check_against_reference(
+            fragment("layer_scale", {2, 8, 3, 3}, [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }),
+            op_tol);
     }
     SUBCASE("softmax over the last dimension and over channels") {
-        check_against_reference(fragment("softmax", {2, 6, 3, 5}, [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }), op_tol);
+        check_against_reference(
+            fragment("softmax", {2, 6, 3, 5}, [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }),
+            op_tol);
     }
 }
 
 TEST_CASE("data movement matches the reference") {
     SUBCASE("concat of blocked and odd channel counts") {
-        check_against_reference(fragment("concat", {2, 5, 6, 6}, [](Tensor x) { return concat({x | conv(8, 1), x, x | conv(3, 1)}); }), op_tol);
+        check_against_reference(fragment("concat", {2, 5, 6, 6},
+                                         [](Tensor x) {
+                                             return concat({x | conv(8, 1), x, x | conv(3, 1)});
+                                         }),
+                                op_tol);
     }
     SUBCASE("channel split, shuffle") {
-        check_against_reference(fragment("shuffle", {2, 12, 3, 3}, [](Tensor x) {
-                                    Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
-                                    return concat({a, b}) | channel_shuffle(3);
-                                }),
+        check_against_reference(fragment("shuffle", {2, 12, 3, 3},
+                                         [](Tensor x) {
+                                             Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
+                                             return concat({a, b}) | channel_shuffle(3);
+                                         }),
                                 op_tol);
     }
     SUBCASE("flatten, reshape, permute, select") {
-        check_against_reference(fragment("views", {2, 6, 2, 3}, [](Tensor x) {
-                                    Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
-                                    return add(y | select(1, 0), y | select(1, 3)) | flatten();
-                                }),
+        check_against_reference(fragment("views", {2, 6, 2, 3},
+                                         [](Tensor x) {
+                                             Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
+                                             return add(y | select(1, 0), y | select(1, 3)) | flatten();
+                                         }),
                                 op_tol);
     }
     SUBCASE("dropout and stochastic depth are identities") {
-        check_against_reference(fragment("identity", {2, 8, 3, 3}, [](Tensor x) { return add(x | dropout(0.5), x | stochastic_depth(0.2)); }), op_tol);
+        check_against_reference(fragment("identity", {2, 8, 3, 3},
+                                         [](Tensor x) { return add(x | dropout(0.5), x | stochastic_depth(0.2)); }),
+                                op_tol);
     }
     SUBCASE("class token and position embedding") {
-        check_against_reference(fragment("tokens", {2, 4, 8}, [](Tensor x) { return x | class_token() | pos_embedding(); }), op_tol);
+        check_against_reference(
+            fragment("tokens", {2, 4, 8}, [](Tensor x) { return x | class_token() | pos_embedding(); }), op_tol);
     }
 }
 
 TEST_CASE("fused inference groups match the unfused layers") {
     SUBCASE("conv, batchnorm, residual add, relu") {
-        check_against_reference(fragment("residual", {2, 16, 6, 6}, [](Tensor x) {
-                                    Tensor skip = x | conv(16, 1) | bn();
-                                    Tensor y = x | conv(16, 3, {.pad = 1}) | bn() | relu() | conv(16, 3, {.pad = 1}) | bn();
-                                    return add(y, skip) | relu();
-                                }),
+        check_against_reference(fragment("residual", {2, 16, 6, 6},
+                                         [](Tensor x) {
+                                             Tensor skip = x | conv(16, 1) | bn();
+                                             Tensor y = x | conv(16, 3, {.pad = 1}) | bn() | relu() |
+                                                        conv(16, 3, {.pad = 1}) | bn();
+                                             return add(y, skip) | relu();
+                                         }),
                                 op_tol);
     }
     SUBCASE("a conv whose input is also the residual it adds") {
-        check_against_reference(fragment("self_residual", {2, 8, 6, 6}, [](Tensor x) {
-                                    Tensor h = x | conv(8, 1);  // blocked, as the conv reads it
-                                    return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
-                                }), op_tol);
+        check_against_reference(fragment("self_residual", {2, 8, 6, 6},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(8, 1);  // blocked, as the conv reads it
+                                             return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
+                                         }),
+                                op_tol);
     }
     SUBCASE("conv, batchnorm, each activation") {
         for (Activation a : {relu6(), silu(), hardswish(), hardsigmoid(), sigmoid(), gelu()}) {
             CAPTURE(fn_name(a.fn));
-            check_against_reference(fragment("conv_act", {2, 8, 5, 5}, [&](Tensor x) { return x | conv(12, 3, {.pad = 1, .bias = true}) | bn() | a; }),
-                                    op_tol, std::nullopt);
+            check_against_reference(
+                fragment("conv_act", {2, 8, 5, 5},
+                         [&](Tensor x) { return x | conv(12, 3, {.pad = 1, .bias = true}) | bn() | a; }),
+                op_tol, std::nullopt);
         }
     }
     SUBCASE("linear, gelu, residual add") {
-        check_against_reference(fragment("mlp", {2, 5, 8}, [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }), op_tol);
+        check_against_reference(
+            fragment("mlp", {2, 5, 8}, [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }), op_tol);
     }
 }
 
@@ -303,8 +388,12 @@ TEST_CASE("small whole nets match the reference in inference and training") {
     // reference by one part in 1e7 moves its gradient vector by 1.6e-2 (mobilenet_v2) and 5e-5
     // (efficientnet_b0) in norm, and single gradients of layers many batchnorms deep by more than
     // their size. Their gradients are compared as one vector, at a few times that.
-    SUBCASE("mobilenet_v2") { check_against_reference(build(*find_net("mobilenet_v2"), 2, 64, 64), 1e-4, GradCheck{5e-2, true}); }
-    SUBCASE("efficientnet_b0") { check_against_reference(build(*find_net("efficientnet_b0"), 2, 64, 64), 1e-4, GradCheck{5e-4, true}); }
+    SUBCASE("mobilenet_v2") {
+        check_against_reference(build(*find_net("mobilenet_v2"), 2, 64, 64), 1e-4, GradCheck{5e-2, true});
+    }
+    SUBCASE("efficientnet_b0") {
+        check_against_reference(build(*find_net("efficientnet_b0"), 2, 64, 64), 1e-4, GradCheck{5e-4, true});
+    }
 }
 
 TEST_CASE("every zoo net runs fused inference at its smallest resolution") {

@@ -152,7 +152,8 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
     int prod = p.mem(m);
-    p.primitive(binary_pd(p, algorithm::binary_mul, m, m, m), {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, prod}});
+    p.primitive(binary_pd(p, algorithm::binary_mul, m, m, m),
+                {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, prod}});
     reduce_into(p, prod, p.dparam_mem(l.node, 0, gamma_md(p, l, op)));
 }
 

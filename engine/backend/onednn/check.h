@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#define RIDGE_DNNL_CHECK(expr)                                                                          \
-    do {                                                                                                \
-        dnnl_status_t ridge_status_ = (expr);                                                           \
-        if (ridge_status_ != dnnl_success)                                                              \
-            throw std::runtime_error(std::string("oneDNN call ") + #expr + " failed with status " +    \
-                                     std::to_string(int(ridge_status_)) + " at " + __FILE__ + ":" +     \
-                                     std::to_string(__LINE__));                                         \
+#define RIDGE_DNNL_CHECK(expr)                                                                      \
+    do {                                                                                            \
+        dnnl_status_t ridge_status_ = (expr);                                                       \
+        if (ridge_status_ != dnnl_success)                                                          \
+            throw std::runtime_error(std::string("oneDNN call ") + #expr + " failed with status " + \
+                                     std::to_string(int(ridge_status_)) + " at " + __FILE__ + ":" + \
+                                     std::to_string(__LINE__));                                     \
     } while (0)

@@ -22,14 +22,11 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
     int64_t C = xs[1], K = op.K, G = op.G;
     Dims w = G > 1 ? Dims{G, K / G, C / G, op.kernel.h, op.kernel.w} : Dims{K, C, op.kernel.h, op.kernel.w};
     auto f32 = dnnl::memory::data_type::f32;
-    return {Md(dims_of(xs), f32, Tag::any),
-            Md(w, f32, Tag::any),
-            Md({K}, f32, Tag::a),
-            Md(dims_of(ys), f32, Tag::any),
-            {op.stride.h, op.stride.w},
-            {op.dilation.h - 1, op.dilation.w - 1},  // oneDNN counts the gaps: 0 is dense
-            {op.pad.top, op.pad.left},
-            {op.pad.bottom, op.pad.right}};
+    return {
+        Md(dims_of(xs), f32, Tag::any), Md(w, f32, Tag::any),
+        Md({K}, f32, Tag::a),           Md(dims_of(ys), f32, Tag::any),
+        {op.stride.h, op.stride.w},     {op.dilation.h - 1, op.dilation.w - 1},  // oneDNN counts the gaps: 0 is dense
+        {op.pad.top, op.pad.left},      {op.pad.bottom, op.pad.right}};
 }
 
 }  // namespace
@@ -56,9 +53,9 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     bool bias = op.bias || folded;
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
     auto d = bias ? dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.b, c.y, c.stride,
-                                                     c.dilate, c.pad_l, c.pad_r)
+                                                    c.dilate, c.pad_l, c.pad_r)
                   : dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.y, c.stride,
-                                                     c.dilate, c.pad_l, c.pad_r);
+                                                    c.dilate, c.pad_l, c.pad_r);
     dnnl::primitive_attr attr = p.attr();
     if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
     dnnl::convolution_forward::primitive_desc pd(d, attr, p.eng);
@@ -85,7 +82,9 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     // Backward primitives are asked first for the forward's layouts, so nothing is reordered; where
     // that leaves only oneDNN's naive reference implementation (3x3 weight gradients of a 2x2
     // image, say), they are asked again with free layouts and the memories are reordered to suit.
-    auto is_ref = [](const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; };
+    auto is_ref = [](const dnnl::primitive_desc_base& pd) {
+        return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+    };
 
     if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
@@ -107,8 +106,8 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     auto weights_pd = [&](const Md& x, const Md& dy) {
         auto d = op.bias ? dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, c.b, dy,
                                                                     c.stride, c.dilate, c.pad_l, c.pad_r)
-                         : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, dy,
-                                                                    c.stride, c.dilate, c.pad_l, c.pad_r);
+                         : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, dy, c.stride,
+                                                                    c.dilate, c.pad_l, c.pad_r);
         return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
     };
     auto pd = weights_pd(src, dst);

@@ -10,16 +10,23 @@ using dnnl::prop_kind;
 std::vector<Eltwise> eltwise_of(Activation::Fn fn) {
     using F = Activation::Fn;
     switch (fn) {
-        case F::relu: return {{algorithm::eltwise_relu}};
+        case F::relu:
+            return {{algorithm::eltwise_relu}};
         // clip_v2 passes the gradient on the open interval (0, 6), as PyTorch's hardtanh does.
-        case F::relu6: return {{algorithm::eltwise_clip_v2, 0.0f, 6.0f}};
-        case F::sigmoid: return {{algorithm::eltwise_logistic}};
-        case F::silu: return {{algorithm::eltwise_swish, 1.0f}};
-        case F::gelu: return {{algorithm::eltwise_gelu_erf}};
-        case F::hardswish: return {{algorithm::eltwise_hardswish}};
+        case F::relu6:
+            return {{algorithm::eltwise_clip_v2, 0.0f, 6.0f}};
+        case F::sigmoid:
+            return {{algorithm::eltwise_logistic}};
+        case F::silu:
+            return {{algorithm::eltwise_swish, 1.0f}};
+        case F::gelu:
+            return {{algorithm::eltwise_gelu_erf}};
+        case F::hardswish:
+            return {{algorithm::eltwise_hardswish}};
         // oneDNN 2.6 has no hardsigmoid: min(max(x/6 + 1/2, 0), 1) is two algorithms, which only a
         // post-op chain can run as one primitive (the standalone layer runs the reference kernel).
-        case F::hardsigmoid: return {{algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f}, {algorithm::eltwise_clip_v2, 0.0f, 1.0f}};
+        case F::hardsigmoid:
+            return {{algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f}, {algorithm::eltwise_clip_v2, 0.0f, 1.0f}};
     }
     throw std::logic_error("onednn: unknown activation");
 }

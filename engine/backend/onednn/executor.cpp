@@ -8,8 +8,6 @@
 // every graph layer is its own primitive, so per-layer times map onto the analytic layers.
 // prepare() allocates one arena for everything, placed by lifetime, and compiles the primitives
 // once; forward(), backward() and update() then only execute them on one in-order stream.
-#include "engine/backend/onednn/onednn.h"
-
 #include <omp.h>
 
 #include <chrono>
@@ -18,6 +16,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "engine/backend/onednn/onednn.h"
 #include "engine/backend/onednn/ops.h"
 #include "kernels/cpu/kernel.h"
 
@@ -224,7 +223,8 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
             }
             for (const auto& [arg, m] : s.args) c.args.emplace(arg, memories_[size_t(m)]);
         } else {
-            for (const auto& [i, m] : s.args) c.ptrs.push_back(static_cast<float*>(memories_[size_t(m)].get_data_handle()));
+            for (const auto& [i, m] : s.args)
+                c.ptrs.push_back(static_cast<float*>(memories_[size_t(m)].get_data_handle()));
         }
         out.push_back(std::move(c));
     }
@@ -284,7 +284,8 @@ void OnednnExecutor::load(const Weights& w) {
     prepare();
     set_threads();
     if (w.size() != g_.nodes().size())
-        throw std::invalid_argument(cat("onednn: weights for ", w.size(), " layers, ", g_.model(), " has ", g_.nodes().size()));
+        throw std::invalid_argument(
+            cat("onednn: weights for ", w.size(), " layers, ", g_.model(), " has ", g_.nodes().size()));
     loaded_ = w;
     std::vector<bool> folded(g_.nodes().size(), false);
     for (const Plan::Fold& f : plan_.folds) folded[size_t(f.conv)] = true;
@@ -309,7 +310,8 @@ void OnednnExecutor::load(const Weights& w) {
         int64_t K = weight.shape[0], per = weight.size() / K;
         for (int64_t k = 0; k < K; ++k) {
             double s = double(bn.at(0).v[size_t(k)]) / std::sqrt(double(bn.at(3).v[size_t(k)]) + 1e-5);
-            for (int64_t e = 0; e < per; ++e) weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * s);
+            for (int64_t e = 0; e < per; ++e)
+                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * s);
             double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
             bias.v[size_t(k)] = float((b - double(bn.at(2).v[size_t(k)])) * s + double(bn.at(1).v[size_t(k)]));
         }
@@ -321,7 +323,8 @@ void OnednnExecutor::load(const Weights& w) {
 void OnednnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& labels) {
     prepare();
     if (x.shape != g_.input_shape())
-        throw std::invalid_argument(cat("onednn: input ", to_string(x.shape), ", ", g_.model(), " takes ", to_string(g_.input_shape())));
+        throw std::invalid_argument(
+            cat("onednn: input ", to_string(x.shape), ", ", g_.model(), " takes ", to_string(g_.input_shape())));
     std::memcpy(memories_[size_t(plan_.value[0])].get_data_handle(), x.data(), size_t(x.size()) * sizeof(float));
     labels_ = labels;
 }

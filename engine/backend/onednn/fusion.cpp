@@ -6,7 +6,9 @@ namespace ridge::onednn {
 
 namespace {
 
-bool is_identity(const Op& op) { return std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op); }
+bool is_identity(const Op& op) {
+    return std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
+}
 
 bool is_relu(const Op& op) {
     const auto* a = std::get_if<Activation>(&op);
@@ -66,7 +68,8 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
         Group gr{int(i), -1, {}, -1, {int(i)}};
         if (infer && (std::holds_alternative<Conv2d>(op) || std::holds_alternative<Linear>(op))) {
             int c = ch.sole(ch.out(int(i)));
-            if (std::holds_alternative<Conv2d>(op) && c >= 0 && std::holds_alternative<BatchNorm>(g.nodes()[size_t(c)].op)) {
+            if (std::holds_alternative<Conv2d>(op) && c >= 0 &&
+                std::holds_alternative<BatchNorm>(g.nodes()[size_t(c)].op)) {
                 gr.bn = c;
                 gr.nodes.push_back(c);
             }

@@ -21,11 +21,11 @@ struct PostOp {
 };
 
 struct Group {
-    int lead = -1;            // conv, linear or batchnorm
-    int bn = -1;              // batchnorm folded into the conv (inference)
+    int lead = -1;             // conv, linear or batchnorm
+    int bn = -1;               // batchnorm folded into the conv (inference)
     std::vector<PostOp> post;  // activations and the residual sum, in order
-    int last = -1;            // the layer whose output the group writes; the group runs in its place
-    std::vector<int> nodes;   // every member, lead first
+    int last = -1;             // the layer whose output the group writes; the group runs in its place
+    std::vector<int> nodes;    // every member, lead first
 };
 
 // One entry per node: the index of its group in `groups`, or -1 when it runs alone.

@@ -42,11 +42,11 @@ void reshape_backward(Plan& p, const Layer& l) {
 
 // Slice and select read the region [start, start + length) of dimension d.
 struct Region {
-    Md sub;       // over x's plain layout, keeping x's rank
-    Dims dims;    // the region's extent, x's rank
-    bool dense;   // the region is one contiguous run of bytes
-    bool whole;   // the region is all of x
-    size_t bytes; // where the region starts
+    Md sub;        // over x's plain layout, keeping x's rank
+    Dims dims;     // the region's extent, x's rank
+    bool dense;    // the region is one contiguous run of bytes
+    bool whole;    // the region is all of x
+    size_t bytes;  // where the region starts
 };
 
 Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t length) {
@@ -165,8 +165,12 @@ void backward(Plan& p, const Layer& l, const Flatten&) { reshape_backward(p, l);
 void forward(Plan& p, const Layer& l, const Reshape&) { reshape_forward(p, l); }
 void backward(Plan& p, const Layer& l, const Reshape&) { reshape_backward(p, l); }
 
-void forward(Plan& p, const Layer& l, const Slice& op) { region_forward(p, l, region(p, l, op.dim, op.start, op.length)); }
-void backward(Plan& p, const Layer& l, const Slice& op) { region_backward(p, l, region(p, l, op.dim, op.start, op.length)); }
+void forward(Plan& p, const Layer& l, const Slice& op) {
+    region_forward(p, l, region(p, l, op.dim, op.start, op.length));
+}
+void backward(Plan& p, const Layer& l, const Slice& op) {
+    region_backward(p, l, region(p, l, op.dim, op.start, op.length));
+}
 void forward(Plan& p, const Layer& l, const Select& op) { region_forward(p, l, region(p, l, op.dim, op.index, 1)); }
 void backward(Plan& p, const Layer& l, const Select& op) { region_backward(p, l, region(p, l, op.dim, op.index, 1)); }
 

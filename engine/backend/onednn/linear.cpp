@@ -91,7 +91,8 @@ Md matrices(const Shape& stored, bool transposed) {
 
 void matmul_into(Plan& p, int a, int b, int y) {
     dnnl::matmul::desc d(p.md(a), p.md(b), p.md(y));
-    p.primitive(dnnl::matmul::primitive_desc(d, p.attr(), p.eng), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}});
+    p.primitive(dnnl::matmul::primitive_desc(d, p.attr(), p.eng),
+                {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}});
 }
 
 }  // namespace
@@ -99,7 +100,8 @@ void matmul_into(Plan& p, int a, int b, int y) {
 void forward(Plan& p, const Layer& l, const Matmul& op) {
     const Shape &as = p.shape(l.x(0)), &bs = p.shape(l.x(1)), &ys = p.shape(l.n.output);
     if (as.size() != bs.size())
-        throw std::invalid_argument(cat("onednn: matmul of ", to_string(as), " and ", to_string(bs), " (ranks differ)"));
+        throw std::invalid_argument(
+            cat("onednn: matmul of ", to_string(as), " and ", to_string(bs), " (ranks differ)"));
     int a = p.value_as(l.x(0), plain(dims_of(as)));
     int b = p.alias(p.value_as(l.x(1), plain(dims_of(bs))), matrices(bs, op.transpose_b));
     int y = p.mem(plain(dims_of(ys)));

@@ -4,8 +4,9 @@
 // that feeds only a ReLU runs it inside (fuse_norm_relu) when fused.
 // LayerNorm: oneDNN normalizes the last dimension of a dense tensor; ConvNeXt's channels-first
 // LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is (N,H,W,C) with C last.
-#include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
+
+#include "engine/backend/onednn/ops.h"
 
 namespace ridge::onednn {
 

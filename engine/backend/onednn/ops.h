@@ -2,8 +2,8 @@
 // Each op's mapping onto oneDNN primitives: forward() plans a layer's forward steps and sets the
 // value of its output; backward() plans its gradient steps after every layer that reads its output
 // has planned its own. One file per op family (conv.cpp, linear.cpp, norm.cpp, ...).
-#include "engine/backend/onednn/fusion.h"
 #include "engine/backend/onednn/check.h"
+#include "engine/backend/onednn/fusion.h"
 #include "engine/backend/onednn/plan.h"
 
 namespace ridge::onednn {

@@ -12,12 +12,12 @@ Dims dims_of(const Shape& s) { return Dims(s.begin(), s.end()); }
 
 Md plain(const Dims& dims) {
     static const Tag by_rank[] = {Tag::a, Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
-    if (dims.empty() || dims.size() > 6) throw std::invalid_argument(cat("onednn: no plain layout for rank ", dims.size()));
+    if (dims.empty() || dims.size() > 6)
+        throw std::invalid_argument(cat("onednn: no plain layout for rank ", dims.size()));
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
 }
 
-Plan::Plan(const Graph& graph, const ExecOptions& o)
-    : g(graph), train(o.mode == Mode::train), fused(o.fused) {
+Plan::Plan(const Graph& graph, const ExecOptions& o) : g(graph), train(o.mode == Mode::train), fused(o.fused) {
     size_t T = 0;
     for (const Node& n : g.nodes()) T = std::max(T, size_t(n.output) + 1);
     T = std::max<size_t>(T, 1);
@@ -224,7 +224,8 @@ size_t Plan::place(std::vector<size_t>& offsets) const {
     std::vector<size_t> order;
     for (size_t b = 0; b < n; ++b)
         if (last[b] >= 0 && buffers[b].bytes > 0) order.push_back(b);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
     offsets.assign(n, 0);
     std::vector<size_t> placed;
     size_t total = 0;

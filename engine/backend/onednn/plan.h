@@ -8,9 +8,8 @@
 // nChw8c, say); a consumer that needs another layout asks value_as(), which reorders once and
 // remembers the copy. A tensor's gradient is collected the same way: the first contribution
 // becomes the gradient (or hands over a buffer that is no longer needed), later ones are added.
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
 
@@ -43,7 +42,7 @@ struct Mem {
 using Kernel = std::function<void(const std::vector<float*>&)>;
 
 struct Step {
-    int node;     // the layer its time is charged to
+    int node;  // the layer its time is charged to
     Phase phase;
     dnnl::primitive_desc_base pd;  // empty for a kernel
     Kernel kernel;
@@ -72,9 +71,9 @@ public:
     // Every primitive uses the user scratchpad: one shared buffer sized for the largest.
     dnnl::primitive_attr attr() const;
 
-    int mem(const Md& md, bool pinned = false);                     // a fresh buffer
-    int alias(int m, const Md& md, size_t extra_bytes = 0);         // another view of m's buffer
-    Md md(int m) const { return mems[size_t(m)].md; }  // a copy: mems grows while callers hold it
+    int mem(const Md& md, bool pinned = false);              // a fresh buffer
+    int alias(int m, const Md& md, size_t extra_bytes = 0);  // another view of m's buffer
+    Md md(int m) const { return mems[size_t(m)].md; }        // a copy: mems grows while callers hold it
     void pin(int m) { buffers[size_t(mems[size_t(m)].buffer)].pinned = true; }
 
     void primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
@@ -92,7 +91,7 @@ public:
 
     // Gradients, per root: identities (dropout) share their input's gradient.
     std::vector<int> grad_root;
-    std::vector<int> grad;            // per root: the gradient's memory, -1 while nothing arrived
+    std::vector<int> grad;  // per root: the gradient's memory, -1 while nothing arrived
     int dy(int t) const { return grad[size_t(grad_root[size_t(t)])]; }
     bool fresh(int t) const { return dy(t) < 0; }
     bool needs_grad(int t) const { return g.tensor(t).requires_grad; }

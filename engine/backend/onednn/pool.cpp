@@ -50,13 +50,14 @@ void pool_forward(Plan& p, const Layer& l, const Pooling& pl) {
     int x = p.value[size_t(l.x())];
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
     Md y_any(dims_of(p.shape(l.n.output)), dnnl::memory::data_type::f32, Tag::any);
-    dnnl::pooling_v2_forward::desc d(prop, pl.alg, p.md(x), y_any, pl.win.stride, pl.win.kernel, {0, 0},
-                                     pl.win.pad_l, pl.win.pad_r);
+    dnnl::pooling_v2_forward::desc d(prop, pl.alg, p.md(x), y_any, pl.win.stride, pl.win.kernel, {0, 0}, pl.win.pad_l,
+                                     pl.win.pad_r);
     dnnl::pooling_v2_forward::primitive_desc pd(d, p.attr(), p.eng);
     int y = p.mem(pd.dst_desc());
     Plan::Saved s{pd, {x}, y};
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}};
-    if (p.train && pl.alg == algorithm::pooling_max) args.push_back({DNNL_ARG_WORKSPACE, s.ws = p.mem(pd.workspace_desc())});
+    if (p.train && pl.alg == algorithm::pooling_max)
+        args.push_back({DNNL_ARG_WORKSPACE, s.ws = p.mem(pd.workspace_desc())});
     p.primitive(pd, args);
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = s;

@@ -19,13 +19,15 @@ void forward_reference(Plan& p, const Layer& l) {
     std::vector<ParamSpec> specs = op_params(l.n.op, in);
     std::vector<int> args;
     for (int t : l.n.inputs) args.push_back(p.value_as(t, plain(dims_of(p.shape(t)))));
-    for (size_t j = 0; j < specs.size(); ++j) args.push_back(p.param_mem(l.node, int(j), plain(dims_of(specs[j].shape))));
+    for (size_t j = 0; j < specs.size(); ++j)
+        args.push_back(p.param_mem(l.node, int(j), plain(dims_of(specs[j].shape))));
     int y = p.mem(plain(dims_of(p.shape(l.n.output))));
     args.push_back(y);
     p.saved[size_t(l.node)] = {{}, std::vector<int>(args.begin(), args.begin() + long(in.size())), y};
 
     p.kernel(
-        [op = l.n.op, in, ys = p.shape(l.n.output), params = specs.size(), training = p.train](const std::vector<float*>& a) {
+        [op = l.n.op, in, ys = p.shape(l.n.output), params = specs.size(),
+         training = p.train](const std::vector<float*>& a) {
             ref::Fwd f;
             for (size_t i = 0; i < in.size(); ++i) f.in.push_back({a[i], in[i]});
             for (size_t j = 0; j < params; ++j) f.params.push_back(a[in.size() + j]);

@@ -1,0 +1,124 @@
+// Conv2d on oneDNN convolutions. The primitive picks its layouts (format_tag::any): on AVX2 that is
+// nChw8c activations and blocked weights, which the rest of the net then keeps. In fused inference
+// the batchnorm after the conv is folded into its weights and bias at load(), and the group's
+// activations and residual sum are post-ops.
+// x (N,C,H,W)  w (K,C/G,R,S) or, grouped, (G,K/G,C/G,R,S)  b (K)  y (N,K,P,Q)
+#include "engine/backend/onednn/ops.h"
+
+namespace ridge::onednn {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+namespace {
+
+struct ConvGeometry {
+    Md x, w, b, y;  // x, w, y with format any
+    Dims stride, dilate, pad_l, pad_r;
+};
+
+ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
+    const Shape& xs = p.shape(l.x());
+    const Shape& ys = p.shape(l.n.output);
+    int64_t C = xs[1], K = op.K, G = op.G;
+    Dims w = G > 1 ? Dims{G, K / G, C / G, op.kernel.h, op.kernel.w} : Dims{K, C, op.kernel.h, op.kernel.w};
+    auto f32 = dnnl::memory::data_type::f32;
+    return {
+        Md(dims_of(xs), f32, Tag::any), Md(w, f32, Tag::any),
+        Md({K}, f32, Tag::a),           Md(dims_of(ys), f32, Tag::any),
+        {op.stride.h, op.stride.w},     {op.dilation.h - 1, op.dilation.w - 1},  // oneDNN counts the gaps: 0 is dense
+        {op.pad.top, op.pad.left},      {op.pad.bottom, op.pad.right}};
+}
+
+}  // namespace
+
+int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
+    const PostOp* sum = nullptr;
+    if (l.group)
+        for (const PostOp& po : l.group->post)
+            if (po.kind == PostOp::Kind::sum) sum = &po;
+    if (!sum) return p.mem(dst);
+    int addend = p.value[size_t(sum->addend)];
+    const Mem& a = p.mems[size_t(addend)];
+    bool last_use = p.last_read[size_t(p.g.tensor(sum->addend).storage)] <= sum->node;
+    bool shared = a.buffer == p.mems[size_t(src)].buffer;
+    if (last_use && !shared && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
+    int y = p.mem(dst);
+    p.reorder_into(addend, y);
+    return y;
+}
+
+void forward(Plan& p, const Layer& l, const Conv2d& op) {
+    ConvGeometry c = geometry(p, l, op);
+    bool folded = l.group && l.group->bn >= 0;
+    bool bias = op.bias || folded;
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    auto d = bias ? dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.b, c.y, c.stride,
+                                                    c.dilate, c.pad_l, c.pad_r)
+                  : dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.y, c.stride,
+                                                    c.dilate, c.pad_l, c.pad_r);
+    dnnl::primitive_attr attr = p.attr();
+    if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
+    dnnl::convolution_forward::primitive_desc pd(d, attr, p.eng);
+
+    int x = p.value_as(l.x(), pd.src_desc());
+    int w = p.param_mem(l.node, 0, pd.weights_desc());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}};
+    // A folded conv's bias is its own tensor's slot 1 whether or not the conv declared one.
+    if (bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, c.b)});
+    if (folded) p.folds.push_back({l.node, l.group->bn});
+    int y = group_destination(p, l, pd.dst_desc(), x);
+    args.push_back({DNNL_ARG_DST, y});
+    p.primitive(pd, args);
+    p.value[size_t(l.y(p.g))] = y;
+    p.saved[size_t(l.node)] = {pd, {x}, y};
+}
+
+void backward(Plan& p, const Layer& l, const Conv2d& op) {
+    ConvGeometry c = geometry(p, l, op);
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    auto fwd = hint<dnnl::convolution_forward::primitive_desc>(s.pd);
+    Md src = p.md(s.in[0]), dst = p.md(s.out);
+
+    // Backward primitives are asked first for the forward's layouts, so nothing is reordered; where
+    // that leaves only oneDNN's naive reference implementation (3x3 weight gradients of a 2x2
+    // image, say), they are asked again with free layouts and the memories are reordered to suit.
+    auto is_ref = [](const dnnl::primitive_desc_base& pd) {
+        return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+    };
+
+    if (p.needs_grad(l.x())) {
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        auto data_pd = [&](const Md& dx, const Md& dy) {
+            dnnl::convolution_backward_data::desc d(algorithm::convolution_direct, dx, c.w, dy, c.stride, c.dilate,
+                                                    c.pad_l, c.pad_r);
+            return dnnl::convolution_backward_data::primitive_desc(d, p.attr(), p.eng, fwd);
+        };
+        auto pd = data_pd(src, dst);
+        if (is_ref(pd)) pd = data_pd(c.x, c.y);
+        int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
+        int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
+        int dx = p.contribution(l.x(), pd.diff_src_desc());
+        p.primitive(pd, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}});
+        p.contributed(l.x(), dx);
+    }
+
+    p.at(&p.bwd, l.node, Phase::wgrad);
+    auto weights_pd = [&](const Md& x, const Md& dy) {
+        auto d = op.bias ? dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, c.b, dy,
+                                                                    c.stride, c.dilate, c.pad_l, c.pad_r)
+                         : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x, c.w, dy, c.stride,
+                                                                    c.dilate, c.pad_l, c.pad_r);
+        return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
+    };
+    auto pd = weights_pd(src, dst);
+    if (is_ref(pd)) pd = weights_pd(c.x, c.y);
+    int x = p.as(s.in[0], pd.src_desc());
+    int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x},
+                                             {DNNL_ARG_DIFF_DST, dy},
+                                             {DNNL_ARG_DIFF_WEIGHTS, p.dparam_mem(l.node, 0, pd.diff_weights_desc())}};
+    if (op.bias) args.push_back({DNNL_ARG_DIFF_BIAS, p.dparam_mem(l.node, 1, c.b)});
+    p.primitive(pd, args);
+}
+
+}  // namespace ridge::onednn

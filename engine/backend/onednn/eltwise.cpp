@@ -1,0 +1,117 @@
+// Activations and Scale on oneDNN eltwise primitives, in whatever layout their input has.
+// x (any)  y (same shape and layout)
+#include "engine/backend/onednn/ops.h"
+
+namespace ridge::onednn {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+std::vector<Eltwise> eltwise_of(Activation::Fn fn) {
+    using F = Activation::Fn;
+    switch (fn) {
+        case F::relu:
+            return {{algorithm::eltwise_relu}};
+        // clip_v2 passes the gradient on the open interval (0, 6), as PyTorch's hardtanh does.
+        case F::relu6:
+            return {{algorithm::eltwise_clip_v2, 0.0f, 6.0f}};
+        case F::sigmoid:
+            return {{algorithm::eltwise_logistic}};
+        case F::silu:
+            return {{algorithm::eltwise_swish, 1.0f}};
+        case F::gelu:
+            return {{algorithm::eltwise_gelu_erf}};
+        case F::hardswish:
+            return {{algorithm::eltwise_hardswish}};
+        // oneDNN 2.6 has no hardsigmoid: min(max(x/6 + 1/2, 0), 1) is two algorithms, which only a
+        // post-op chain can run as one primitive (the standalone layer runs the reference kernel).
+        case F::hardsigmoid:
+            return {{algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f}, {algorithm::eltwise_clip_v2, 0.0f, 1.0f}};
+    }
+    throw std::logic_error("onednn: unknown activation");
+}
+
+dnnl::post_ops post_ops_of(const Graph& g, const Group& gr) {
+    dnnl::post_ops po;
+    for (const PostOp& p : gr.post) {
+        if (p.kind == PostOp::Kind::sum) {
+            po.append_sum(1.0f);
+            continue;
+        }
+        for (const Eltwise& e : eltwise_of(std::get<Activation>(g.nodes()[size_t(p.node)].op).fn))
+            po.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
+    }
+    return po;
+}
+
+namespace {
+
+// Training keeps what backward reads: ReLU and sigmoid differentiate from their output.
+algorithm training_alg(algorithm a) {
+    if (a == algorithm::eltwise_relu) return algorithm::eltwise_relu_use_dst_for_bwd;
+    if (a == algorithm::eltwise_logistic) return algorithm::eltwise_logistic_use_dst_for_bwd;
+    return a;
+}
+
+bool uses_dst(algorithm a) {
+    return a == algorithm::eltwise_relu_use_dst_for_bwd || a == algorithm::eltwise_logistic_use_dst_for_bwd;
+}
+
+void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
+    int x = p.value[size_t(l.x())];
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    dnnl::eltwise_forward::desc d(prop, e.alg, p.md(x), e.alpha, e.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
+    int y = p.mem(pd.dst_desc());
+    p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {pd, {x}, y};
+}
+
+void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    Md data = p.md(s.in[0]);
+    dnnl::eltwise_backward::desc d(e.alg, data, data, e.alpha, e.beta);
+    dnnl::eltwise_backward::primitive_desc pd(d, p.attr(), p.eng, hint<dnnl::eltwise_forward::primitive_desc>(s.pd));
+    int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
+    int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
+    p.primitive(pd, {{uses_dst(e.alg) ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst(e.alg) ? s.out : s.in[0]},
+                     {DNNL_ARG_DIFF_DST, dy},
+                     {DNNL_ARG_DIFF_SRC, dx}});
+    p.contributed(l.x(), dx);
+}
+
+}  // namespace
+
+void forward(Plan& p, const Layer& l, const Activation& op) {
+    std::vector<Eltwise> e = eltwise_of(op.fn);
+    if (e.size() != 1) return forward_reference(p, l);
+    if (p.train) e[0].alg = training_alg(e[0].alg);
+    eltwise_forward(p, l, e[0]);
+}
+
+void backward(Plan& p, const Layer& l, const Activation& op) {
+    std::vector<Eltwise> e = eltwise_of(op.fn);
+    if (e.size() != 1) return backward_reference(p, l);
+    eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
+}
+
+void forward(Plan& p, const Layer& l, const Scale& op) {
+    eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
+}
+
+// dx = s*dy: the same linear map, applied to the gradient.
+void backward(Plan& p, const Layer& l, const Scale& op) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    int dy = p.dy(l.n.output);
+    dnnl::eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_linear, p.md(dy), float(op.s), 0.0f);
+    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
+    int dx = p.contribution_over(l.x(), dy);
+    p.primitive(pd, {{DNNL_ARG_SRC, dy}, {DNNL_ARG_DST, dx}});
+    p.contributed(l.x(), dx);
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,400 @@
+// The oneDNN CPU executor.
+//
+// Construction plans the whole run (plan.h): one primitive descriptor per layer and direction,
+// with the layouts the primitives ask for (format_tag::any), so activations stay in the blocked
+// layout of the convolutions from the first conv to the classifier and are reordered only where a
+// layer needs another (a linear, a permute, the graph's output). Fused inference folds each
+// batchnorm into its conv and runs activations and residual sums as post-ops (fusion.h); unfused,
+// every graph layer is its own primitive, so per-layer times map onto the analytic layers.
+// prepare() allocates one arena for everything, placed by lifetime, and compiles the primitives
+// once; forward(), backward() and update() then only execute them on one in-order stream.
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include "engine/backend/onednn/onednn.h"
+#include "engine/backend/onednn/ops.h"
+#include "kernels/cpu/kernel.h"
+
+namespace ridge {
+namespace onednn {
+
+void plan_forward(Plan& p, const Layer& l) {
+    std::visit([&](const auto& op) { forward(p, l, op); }, l.n.op);
+}
+
+void plan_backward(Plan& p, const Layer& l) {
+    std::visit([&](const auto& op) { backward(p, l, op); }, l.n.op);
+}
+
+namespace {
+
+std::string describe(const Graph& g, int node) {
+    if (node < 0) return "the loss";
+    const Node& n = g.nodes()[size_t(node)];
+    std::string in;
+    for (int t : n.inputs) in += (in.empty() ? "" : ", ") + to_string(g.tensor(t).shape);
+    return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
+}
+
+class OnednnExecutor final : public Executor {
+public:
+    OnednnExecutor(const Graph& g, const ExecOptions& o);
+    ~OnednnExecutor() override { std::free(arena_); }
+
+    std::string name() const override { return "onednn"; }
+    int64_t planned_bytes() const override { return int64_t(arena_bytes_); }
+    void prepare() override;
+    void load(const Weights& w) override;
+    void set_input(const HostTensor& x, const std::vector<int32_t>& labels) override;
+    void forward() override;
+    float backward() override;
+    void update(float lr) override;
+    HostTensor output() const override;
+    Weights weights() const override;
+    Weights gradients() const override;
+    HostTensor input_gradient() const override;
+    void time_layers(bool on) override { timing_ = on; }
+    const StepTimes& step_times() const override { return times_; }
+
+private:
+    struct Compiled {
+        int node;
+        Phase phase;
+        dnnl::primitive prim;
+        std::unordered_map<int, dnnl::memory> args;
+        Kernel kernel;
+        std::vector<float*> ptrs;
+    };
+
+    void plan_layers();
+    void plan_loss();
+    void plan_update();
+    std::vector<Compiled> compile(const std::vector<Step>& steps);
+    void run(std::vector<Compiled>& steps);
+    void set_threads() const { omp_set_num_threads(threads_); }
+    void write(int mem, const float* src) const;  // plain host data into a memory of any layout
+    HostTensor read(int mem, const Shape& shape) const;
+
+    const Graph& g_;
+    ExecOptions o_;
+    int threads_;
+    Fusion fusion_;
+    Plan plan_;
+    int output_ = -1;  // the graph's output, plain
+    size_t arena_bytes_ = 0;
+    std::vector<size_t> offsets_;
+
+    bool prepared_ = false;
+    char* arena_ = nullptr;
+    dnnl::stream stream_;
+    std::vector<dnnl::memory> memories_;
+    std::vector<Compiled> fwd_, bwd_, upd_;
+
+    Weights loaded_;
+    std::vector<int32_t> labels_;
+    float loss_ = 0, lr_ = 0;
+    bool timing_ = false;
+    StepTimes times_;
+};
+
+OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
+    : g_(g), o_(o), threads_(o.threads > 0 ? o.threads : omp_get_num_procs()), fusion_(find_groups(g, o)), plan_(g, o) {
+    if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
+    // Primitive descriptors choose their blocking for the thread count they will run with.
+    set_threads();
+    plan_.last_read = last_reader(g);
+    plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
+    plan_layers();
+    if (plan_.train) {
+        plan_loss();
+        for (int i = int(g.nodes().size()) - 1; i >= 0; --i) {
+            int gi = fusion_.group_of[size_t(i)];
+            const Group* gr = gi >= 0 ? &fusion_.groups[size_t(gi)] : nullptr;
+            if (gr && gr->lead != i) continue;
+            Layer l{i, g.nodes()[size_t(i)], gr};
+            bool work = op_has_params(l.n.op);
+            for (int t : l.n.inputs) work = work || plan_.needs_grad(t);
+            if (!work || plan_.dy(l.y(g)) < 0) continue;  // no gradient reaches it, or it has none to give
+            plan_.at(&plan_.bwd, i, Phase::dgrad);
+            try {
+                plan_backward(plan_, l);
+            } catch (const std::exception& e) {
+                throw std::runtime_error(cat("onednn: backward of ", describe(g, i), ": ", e.what()));
+            }
+        }
+        if (g.tensor(0).requires_grad && plan_.dy(0) >= 0) plan_.pin(plan_.dy(0));
+        plan_update();
+    }
+    arena_bytes_ = plan_.place(offsets_);
+}
+
+void OnednnExecutor::plan_layers() {
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+        int gi = fusion_.group_of[i];
+        const Group* gr = gi >= 0 ? &fusion_.groups[size_t(gi)] : nullptr;
+        if (gr && gr->last != int(i)) continue;  // a group runs where its last member is
+        int lead = gr ? gr->lead : int(i);
+        plan_.at(&plan_.fwd, lead, Phase::fwd);
+        try {
+            plan_forward(plan_, {lead, g_.nodes()[size_t(lead)], gr});
+        } catch (const std::exception& e) {
+            throw std::runtime_error(cat("onednn: ", describe(g_, lead), ": ", e.what()));
+        }
+    }
+    plan_.at(&plan_.fwd, int(g_.nodes().size()) - 1, Phase::fwd);
+    output_ = plan_.value_as(g_.output(), plain(dims_of(g_.tensor(g_.output()).shape)));
+    plan_.pin(output_);
+}
+
+// Softmax cross-entropy of the output read as (N, classes), by the reference kernel: a few
+// thousand elements, and the same code the reference executor runs.
+void OnednnExecutor::plan_loss() {
+    const Shape& ys = g_.tensor(g_.output()).shape;
+    Shape logits = {ys[0], numel(ys) / ys[0]};
+    plan_.at(&plan_.bwd, -1, Phase::loss);
+    int dlogits = plan_.contribution(g_.output(), plain(dims_of(ys)));
+    plan_.kernel(
+        [this, logits](const std::vector<float*>& a) {
+            loss_ = ref::softmax_cross_entropy({a[0], logits}, labels_, {a[1], logits});
+        },
+        {output_, dlogits});
+}
+
+// Plain SGD, w -= lr * dw, over each learned tensor in the layout its primitive chose (a gradient
+// in another layout is reordered first). Padding of blocked layouts is zero in both and stays so.
+void OnednnExecutor::plan_update() {
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+        const Node& n = g_.nodes()[i];
+        std::vector<Shape> in;
+        for (int t : n.inputs) in.push_back(g_.tensor(t).shape);
+        std::vector<ParamSpec> specs = op_params(n.op, in);
+        for (size_t j = 0; j < specs.size(); ++j) {
+            if (!specs[j].learned || j >= plan_.param[i].size() || j >= plan_.dparam[i].size()) continue;
+            int w = plan_.param[i][j], dw = plan_.dparam[i][j];
+            if (w < 0 || dw < 0) continue;
+            plan_.at(&plan_.upd, int(i), Phase::update);
+            dw = plan_.as(dw, plan_.md(w));
+            int64_t count = int64_t(plan_.md(w).get_size() / sizeof(float));
+            plan_.kernel(
+                [this, count](const std::vector<float*>& a) {
+                    float* w = a[0];
+                    const float* d = a[1];
+                    const float lr = lr_;
+#pragma omp parallel for schedule(static)
+                    for (int64_t k = 0; k < count; ++k) w[k] -= lr * d[k];
+                },
+                {w, dw});
+        }
+    }
+}
+
+void OnednnExecutor::prepare() {
+    if (prepared_) return;
+    set_threads();
+    arena_ = static_cast<char*>(std::aligned_alloc(4096, (std::max<size_t>(arena_bytes_, 1) + 4095) / 4096 * 4096));
+    if (!arena_) throw std::runtime_error(cat("onednn: cannot allocate ", arena_bytes_, " bytes for ", g_.model()));
+    // Zeroed once, so that the padding of blocked layouts starts as zero, as oneDNN expects.
+    std::memset(arena_, 0, arena_bytes_);
+    stream_ = dnnl::stream(plan_.eng);
+    memories_.reserve(plan_.mems.size());
+    for (const Mem& m : plan_.mems)
+        memories_.emplace_back(m.md, plan_.eng, arena_ + offsets_[size_t(m.buffer)] + m.offset);
+    fwd_ = compile(plan_.fwd);
+    bwd_ = compile(plan_.bwd);
+    upd_ = compile(plan_.upd);
+    times_.layers.assign(g_.nodes().size(), {});
+    prepared_ = true;
+}
+
+std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<Step>& steps) {
+    std::vector<Compiled> out;
+    for (const Step& s : steps) {
+        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}};
+        if (s.pd) {
+            try {
+                c.prim = dnnl::primitive(s.pd.get());
+            } catch (const dnnl::error& e) {
+                throw std::runtime_error(cat("onednn: compiling ", describe(g_, s.node), ": ", e.what()));
+            }
+            for (const auto& [arg, m] : s.args) c.args.emplace(arg, memories_[size_t(m)]);
+        } else {
+            for (const auto& [i, m] : s.args)
+                c.ptrs.push_back(static_cast<float*>(memories_[size_t(m)].get_data_handle()));
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+void OnednnExecutor::run(std::vector<Compiled>& steps) {
+    using clock = std::chrono::steady_clock;
+    for (Compiled& s : steps) {
+        auto t0 = clock::now();
+        try {
+            if (s.kernel)
+                s.kernel(s.ptrs);
+            else
+                s.prim.execute(stream_, s.args);
+        } catch (const dnnl::error& e) {
+            throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
+        }
+        if (!timing_) continue;
+        stream_.wait();
+        double dt = std::chrono::duration<double>(clock::now() - t0).count();
+        if (s.node < 0) {
+            times_.loss += dt;
+            continue;
+        }
+        LayerTime& lt = times_.layers[size_t(s.node)];
+        if (s.phase == Phase::fwd) lt.fwd += dt;
+        if (s.phase == Phase::dgrad) lt.dgrad += dt;
+        if (s.phase == Phase::wgrad) lt.wgrad += dt;
+        if (s.phase == Phase::loss) times_.loss += dt;
+    }
+    stream_.wait();
+}
+
+void OnednnExecutor::write(int mem, const float* src) const {
+    dnnl::memory dst = memories_[size_t(mem)];  // a handle: the same memory
+    dnnl::memory user(plain(dst.get_desc().dims()), plan_.eng, const_cast<float*>(src));
+    dnnl::stream s(plan_.eng);
+    dnnl::reorder(user, dst).execute(s, user, dst);
+    s.wait();
+}
+
+HostTensor OnednnExecutor::read(int mem, const Shape& shape) const {
+    HostTensor t(shape);
+    dnnl::memory src = memories_[size_t(mem)];
+    Dims dims = src.get_desc().dims();
+    if (numel(dims) != t.size())
+        throw std::logic_error(cat("onednn: reading ", numel(dims), " elements into a tensor ", to_string(shape)));
+    dnnl::memory user(plain(dims), plan_.eng, t.data());
+    dnnl::stream s(plan_.eng);
+    dnnl::reorder(src, user).execute(s, src, user);
+    s.wait();
+    return t;
+}
+
+void OnednnExecutor::load(const Weights& w) {
+    prepare();
+    set_threads();
+    if (w.size() != g_.nodes().size())
+        throw std::invalid_argument(
+            cat("onednn: weights for ", w.size(), " layers, ", g_.model(), " has ", g_.nodes().size()));
+    loaded_ = w;
+    std::vector<bool> folded(g_.nodes().size(), false);
+    for (const Plan::Fold& f : plan_.folds) folded[size_t(f.conv)] = true;
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+        if (folded[i]) continue;
+        for (size_t j = 0; j < plan_.param[i].size(); ++j) {
+            int m = plan_.param[i][j];
+            if (m < 0) continue;
+            if (j >= w[i].size() || w[i][j].size() != numel(plan_.md(m).dims()))
+                throw std::invalid_argument(cat("onednn: ", describe(g_, int(i)), ": tensor ", j, " has ",
+                                                j < w[i].size() ? w[i][j].size() : 0, " elements, expected ",
+                                                numel(plan_.md(m).dims())));
+            write(m, w[i][j].data());
+        }
+    }
+    // y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta, as one conv: each output channel's
+    // weights scaled by gamma / sqrt(var + eps), and the bias shifted to match.
+    for (const Plan::Fold& f : plan_.folds) {
+        const auto& cw = w[size_t(f.conv)];
+        const auto& bn = w[size_t(f.bn)];  // gamma, beta, running_mean, running_var
+        HostTensor weight = cw.at(0), bias({weight.shape[0]});
+        int64_t K = weight.shape[0], per = weight.size() / K;
+        for (int64_t k = 0; k < K; ++k) {
+            double s = double(bn.at(0).v[size_t(k)]) / std::sqrt(double(bn.at(3).v[size_t(k)]) + 1e-5);
+            for (int64_t e = 0; e < per; ++e)
+                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * s);
+            double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
+            bias.v[size_t(k)] = float((b - double(bn.at(2).v[size_t(k)])) * s + double(bn.at(1).v[size_t(k)]));
+        }
+        write(plan_.param[size_t(f.conv)][0], weight.data());
+        write(plan_.param[size_t(f.conv)][1], bias.data());
+    }
+}
+
+void OnednnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& labels) {
+    prepare();
+    if (x.shape != g_.input_shape())
+        throw std::invalid_argument(
+            cat("onednn: input ", to_string(x.shape), ", ", g_.model(), " takes ", to_string(g_.input_shape())));
+    std::memcpy(memories_[size_t(plan_.value[0])].get_data_handle(), x.data(), size_t(x.size()) * sizeof(float));
+    labels_ = labels;
+}
+
+void OnednnExecutor::forward() {
+    prepare();
+    set_threads();
+    if (timing_) times_.layers.assign(g_.nodes().size(), {}), times_.loss = 0;
+    run(fwd_);
+}
+
+float OnednnExecutor::backward() {
+    if (!plan_.train) throw std::logic_error("onednn: backward() needs an executor made with Mode::train");
+    const Shape& ys = g_.tensor(g_.output()).shape;
+    if (int64_t(labels_.size()) != ys[0])
+        throw std::invalid_argument(cat("onednn: ", labels_.size(), " labels for a batch of ", ys[0]));
+    set_threads();
+    run(bwd_);
+    return loss_;
+}
+
+void OnednnExecutor::update(float lr) {
+    if (!plan_.train) throw std::logic_error("onednn: update() needs an executor made with Mode::train");
+    set_threads();
+    lr_ = lr;
+    run(upd_);
+}
+
+HostTensor OnednnExecutor::output() const { return read(output_, g_.tensor(g_.output()).shape); }
+
+Weights OnednnExecutor::weights() const {
+    Weights w = loaded_;
+    if (!plan_.train) return w;
+    for (size_t i = 0; i < w.size(); ++i)
+        for (size_t j = 0; j < w[i].size() && j < plan_.param[i].size(); ++j)
+            if (plan_.param[i][j] >= 0) w[i][j] = read(plan_.param[i][j], w[i][j].shape);
+    return w;
+}
+
+Weights OnednnExecutor::gradients() const {
+    Weights d(g_.nodes().size());
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+        const Node& n = g_.nodes()[i];
+        std::vector<Shape> in;
+        for (int t : n.inputs) in.push_back(g_.tensor(t).shape);
+        std::vector<ParamSpec> specs = op_params(n.op, in);
+        for (size_t j = 0; j < specs.size(); ++j) {
+            int m = j < plan_.dparam[i].size() ? plan_.dparam[i][j] : -1;
+            if (!specs[j].learned)
+                d[i].emplace_back();
+            else if (m < 0)
+                d[i].emplace_back(specs[j].shape);
+            else
+                d[i].push_back(read(m, specs[j].shape));
+        }
+    }
+    return d;
+}
+
+HostTensor OnednnExecutor::input_gradient() const {
+    if (!g_.tensor(0).requires_grad || !plan_.train) return {};
+    if (plan_.dy(0) < 0) return HostTensor(g_.input_shape());
+    return read(plan_.dy(0), g_.input_shape());
+}
+
+}  // namespace
+}  // namespace onednn
+
+std::unique_ptr<Executor> make_onednn_executor(const Graph& g, const ExecOptions& o) {
+    return std::make_unique<onednn::OnednnExecutor>(g, o);
+}
+
+}  // namespace ridge

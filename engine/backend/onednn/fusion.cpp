@@ -1,0 +1,105 @@
+#include "engine/backend/onednn/fusion.h"
+
+#include <climits>
+
+namespace ridge::onednn {
+
+namespace {
+
+bool is_identity(const Op& op) {
+    return std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
+}
+
+bool is_relu(const Op& op) {
+    const auto* a = std::get_if<Activation>(&op);
+    return a && a->fn == Activation::Fn::relu;
+}
+
+struct Chains {
+    const Graph& g;
+    std::vector<std::vector<int>> consumers;  // per tensor
+    std::vector<int>& group_of;
+
+    // The one layer that reads t, or -1 when several do, it is the graph's output or taken already.
+    int sole(int t) const {
+        if (t == g.output() || consumers[size_t(t)].size() != 1) return -1;
+        int c = consumers[size_t(t)][0];
+        return group_of[size_t(c)] < 0 ? c : -1;
+    }
+
+    int out(int node) const { return g.nodes()[size_t(node)].output; }
+
+    // Activations, identities and (once, when allowed) a residual add after the group's output.
+    void extend(Group& gr, bool allow_sum) {
+        bool summed = false;
+        for (int c = sole(out(gr.nodes.back())); c >= 0; c = sole(out(c))) {
+            const Node& n = g.nodes()[size_t(c)];
+            int t = out(gr.nodes.back());
+            if (is_identity(n.op)) {
+            } else if (std::holds_alternative<Activation>(n.op)) {
+                gr.post.push_back({c, PostOp::Kind::eltwise});
+            } else if (std::holds_alternative<Add>(n.op) && allow_sum && !summed) {
+                int other = n.inputs[0] == t ? n.inputs[1] : n.inputs[0];
+                if (other == t || g.tensor(other).shape != g.tensor(t).shape) break;
+                gr.post.push_back({c, PostOp::Kind::sum, other});
+                summed = true;
+            } else {
+                break;
+            }
+            gr.nodes.push_back(c);
+        }
+    }
+};
+
+}  // namespace
+
+Fusion find_groups(const Graph& g, const ExecOptions& o) {
+    Fusion f;
+    f.group_of.assign(g.nodes().size(), -1);
+    if (!o.fused) return f;
+    Chains ch{g, std::vector<std::vector<int>>(size_t(g.output()) + 1), f.group_of};
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        for (int t : g.nodes()[i].inputs) ch.consumers[size_t(t)].push_back(int(i));
+
+    bool infer = o.mode == Mode::infer;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        if (f.group_of[i] >= 0) continue;
+        const Op& op = g.nodes()[i].op;
+        Group gr{int(i), -1, {}, -1, {int(i)}};
+        if (infer && (std::holds_alternative<Conv2d>(op) || std::holds_alternative<Linear>(op))) {
+            int c = ch.sole(ch.out(int(i)));
+            if (std::holds_alternative<Conv2d>(op) && c >= 0 &&
+                std::holds_alternative<BatchNorm>(g.nodes()[size_t(c)].op)) {
+                gr.bn = c;
+                gr.nodes.push_back(c);
+            }
+            ch.extend(gr, true);
+        } else if (std::holds_alternative<BatchNorm>(op)) {
+            // oneDNN fuses only a plain ReLU into batchnorm, in either direction of training.
+            int c = ch.sole(ch.out(int(i)));
+            if (c >= 0 && is_relu(g.nodes()[size_t(c)].op)) {
+                gr.post.push_back({c, PostOp::Kind::eltwise});
+                gr.nodes.push_back(c);
+            }
+        }
+        if (gr.nodes.size() < 2) continue;
+        gr.last = gr.nodes.back();
+        for (int n : gr.nodes) f.group_of[size_t(n)] = int(f.groups.size());
+        f.groups.push_back(std::move(gr));
+    }
+    return f;
+}
+
+std::vector<int> last_reader(const Graph& g) {
+    std::vector<int> last(size_t(g.output()) + 1, -1);
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+        for (int t : g.nodes()[i].inputs) {
+            int s = g.tensor(t).storage;
+            last[size_t(s)] = std::max(last[size_t(s)], int(i));
+        }
+    last[size_t(g.tensor(g.output()).storage)] = INT_MAX;
+    last[size_t(g.tensor(0).storage)] = INT_MAX;
+    return last;
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,43 @@
+#pragma once
+// Which layers run as one oneDNN primitive.
+//
+// Inference, fused: a conv absorbs the batchnorm after it (folded into its weights at load), then
+// a chain of activations (eltwise post-ops) and at most one residual add (a sum post-op, its
+// destination first holding the other addend); a linear absorbs activations and a residual add;
+// a batchnorm that follows no conv absorbs a ReLU. Training, fused: a batchnorm absorbs a ReLU
+// (fuse_norm_relu). Dropout and stochastic depth are identities and ride along in any chain.
+// A layer joins a chain only when the chain's output feeds it alone.
+#include <vector>
+
+#include "engine/backend/executor.h"
+#include "engine/graph.h"
+
+namespace ridge::onednn {
+
+struct PostOp {
+    int node;
+    enum class Kind { eltwise, sum } kind;
+    int addend = -1;  // sum: the tensor added in
+};
+
+struct Group {
+    int lead = -1;             // conv, linear or batchnorm
+    int bn = -1;               // batchnorm folded into the conv (inference)
+    std::vector<PostOp> post;  // activations and the residual sum, in order
+    int last = -1;             // the layer whose output the group writes; the group runs in its place
+    std::vector<int> nodes;    // every member, lead first
+};
+
+// One entry per node: the index of its group in `groups`, or -1 when it runs alone.
+struct Fusion {
+    std::vector<Group> groups;
+    std::vector<int> group_of;
+};
+
+Fusion find_groups(const Graph& g, const ExecOptions& o);
+
+// The last layer that reads tensor t or any view of its storage; the graph's output is read
+// after every layer.
+std::vector<int> last_reader(const Graph& g);  // indexed by storage id
+
+}  // namespace ridge::onednn

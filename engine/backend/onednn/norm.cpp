@@ -1,0 +1,146 @@
+// BatchNorm and LayerNorm on oneDNN's normalization primitives, epsilon 1e-5.
+// BatchNorm: x (N,C,H,W) in any layout; inference reads the running statistics (use_global_stats),
+// training computes batch statistics (biased variance) and keeps them for backward. A batchnorm
+// that feeds only a ReLU runs it inside (fuse_norm_relu) when fused.
+// LayerNorm: oneDNN normalizes the last dimension of a dense tensor; ConvNeXt's channels-first
+// LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is (N,H,W,C) with C last.
+#include "engine/ops/norm.h"
+
+#include "engine/backend/onednn/ops.h"
+
+namespace ridge::onednn {
+
+using dnnl::prop_kind;
+using Flags = dnnl::normalization_flags;
+
+namespace {
+constexpr float eps = 1e-5f;
+Md vec(int64_t n) { return Md({n}, dnnl::memory::data_type::f32, Tag::a); }
+}  // namespace
+
+void forward(Plan& p, const Layer& l, const BatchNorm&) {
+    int x = p.value[size_t(l.x())];
+    int64_t C = p.shape(l.x())[1];
+    bool relu = l.group != nullptr;  // a batchnorm leads a group only to fuse the ReLU after it
+    Flags flags = Flags::use_scale | Flags::use_shift;
+    if (!p.train) flags |= Flags::use_global_stats;
+    if (relu) flags |= Flags::fuse_norm_relu;
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    dnnl::batch_normalization_forward::desc d(prop, p.md(x), eps, flags);
+    dnnl::batch_normalization_forward::primitive_desc pd(d, p.attr(), p.eng);
+
+    int y = p.mem(pd.dst_desc());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x},
+                                             {DNNL_ARG_DST, y},
+                                             {DNNL_ARG_SCALE, p.param_mem(l.node, 0, vec(C))},
+                                             {DNNL_ARG_SHIFT, p.param_mem(l.node, 1, vec(C))}};
+    Plan::Saved s{pd, {x}, y};
+    if (p.train) {
+        s.mean = p.mem(pd.mean_desc());
+        s.var = p.mem(pd.variance_desc());
+        if (relu) args.push_back({DNNL_ARG_WORKSPACE, s.ws = p.mem(pd.workspace_desc())});
+    } else {
+        s.mean = p.param_mem(l.node, 2, vec(C));
+        s.var = p.param_mem(l.node, 3, vec(C));
+    }
+    args.push_back({DNNL_ARG_MEAN, s.mean});
+    args.push_back({DNNL_ARG_VARIANCE, s.var});
+    p.primitive(pd, args);
+    p.value[size_t(l.y(p.g))] = y;
+    p.saved[size_t(l.node)] = s;
+}
+
+// One primitive computes dx, dgamma and dbeta; its time is charged to dgrad.
+void backward(Plan& p, const Layer& l, const BatchNorm&) {
+    p.at(&p.bwd, l.node, p.needs_grad(l.x()) ? Phase::dgrad : Phase::wgrad);
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    int64_t C = p.shape(l.x())[1];
+    Flags flags = Flags::use_scale | Flags::use_shift;
+    if (s.ws >= 0) flags |= Flags::fuse_norm_relu;
+    Md data = p.md(s.in[0]);
+    dnnl::batch_normalization_backward::desc d(prop_kind::backward, data, data, eps, flags);
+    dnnl::batch_normalization_backward::primitive_desc pd(
+        d, p.attr(), p.eng, hint<dnnl::batch_normalization_forward::primitive_desc>(s.pd));
+    int dy = p.as(p.dy(l.y(p.g)), pd.diff_dst_desc());
+    int dx = p.needs_grad(l.x()) ? p.contribution(l.x(), pd.diff_src_desc()) : p.mem(pd.diff_src_desc());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, s.in[0]},
+                                             {DNNL_ARG_MEAN, s.mean},
+                                             {DNNL_ARG_VARIANCE, s.var},
+                                             {DNNL_ARG_SCALE, p.param[size_t(l.node)][0]},
+                                             {DNNL_ARG_SHIFT, p.param[size_t(l.node)][1]},  // asked for, unread
+                                             {DNNL_ARG_DIFF_DST, dy},
+                                             {DNNL_ARG_DIFF_SRC, dx},
+                                             {DNNL_ARG_DIFF_SCALE, p.dparam_mem(l.node, 0, vec(C))},
+                                             {DNNL_ARG_DIFF_SHIFT, p.dparam_mem(l.node, 1, vec(C))}};
+    if (s.ws >= 0) args.push_back({DNNL_ARG_WORKSPACE, s.ws});
+    p.primitive(pd, args);
+    if (p.needs_grad(l.x())) p.contributed(l.x(), dx);
+}
+
+namespace {
+
+// The layout LayerNorm reads its input in, and the same bytes as oneDNN's (..., D) data.
+struct LnLayout {
+    Md value, data;
+};
+
+LnLayout ln_layout(const Plan& p, const Layer& l, const LayerNorm& op) {
+    const Shape& xs = p.shape(l.x());
+    int d = normalize_dim(op.dim, xs.size());
+    if (d == int(xs.size()) - 1) return {plain(dims_of(xs)), plain(dims_of(xs))};
+    if (xs.size() == 4 && d == 1)
+        return {Md(dims_of(xs), dnnl::memory::data_type::f32, Tag::nhwc), plain({xs[0], xs[2], xs[3], xs[1]})};
+    throw std::invalid_argument(cat("onednn: layernorm over dimension ", d, " of ", to_string(xs),
+                                    " (only the last, or channels of (N,C,H,W))"));
+}
+
+}  // namespace
+
+void forward(Plan& p, const Layer& l, const LayerNorm& op) {
+    LnLayout lay = ln_layout(p, l, op);
+    int64_t D = lay.data.dims().back();
+    Flags flags = Flags::use_scale | Flags::use_shift;
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    dnnl::layer_normalization_forward::desc d(prop, lay.data, eps, flags);
+    dnnl::layer_normalization_forward::primitive_desc pd(d, p.attr(), p.eng);
+
+    int x = p.alias(p.value_as(l.x(), lay.value), lay.data);
+    int y = p.mem(lay.value);
+    Plan::Saved s{pd, {x}, p.alias(y, lay.data)};
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x},
+                                             {DNNL_ARG_DST, s.out},
+                                             {DNNL_ARG_SCALE, p.param_mem(l.node, 0, vec(D))},
+                                             {DNNL_ARG_SHIFT, p.param_mem(l.node, 1, vec(D))}};
+    if (p.train) {
+        args.push_back({DNNL_ARG_MEAN, s.mean = p.mem(pd.mean_desc())});
+        args.push_back({DNNL_ARG_VARIANCE, s.var = p.mem(pd.variance_desc())});
+    }
+    p.primitive(pd, args);
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = s;
+}
+
+void backward(Plan& p, const Layer& l, const LayerNorm& op) {
+    p.at(&p.bwd, l.node, p.needs_grad(l.x()) ? Phase::dgrad : Phase::wgrad);
+    LnLayout lay = ln_layout(p, l, op);
+    int64_t D = lay.data.dims().back();
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    Flags flags = Flags::use_scale | Flags::use_shift;
+    dnnl::layer_normalization_backward::desc d(prop_kind::backward, lay.data, lay.data, eps, flags);
+    dnnl::layer_normalization_backward::primitive_desc pd(
+        d, p.attr(), p.eng, hint<dnnl::layer_normalization_forward::primitive_desc>(s.pd));
+    int dy = p.alias(p.as(p.dy(l.n.output), lay.value), lay.data);
+    int dx = p.needs_grad(l.x()) ? p.contribution(l.x(), lay.value) : p.mem(lay.value);
+    p.primitive(pd, {{DNNL_ARG_SRC, s.in[0]},
+                     {DNNL_ARG_MEAN, s.mean},
+                     {DNNL_ARG_VARIANCE, s.var},
+                     {DNNL_ARG_SCALE, p.param[size_t(l.node)][0]},
+                     {DNNL_ARG_SHIFT, p.param[size_t(l.node)][1]},
+                     {DNNL_ARG_DIFF_DST, dy},
+                     {DNNL_ARG_DIFF_SRC, p.alias(dx, lay.data)},
+                     {DNNL_ARG_DIFF_SCALE, p.dparam_mem(l.node, 0, vec(D))},
+                     {DNNL_ARG_DIFF_SHIFT, p.dparam_mem(l.node, 1, vec(D))}});
+    if (p.needs_grad(l.x())) p.contributed(l.x(), dx);
+}
+
+}  // namespace ridge::onednn

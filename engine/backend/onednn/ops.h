@@ -1,0 +1,100 @@
+#pragma once
+// Each op's mapping onto oneDNN primitives: forward() plans a layer's forward steps and sets the
+// value of its output; backward() plans its gradient steps after every layer that reads its output
+// has planned its own. One file per op family (conv.cpp, linear.cpp, norm.cpp, ...).
+#include "engine/backend/onednn/check.h"
+#include "engine/backend/onednn/fusion.h"
+#include "engine/backend/onednn/plan.h"
+
+namespace ridge::onednn {
+
+// What one planner call sees: the layer and, when it leads a fused group, the group.
+struct Layer {
+    int node;
+    const Node& n;
+    const Group* group = nullptr;
+
+    int x(size_t i = 0) const { return n.inputs[i]; }
+    // The tensor the layer (or its group) writes.
+    int y(const Graph& g) const { return group ? g.nodes()[size_t(group->last)].output : n.output; }
+};
+
+void plan_forward(Plan& p, const Layer& l);
+void plan_backward(Plan& p, const Layer& l);
+
+void forward(Plan& p, const Layer& l, const Conv2d& op);
+void backward(Plan& p, const Layer& l, const Conv2d& op);
+void forward(Plan& p, const Layer& l, const Linear& op);
+void backward(Plan& p, const Layer& l, const Linear& op);
+void forward(Plan& p, const Layer& l, const Matmul& op);
+void backward(Plan& p, const Layer& l, const Matmul& op);
+void forward(Plan& p, const Layer& l, const BatchNorm& op);
+void backward(Plan& p, const Layer& l, const BatchNorm& op);
+void forward(Plan& p, const Layer& l, const LayerNorm& op);
+void backward(Plan& p, const Layer& l, const LayerNorm& op);
+void forward(Plan& p, const Layer& l, const Activation& op);
+void backward(Plan& p, const Layer& l, const Activation& op);
+void forward(Plan& p, const Layer& l, const Scale& op);
+void backward(Plan& p, const Layer& l, const Scale& op);
+void forward(Plan& p, const Layer& l, const Pool2d& op);
+void backward(Plan& p, const Layer& l, const Pool2d& op);
+void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op);
+void backward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op);
+void forward(Plan& p, const Layer& l, const Add& op);
+void backward(Plan& p, const Layer& l, const Add& op);
+void forward(Plan& p, const Layer& l, const Mul& op);
+void backward(Plan& p, const Layer& l, const Mul& op);
+void forward(Plan& p, const Layer& l, const LayerScale& op);
+void backward(Plan& p, const Layer& l, const LayerScale& op);
+void forward(Plan& p, const Layer& l, const PosEmbedding& op);
+void backward(Plan& p, const Layer& l, const PosEmbedding& op);
+void forward(Plan& p, const Layer& l, const Softmax& op);
+void backward(Plan& p, const Layer& l, const Softmax& op);
+void forward(Plan& p, const Layer& l, const Concat& op);
+void backward(Plan& p, const Layer& l, const Concat& op);
+void forward(Plan& p, const Layer& l, const ChannelShuffle& op);
+void backward(Plan& p, const Layer& l, const ChannelShuffle& op);
+void forward(Plan& p, const Layer& l, const Permute& op);
+void backward(Plan& p, const Layer& l, const Permute& op);
+void forward(Plan& p, const Layer& l, const Flatten& op);
+void backward(Plan& p, const Layer& l, const Flatten& op);
+void forward(Plan& p, const Layer& l, const Reshape& op);
+void backward(Plan& p, const Layer& l, const Reshape& op);
+void forward(Plan& p, const Layer& l, const Slice& op);
+void backward(Plan& p, const Layer& l, const Slice& op);
+void forward(Plan& p, const Layer& l, const Select& op);
+void backward(Plan& p, const Layer& l, const Select& op);
+void forward(Plan& p, const Layer& l, const Dropout& op);
+void backward(Plan& p, const Layer& l, const Dropout& op);
+void forward(Plan& p, const Layer& l, const StochasticDepth& op);
+void backward(Plan& p, const Layer& l, const StochasticDepth& op);
+void forward(Plan& p, const Layer& l, const ClassToken& op);
+void backward(Plan& p, const Layer& l, const ClassToken& op);
+
+// Ops oneDNN lacks run the reference kernels (kernels/cpu) on plain copies of their inputs.
+void forward_reference(Plan& p, const Layer& l);
+void backward_reference(Plan& p, const Layer& l);
+
+// A oneDNN eltwise algorithm (alg, alpha, beta); an activation is one or two of them.
+struct Eltwise {
+    dnnl::algorithm alg;
+    float alpha = 0, beta = 0;
+};
+std::vector<Eltwise> eltwise_of(Activation::Fn fn);
+// The post-ops of a group's activations and residual sum, in order.
+dnnl::post_ops post_ops_of(const Graph& g, const Group& gr);
+
+// The destination of a group's primitive. With a residual sum it must hold the addend first: the
+// addend's own memory when nothing reads it afterwards, the layouts agree and the primitive does
+// not also read it (src), else a copy.
+int group_destination(Plan& p, const Layer& l, const Md& dst, int src);
+
+// A forward primitive descriptor kept in Plan::Saved, typed again as a backward pd's hint.
+template <class PD>
+PD hint(const dnnl::primitive_desc_base& pd) {
+    dnnl_primitive_desc_t c = nullptr;
+    RIDGE_DNNL_CHECK(dnnl_primitive_desc_clone(&c, pd.get()));
+    return PD(c);
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,251 @@
+#include "engine/backend/onednn/plan.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace ridge::onednn {
+
+using dnnl::memory;
+
+Dims dims_of(const Shape& s) { return Dims(s.begin(), s.end()); }
+
+Md plain(const Dims& dims) {
+    static const Tag by_rank[] = {Tag::a, Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
+    if (dims.empty() || dims.size() > 6)
+        throw std::invalid_argument(cat("onednn: no plain layout for rank ", dims.size()));
+    return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
+}
+
+Plan::Plan(const Graph& graph, const ExecOptions& o) : g(graph), train(o.mode == Mode::train), fused(o.fused) {
+    size_t T = 0;
+    for (const Node& n : g.nodes()) T = std::max(T, size_t(n.output) + 1);
+    T = std::max<size_t>(T, 1);
+    value.assign(T, -1);
+    grad_root.resize(T);
+    for (size_t t = 0; t < T; ++t) grad_root[t] = int(t);
+    grad.assign(T, -1);
+    param.resize(g.nodes().size());
+    dparam.resize(g.nodes().size());
+    saved.resize(g.nodes().size());
+    buffers.push_back({0, true});
+    scratch_ = 0;
+}
+
+dnnl::primitive_attr Plan::attr() const {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
+int Plan::mem(const Md& md, bool pinned) {
+    buffers.push_back({md.get_size(), pinned});
+    mems.push_back({int(buffers.size()) - 1, 0, md});
+    converted_.emplace_back();
+    return int(mems.size()) - 1;
+}
+
+int Plan::alias(int m, const Md& md, size_t extra_bytes) {
+    Mem a = mems[size_t(m)];
+    a.offset += extra_bytes;
+    a.md = md;
+    if (a.offset + md.get_size() > buffers[size_t(a.buffer)].bytes)
+        throw std::logic_error("onednn: a view reaches past its buffer");
+    mems.push_back(a);
+    converted_.emplace_back();
+    return int(mems.size()) - 1;
+}
+
+void Plan::primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args) {
+    // A memory whose layout differs from the one the primitive was made for fails only at execution,
+    // and without saying which argument: catch it here.
+    for (const auto& [arg, m] : args) {
+        Md want = pd.query_md(dnnl::query::exec_arg_md, arg);
+        if (want.is_zero() || want != md(m))
+            throw std::logic_error(cat("onednn: argument ", arg, " of a ", pd.impl_info_str(), " primitive ",
+                                       want.is_zero() ? "is not one it takes" : "has another layout than it expects"));
+    }
+    Md sp = pd.scratchpad_desc();
+    if (sp.get_size() > 0) {
+        Buffer& b = buffers[size_t(scratch_)];
+        b.bytes = std::max(b.bytes, sp.get_size());
+        mems.push_back({scratch_, 0, sp});
+        converted_.emplace_back();
+        args.push_back({DNNL_ARG_SCRATCHPAD, int(mems.size()) - 1});
+    }
+    pass_->push_back({node_, phase_, pd, {}, std::move(args)});
+}
+
+void Plan::kernel(Kernel k, std::vector<int> args) {
+    std::vector<std::pair<int, int>> a;
+    for (size_t i = 0; i < args.size(); ++i) a.push_back({int(i), args[i]});
+    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a)});
+}
+
+void Plan::reorder_into(int src, int dst, bool accumulate) {
+    dnnl::primitive_attr a = attr();
+    if (accumulate) {
+        dnnl::post_ops po;
+        po.append_sum(1.0f);
+        a.set_post_ops(po);
+    }
+    dnnl::reorder::primitive_desc pd(eng, md(src), eng, md(dst), a);
+    primitive(pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+}
+
+int Plan::as(int m, const Md& want) {
+    if (md(m) == want) return m;
+    int c = mem(want);
+    reorder_into(m, c);
+    return c;
+}
+
+void Plan::zero(int m) {
+    size_t bytes = md(m).get_size();
+    kernel([bytes](const std::vector<float*>& p) { std::memset(p[0], 0, bytes); }, {m});
+}
+
+void Plan::accumulate(int dst, int src) {
+    if (md(dst) == md(src)) {
+        dnnl::binary::desc d(dnnl::algorithm::binary_add, md(dst), md(src), md(dst));
+        dnnl::binary::primitive_desc pd(d, attr(), eng);
+        primitive(pd, {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, src}, {DNNL_ARG_DST, dst}});
+    } else {
+        reorder_into(src, dst, true);
+    }
+}
+
+int Plan::value_as(int t, const Md& want) {
+    int v = value[size_t(t)];
+    if (v < 0) throw std::logic_error(cat("onednn: tensor ", t, " is read before it is computed"));
+    if (md(v) == want) return v;
+    for (const auto& [m, c] : converted_[size_t(v)])
+        if (m == want) return c;
+    int c = as(v, want);
+    converted_[size_t(v)].push_back({want, c});
+    return c;
+}
+
+int Plan::contribution(int t, const Md& want) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr < 0) return gr = mem(want);
+    return mem(want);
+}
+
+int Plan::contribution_over(int t, int src) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr < 0 && md(src) == md(value[size_t(t)])) return gr = src;
+    return contribution(t, md(src));
+}
+
+void Plan::contributed(int t, int m) {
+    int gr = grad[size_t(grad_root[size_t(t)])];
+    if (m != gr) accumulate(gr, m);
+}
+
+int Plan::accumulator(int t) {
+    Md want = plain(dims_of(shape(t)));
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr < 0) {
+        gr = mem(want);
+        zero(gr);
+        return gr;
+    }
+    if (md(gr) == want) return gr;
+    int tmp = mem(want);
+    zero(tmp);
+    return tmp;
+}
+
+void Plan::pass(int t, int src, bool take) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr < 0) {
+        if (take) {
+            gr = src;
+        } else {
+            gr = mem(md(src));
+            reorder_into(src, gr);
+        }
+    } else {
+        accumulate(gr, src);
+    }
+}
+
+void Plan::pass_reordered(int t, int src, const Md& want) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr >= 0) return reorder_into(src, gr, true);
+    gr = mem(want);
+    reorder_into(src, gr);
+}
+
+void Plan::pass_view(int t, const Md& view, int src, bool covers_all) {
+    Md want = plain(dims_of(shape(t)));
+    int gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr >= 0 && md(gr) == want) return reorder_into(src, alias(gr, view), true);
+    int dst = mem(want);
+    if (!covers_all) zero(dst);
+    reorder_into(src, alias(dst, view), !covers_all);
+    if (gr < 0)
+        grad[size_t(grad_root[size_t(t)])] = dst;
+    else
+        accumulate(gr, dst);
+}
+
+int Plan::param_mem(int node, int j, const Md& md_) {
+    auto& p = param[size_t(node)];
+    if (p.size() <= size_t(j)) p.resize(size_t(j) + 1, -1);
+    return p[size_t(j)] = mem(md_, true);
+}
+
+int Plan::dparam_mem(int node, int j, const Md& md_) {
+    auto& p = dparam[size_t(node)];
+    if (p.size() <= size_t(j)) p.resize(size_t(j) + 1, -1);
+    return p[size_t(j)] = mem(md_, true);
+}
+
+size_t Plan::place(std::vector<size_t>& offsets) const {
+    constexpr size_t align = 64;
+    const size_t n = buffers.size();
+    std::vector<int> first(n, INT_MAX), last(n, -1);
+    int step = 0;
+    for (const auto* pass : {&fwd, &bwd, &upd})
+        for (const Step& s : *pass) {
+            for (const auto& [arg, m] : s.args) {
+                int b = mems[size_t(m)].buffer;
+                first[size_t(b)] = std::min(first[size_t(b)], step);
+                last[size_t(b)] = std::max(last[size_t(b)], step);
+            }
+            ++step;
+        }
+    for (size_t b = 0; b < n; ++b)
+        if (buffers[b].pinned) first[b] = 0, last[b] = INT_MAX;
+
+    // Largest first, each at the lowest offset free of every placed buffer alive at the same time.
+    std::vector<size_t> order;
+    for (size_t b = 0; b < n; ++b)
+        if (last[b] >= 0 && buffers[b].bytes > 0) order.push_back(b);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+    offsets.assign(n, 0);
+    std::vector<size_t> placed;
+    size_t total = 0;
+    for (size_t b : order) {
+        size_t bytes = (buffers[b].bytes + align - 1) / align * align;
+        std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of overlapping lifetimes
+        for (size_t o : placed)
+            if (first[o] <= last[b] && first[b] <= last[o])
+                busy.push_back({offsets[o], offsets[o] + (buffers[o].bytes + align - 1) / align * align});
+        std::sort(busy.begin(), busy.end());
+        size_t at = 0;
+        for (const auto& [lo, hi] : busy) {
+            if (at + bytes <= lo) break;
+            at = std::max(at, hi);
+        }
+        offsets[b] = at;
+        placed.push_back(b);
+        total = std::max(total, at + bytes);
+    }
+    return total;
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,150 @@
+#pragma once
+// The plan of a oneDNN run: buffers, the memories that view them, and the steps of each pass
+// (forward, backward with the loss, update), each a oneDNN primitive or a hand-written kernel.
+// Planning creates primitive descriptors only, which is what fixes every layout and size; nothing
+// is allocated and no primitive is compiled until the executor's prepare().
+//
+// A graph tensor's value lives in one memory, in the layout its producer chose (a conv's blocked
+// nChw8c, say); a consumer that needs another layout asks value_as(), which reorders once and
+// remembers the copy. A tensor's gradient is collected the same way: the first contribution
+// becomes the gradient (or hands over a buffer that is no longer needed), later ones are added.
+#include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/backend/executor.h"
+#include "engine/graph.h"
+
+namespace ridge::onednn {
+
+using Md = dnnl::memory::desc;
+using Dims = dnnl::memory::dims;
+using Tag = dnnl::memory::format_tag;
+
+enum class Phase { fwd, dgrad, wgrad, loss, update };
+
+// A piece of the arena. Its place in the arena is chosen in prepare() from the steps that use it,
+// so buffers whose uses do not overlap in time share bytes.
+struct Buffer {
+    size_t bytes = 0;
+    bool pinned = false;  // read or written outside the steps (weights, input, output, gradients)
+};
+
+// A oneDNN memory over (part of) a buffer: what step arguments name.
+struct Mem {
+    int buffer;
+    size_t offset;  // bytes into the buffer
+    Md md;
+};
+
+// A hand-written kernel receives the addresses of its arguments, in the order of Step::args.
+using Kernel = std::function<void(const std::vector<float*>&)>;
+
+struct Step {
+    int node;  // the layer its time is charged to
+    Phase phase;
+    dnnl::primitive_desc_base pd;  // empty for a kernel
+    Kernel kernel;
+    std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, mem) for a primitive; (index, mem) for a kernel
+};
+
+// A plain row-major fp32 descriptor of a shape.
+Md plain(const Dims& dims);
+Dims dims_of(const Shape& s);
+
+class Plan {
+public:
+    Plan(const Graph& g, const ExecOptions& o);
+
+    const Graph& g;
+    const bool train, fused;
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+
+    std::vector<Buffer> buffers;
+    std::vector<Mem> mems;
+    std::vector<Step> fwd, bwd, upd;
+
+    // Where emitted steps go and whom they are charged to.
+    void at(std::vector<Step>* pass, int node, Phase phase) { pass_ = pass, node_ = node, phase_ = phase; }
+
+    // Every primitive uses the user scratchpad: one shared buffer sized for the largest.
+    dnnl::primitive_attr attr() const;
+
+    int mem(const Md& md, bool pinned = false);              // a fresh buffer
+    int alias(int m, const Md& md, size_t extra_bytes = 0);  // another view of m's buffer
+    Md md(int m) const { return mems[size_t(m)].md; }        // a copy: mems grows while callers hold it
+    void pin(int m) { buffers[size_t(mems[size_t(m)].buffer)].pinned = true; }
+
+    void primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
+    void kernel(Kernel k, std::vector<int> args);
+    void reorder_into(int src, int dst, bool accumulate = false);
+    int as(int m, const Md& md);  // m itself when it has that layout, else a reordered copy
+    void zero(int m);
+    void accumulate(int dst, int src);  // dst += src, in dst's layout
+
+    // Forward values. value[t] is the memory of tensor t as its producer wrote it.
+    std::vector<int> value;
+    int value_as(int t, const Md& md);  // reordered once per layout and remembered
+    const Shape& shape(int t) const { return g.tensor(t).shape; }
+    std::vector<int> last_read;  // per storage: the last layer that reads it (fusion.h)
+
+    // Gradients, per root: identities (dropout) share their input's gradient.
+    std::vector<int> grad_root;
+    std::vector<int> grad;  // per root: the gradient's memory, -1 while nothing arrived
+    int dy(int t) const { return grad[size_t(grad_root[size_t(t)])]; }
+    bool fresh(int t) const { return dy(t) < 0; }
+    bool needs_grad(int t) const { return g.tensor(t).requires_grad; }
+    // Where a backward primitive writes its share of t's gradient in layout md: the gradient itself
+    // when none arrived yet, else a temporary that contributed() adds in.
+    int contribution(int t, const Md& md);
+    // Like contribution(), but in place over src (the layer's dy, not needed afterwards) when
+    // nothing arrived yet and the layouts agree: eltwise backward may overwrite its diff_dst.
+    int contribution_over(int t, int src);
+    void contributed(int t, int m);
+    // For kernels that add into what they are given: a zeroed or already collected plain gradient.
+    int accumulator(int t);
+    // Passes src on as a share of t's gradient; take: src is not needed afterwards and may
+    // become the gradient itself.
+    void pass(int t, int src, bool take);
+    // Reorders src into t's gradient, adding when some arrived already; `want` is the layout of a
+    // gradient that starts here.
+    void pass_reordered(int t, int src, const Md& want);
+    // Adds src into t's gradient through `view`, a descriptor over the plain layout of t's shape
+    // (a region of it, or its elements permuted); covers_all: the view reaches every element.
+    void pass_view(int t, const Md& view, int src, bool covers_all);
+
+    // Per layer: its tensors in op_params order (memory, or -1 where unused) and their gradients.
+    std::vector<std::vector<int>> param, dparam;
+    int param_mem(int node, int j, const Md& md);   // pinned; load() reorders the plain tensor in
+    int dparam_mem(int node, int j, const Md& md);  // pinned
+    // A conv with the batchnorm that follows it folded in (inference): its weights and bias are
+    // computed at load() from both layers' tensors.
+    struct Fold {
+        int conv, bn;
+    };
+    std::vector<Fold> folds;
+
+    // What a layer's forward keeps for its backward.
+    struct Saved {
+        dnnl::primitive_desc_base pd;
+        std::vector<int> in;  // inputs as the primitive read them
+        int out = -1;         // output as written
+        int ws = -1, mean = -1, var = -1;
+    };
+    std::vector<Saved> saved;
+
+    // Places every buffer in one arena: buffers whose steps do not overlap in time (the passes run
+    // in the order fwd, bwd, upd) may share bytes; pinned ones live throughout. Returns the arena's
+    // size and each buffer's offset.
+    size_t place(std::vector<size_t>& offsets) const;
+
+private:
+    std::vector<Step>* pass_ = nullptr;
+    int node_ = -1;
+    Phase phase_ = Phase::fwd;
+    int scratch_;
+    std::vector<std::vector<std::pair<Md, int>>> converted_;  // per memory: its reordered copies
+};
+
+}  // namespace ridge::onednn

@@ -1,0 +1,104 @@
+// Pooling on oneDNN pooling_v2, in the input's layout. Ceil mode is a larger right padding, which
+// max pooling ignores; average pooling would count it in the divisor where PyTorch does not, so
+// that case, and adaptive pooling whose windows differ in size, run the reference kernel.
+// x (N,C,H,W)  y (N,C,P,Q)
+#include <optional>
+
+#include "engine/backend/onednn/ops.h"
+
+namespace ridge::onednn {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+namespace {
+
+// A window in oneDNN's terms: padding on the right grown to give ceil mode's extra window.
+struct Window {
+    Dims kernel, stride, pad_l, pad_r;
+};
+
+struct Pooling {
+    algorithm alg;
+    Window win;
+};
+
+// The pooling a Pool2d is in oneDNN's terms, or none when only the reference kernel matches it.
+std::optional<Pooling> pooling_of(const Plan& p, const Layer& l, const Pool2d& op) {
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    // The padding the last window reaches into, at least the declared one.
+    int64_t need_h = (ys[2] - 1) * op.stride.h + op.kernel.h - xs[2] - op.pad.top;
+    int64_t need_w = (ys[3] - 1) * op.stride.w + op.kernel.w - xs[3] - op.pad.left;
+    Window w{{op.kernel.h, op.kernel.w},
+             {op.stride.h, op.stride.w},
+             {op.pad.top, op.pad.left},
+             {std::max(op.pad.bottom, need_h), std::max(op.pad.right, need_w)}};
+    if (op.kind == Pool2d::Kind::max) return Pooling{algorithm::pooling_max, w};
+    if (!op.count_include_pad) return Pooling{algorithm::pooling_avg_exclude_padding, w};
+    if (need_h > op.pad.bottom || need_w > op.pad.right) return std::nullopt;
+    return Pooling{algorithm::pooling_avg_include_padding, w};
+}
+
+std::optional<Pooling> pooling_of(const Plan& p, const Layer& l, const AdaptiveAvgPool2d&) {
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    if (xs[2] % ys[2] || xs[3] % ys[3]) return std::nullopt;
+    int64_t kh = xs[2] / ys[2], kw = xs[3] / ys[3];
+    return Pooling{algorithm::pooling_avg_exclude_padding, {{kh, kw}, {kh, kw}, {0, 0}, {0, 0}}};
+}
+
+void pool_forward(Plan& p, const Layer& l, const Pooling& pl) {
+    int x = p.value[size_t(l.x())];
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    Md y_any(dims_of(p.shape(l.n.output)), dnnl::memory::data_type::f32, Tag::any);
+    dnnl::pooling_v2_forward::desc d(prop, pl.alg, p.md(x), y_any, pl.win.stride, pl.win.kernel, {0, 0}, pl.win.pad_l,
+                                     pl.win.pad_r);
+    dnnl::pooling_v2_forward::primitive_desc pd(d, p.attr(), p.eng);
+    int y = p.mem(pd.dst_desc());
+    Plan::Saved s{pd, {x}, y};
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}};
+    if (p.train && pl.alg == algorithm::pooling_max)
+        args.push_back({DNNL_ARG_WORKSPACE, s.ws = p.mem(pd.workspace_desc())});
+    p.primitive(pd, args);
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = s;
+}
+
+void pool_backward(Plan& p, const Layer& l, const Pooling& pl) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    dnnl::pooling_v2_backward::desc d(pl.alg, p.md(s.in[0]), p.md(s.out), pl.win.stride, pl.win.kernel, {0, 0},
+                                      pl.win.pad_l, pl.win.pad_r);
+    dnnl::pooling_v2_backward::primitive_desc pd(d, p.attr(), p.eng,
+                                                 hint<dnnl::pooling_v2_forward::primitive_desc>(s.pd));
+    int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
+    int dx = p.contribution(l.x(), pd.diff_src_desc());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}};
+    if (s.ws >= 0) args.push_back({DNNL_ARG_WORKSPACE, s.ws});
+    p.primitive(pd, args);
+    p.contributed(l.x(), dx);
+}
+
+}  // namespace
+
+void forward(Plan& p, const Layer& l, const Pool2d& op) {
+    if (auto pl = pooling_of(p, l, op)) return pool_forward(p, l, *pl);
+    forward_reference(p, l);
+}
+
+void backward(Plan& p, const Layer& l, const Pool2d& op) {
+    if (auto pl = pooling_of(p, l, op)) return pool_backward(p, l, *pl);
+    backward_reference(p, l);
+}
+
+void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
+    if (auto pl = pooling_of(p, l, op)) return pool_forward(p, l, *pl);
+    forward_reference(p, l);
+}
+
+void backward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
+    if (auto pl = pooling_of(p, l, op)) return pool_backward(p, l, *pl);
+    backward_reference(p, l);
+}
+
+}  // namespace ridge::onednn

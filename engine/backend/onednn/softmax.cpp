@@ -1,0 +1,36 @@
+// Softmax on oneDNN softmax, in the input's layout; backward differentiates from the output.
+// x (any)  y (same shape)
+#include "engine/backend/onednn/ops.h"
+#include "engine/ops/norm.h"
+
+namespace ridge::onednn {
+
+using dnnl::prop_kind;
+
+void forward(Plan& p, const Layer& l, const Softmax& op) {
+    int axis = normalize_dim(op.dim, p.shape(l.x()).size());
+    int x = p.value[size_t(l.x())];
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    dnnl::softmax_forward::desc d(prop, p.md(x), axis);
+    dnnl::softmax_forward::primitive_desc pd(d, p.attr(), p.eng);
+    int y = p.mem(pd.dst_desc());
+    p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {pd, {x}, y};
+}
+
+void backward(Plan& p, const Layer& l, const Softmax& op) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    int axis = normalize_dim(op.dim, p.shape(l.x()).size());
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    Md m = p.md(s.out);
+    dnnl::softmax_backward::desc d(m, m, axis);
+    dnnl::softmax_backward::primitive_desc pd(d, p.attr(), p.eng, hint<dnnl::softmax_forward::primitive_desc>(s.pd));
+    int dy = p.as(p.dy(l.n.output), m);
+    int dx = p.contribution(l.x(), m);
+    p.primitive(pd, {{DNNL_ARG_DST, s.out}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}});
+    p.contributed(l.x(), dx);
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,456 @@
+// The oneDNN executor against the reference executor: every op alone (forward, input and weight
+// gradients, the SGD update), fused groups, small whole nets in fused and unfused inference and
+// in training; and every zoo net's inference, fused and unfused.
+//
+// Tolerance: fp32 with different summation orders (blocked convolutions, GEMMs, reductions of
+// another shape) agrees to a few ulps per term: 1e-4 (max_rel_diff: relative above 1, absolute
+// below) for every output and for single layers' gradients; whole nets' gradients as their test
+// case explains (batchnorm in training makes some of them ill-conditioned).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "engine/backend/executor.h"
+#include "engine/dsl.h"
+#include "netdefs/zoo.h"
+
+using namespace ridge;
+
+namespace {
+
+struct Result {
+    HostTensor out;
+    float loss = 0;
+    Weights grads;
+    HostTensor dx;
+    Weights after;  // weights after one SGD step
+};
+
+struct Inputs {
+    Weights w;
+    HostTensor x;
+    std::vector<int32_t> labels;
+};
+
+Inputs inputs(const Graph& g, uint64_t seed) {
+    const Shape& out = g.tensor(g.output()).shape;
+    return {init_weights(g, seed), random_input(g.input_shape(), seed + 1),
+            random_labels(g.input_shape()[0], numel(out) / out[0], seed + 2)};
+}
+
+constexpr float lr = 0.1f;
+constexpr double op_tol = 1e-4;
+
+Result run(const std::string& backend, const Graph& g, Mode mode, bool fused, const Inputs& in) {
+    auto ex = make_executor(backend, g, {.mode = mode, .fused = fused});
+    ex->prepare();
+    ex->load(in.w);
+    ex->set_input(in.x, in.labels);
+    ex->forward();
+    Result r;
+    r.out = ex->output();
+    if (mode == Mode::train) {
+        r.loss = ex->backward();
+        r.grads = ex->gradients();
+        r.dx = ex->input_gradient();
+        ex->update(lr);
+        r.after = ex->weights();
+    }
+    return r;
+}
+
+void check_close(const HostTensor& a, const HostTensor& b, double tol, const std::string& what) {
+    INFO(what);
+    REQUIRE(a.shape == b.shape);
+    CHECK(max_rel_diff(a, b) <= tol);
+}
+
+void check_close(const Graph& g, const Weights& a, const Weights& b, double tol, const std::string& what) {
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        REQUIRE(a[i].size() == b[i].size());
+        for (size_t j = 0; j < a[i].size(); ++j)
+            check_close(a[i][j], b[i][j], tol, cat(what, " of ", g.nodes()[i].name, " #", j));
+    }
+}
+
+// ||a - b|| / ||b|| over every tensor of every layer together.
+double global_rel_l2(const Weights& a, const Weights& b) {
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        for (size_t j = 0; j < a[i].size(); ++j)
+            for (size_t k = 0; k < a[i][j].v.size(); ++k) {
+                double d = double(a[i][j].v[k]) - double(b[i][j].v[k]);
+                diff += d * d;
+                norm += double(b[i][j].v[k]) * double(b[i][j].v[k]);
+            }
+    return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+// How gradients are compared: element by element, or (for nets whose batchnorm-in-training
+// gradients move by percents under rounding-level changes, see the test) as one vector.
+struct GradCheck {
+    double tol;
+    bool global = false;
+};
+
+// oneDNN in fused and unfused inference and in training (unfused and fused), against the reference;
+// the update is checked as w - lr * dw of oneDNN's own gradient.
+void check_against_reference(const Graph& g, double tol, std::optional<GradCheck> grads = GradCheck{op_tol}) {
+    Inputs in = inputs(g, 11);
+    Result ref_infer = run("reference", g, Mode::infer, false, in);
+    for (bool fused : {false, true}) {
+        Result r = run("onednn", g, Mode::infer, fused, in);
+        check_close(r.out, ref_infer.out, tol, cat(g.model(), fused ? " fused" : " unfused", " inference output"));
+    }
+    if (!grads) return;
+    Result ref = run("reference", g, Mode::train, false, in);
+    for (bool fused : {false, true}) {
+        std::string mode = cat(g.model(), fused ? " fused" : " unfused", " training ");
+        Result r = run("onednn", g, Mode::train, fused, in);
+        check_close(r.out, ref.out, tol, mode + "output");
+        CHECK(std::abs(r.loss - ref.loss) <= tol * std::max(1.0f, std::abs(ref.loss)));
+        if (grads->global) {
+            INFO(mode, "gradients as one vector");
+            CHECK(global_rel_l2(r.grads, ref.grads) <= grads->tol);
+        } else {
+            check_close(g, r.grads, ref.grads, grads->tol, mode + "gradient");
+            if (g.tensor(0).requires_grad) check_close(r.dx, ref.dx, grads->tol, mode + "input gradient");
+        }
+        Weights expected = in.w;
+        for (size_t i = 0; i < expected.size(); ++i)
+            for (size_t j = 0; j < expected[i].size(); ++j)
+                for (size_t k = 0; k < r.grads[i][j].v.size(); ++k) expected[i][j].v[k] -= lr * r.grads[i][j].v[k];
+        check_close(g, r.after, expected, 1e-6, mode + "updated weights");
+    }
+}
+
+// A graph of one layer (or a short chain) on an input that requires a gradient.
+template <class F>
+Graph fragment(const std::string& name, Shape x, F body) {
+    Graph g(name);
+    body(g.input(std::move(x), true));
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("convolutions match the reference") {
+    SUBCASE("3x3, padding 1") {
+        check_against_reference(fragment("conv3x3", {2, 8, 9, 9}, [](Tensor x) { return x | conv(16, 3, {.pad = 1}); }),
+                                op_tol);
+    }
+    SUBCASE("strided, with bias, channels not a multiple of 8") {
+        check_against_reference(
+            fragment("conv_s2", {2, 5, 11, 11},
+                     [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }),
+            op_tol);
+    }
+    SUBCASE("1x1") {
+        check_against_reference(fragment("conv1x1", {2, 16, 7, 7}, [](Tensor x) { return x | conv(24, 1); }), op_tol);
+    }
+    SUBCASE("grouped") {
+        check_against_reference(
+            fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }),
+            op_tol);
+    }
+    SUBCASE("depthwise with bias") {
+        check_against_reference(
+            fragment("conv_dw", {2, 24, 10, 10},
+                     [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }),
+            op_tol);
+    }
+    SUBCASE("dilated, asymmetric kernel and padding") {
+        check_against_reference(fragment("conv_dil", {1, 8, 12, 12},
+                                         [](Tensor x) {
+                                             return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2});
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("3 input channels, as a stem") {
+        check_against_reference(
+            fragment("conv_stem", {2, 3, 16, 16}, [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }),
+            op_tol);
+    }
+}
+
+TEST_CASE("linear layers and attention matmuls match the reference") {
+    SUBCASE("linear") {
+        check_against_reference(fragment("linear", {4, 20}, [](Tensor x) { return x | linear(10); }), op_tol);
+    }
+    SUBCASE("linear on tokens, no bias") {
+        check_against_reference(fragment("linear3d", {2, 5, 12}, [](Tensor x) { return x | linear(7, false); }),
+                                op_tol);
+    }
+    SUBCASE("matmul, a * b^T and a * b") {
+        check_against_reference(fragment("matmul", {2, 3, 6, 4},
+                                         [](Tensor x) {
+                                             Tensor a = x | scale(0.5), b = x | scale(2.0);
+                                             return matmul(matmul(a, b, true), x);
+                                         }),
+                                op_tol);
+    }
+}
+
+TEST_CASE("normalizations match the reference") {
+    SUBCASE("batchnorm") {
+        check_against_reference(fragment("bn", {3, 6, 5, 5}, [](Tensor x) { return x | bn(); }), op_tol);
+    }
+    SUBCASE("batchnorm and relu") {
+        check_against_reference(fragment("bn_relu", {3, 16, 5, 5}, [](Tensor x) { return x | bn() | relu(); }), op_tol);
+    }
+    SUBCASE("layernorm over the last dimension") {
+        check_against_reference(fragment("ln", {2, 5, 12}, [](Tensor x) { return x | ln(); }), op_tol);
+    }
+    SUBCASE("layernorm over the channels of (N,C,H,W)") {
+        check_against_reference(fragment("ln2d", {2, 12, 3, 4}, [](Tensor x) { return x | ln(1); }), op_tol);
+    }
+}
+
+TEST_CASE("activations match the reference") {
+    for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()}) {
+        CAPTURE(fn_name(a.fn));
+        // scaled so that relu6, hardswish and hardsigmoid see both of their bends
+        check_against_reference(
+            fragment(std::string(fn_name(a.fn)), {2, 10, 4, 4}, [&](Tensor x) { return x | scale(5.0) | a; }), op_tol);
+    }
+}
+
+TEST_CASE("pooling matches the reference") {
+    SUBCASE("max 3x3 stride 2 pad 1") {
+        check_against_reference(
+            fragment("maxpool", {2, 8, 9, 9}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .pad = 1}); }),
+            op_tol);
+    }
+    SUBCASE("max, ceil mode") {
+        check_against_reference(fragment("maxpool_ceil", {2, 8, 10, 10},
+                                         [](Tensor x) { return x | maxpool(3, {.stride = 2, .ceil_mode = true}); }),
+                                op_tol);
+    }
+    SUBCASE("avg counting padding") {
+        check_against_reference(
+            fragment("avgpool", {2, 8, 7, 7}, [](Tensor x) { return x | avgpool(3, {.stride = 1, .pad = 1}); }),
+            op_tol);
+    }
+    SUBCASE("avg excluding padding") {
+        check_against_reference(
+            fragment("avgpool_ex", {2, 8, 7, 7},
+                     [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false}); }),
+            op_tol);
+    }
+    SUBCASE("avg, ceil mode (reference kernel)") {
+        check_against_reference(
+            fragment("avgpool_ceil", {2, 8, 10, 10},
+                     [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}); }),
+            op_tol);
+    }
+    SUBCASE("adaptive, equal windows") {
+        check_against_reference(fragment("adaptive", {2, 8, 6, 6}, [](Tensor x) { return x | adaptive_avgpool(3); }),
+                                op_tol);
+    }
+    SUBCASE("adaptive, unequal windows (reference kernel)") {
+        check_against_reference(fragment("adaptive_odd", {2, 8, 5, 7},
+                                         [](Tensor x) {
+                                             return x | adaptive_avgpool({3, 2});
+                                         }),
+                                op_tol);
+    }
+}
+
+TEST_CASE("elementwise ops match the reference") {
+    SUBCASE("add") {
+        check_against_reference(fragment("add", {2, 8, 4, 4}, [](Tensor x) { return add(x | scale(2.0), x); }), op_tol);
+    }
+    SUBCASE("add, broadcast") {
+        check_against_reference(
+            fragment("add_b", {2, 8, 4, 4}, [](Tensor x) { return add(x, x | adaptive_avgpool(1)); }), op_tol);
+    }
+    SUBCASE("mul, squeeze-excitation gate") {
+        check_against_reference(
+            fragment("mul_se", {2, 12, 4, 4}, [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }),
+            op_tol);
+    }
+    SUBCASE("mul, same shapes") {
+        check_against_reference(fragment("mul", {2, 8, 3, 3}, [](Tensor x) { return mul(x, x | relu()); }), op_tol);
+    }
+    SUBCASE("layer scale over channels and over the last dimension") {
+        check_against_reference(
+            fragment("layer_scale", {2, 8, 3, 3}, [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }),
+            op_tol);
+    }
+    SUBCASE("softmax over the last dimension and over channels") {
+        check_against_reference(
+            fragment("softmax", {2, 6, 3, 5}, [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }),
+            op_tol);
+    }
+}
+
+TEST_CASE("data movement matches the reference") {
+    SUBCASE("concat of blocked and odd channel counts") {
+        check_against_reference(fragment("concat", {2, 5, 6, 6},
+                                         [](Tensor x) {
+                                             return concat({x | conv(8, 1), x, x | conv(3, 1)});
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("channel split, shuffle") {
+        check_against_reference(fragment("shuffle", {2, 12, 3, 3},
+                                         [](Tensor x) {
+                                             Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
+                                             return concat({a, b}) | channel_shuffle(3);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("flatten, reshape, permute, select") {
+        check_against_reference(fragment("views", {2, 6, 2, 3},
+                                         [](Tensor x) {
+                                             Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
+                                             return add(y | select(1, 0), y | select(1, 3)) | flatten();
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("dropout and stochastic depth are identities") {
+        check_against_reference(fragment("identity", {2, 8, 3, 3},
+                                         [](Tensor x) { return add(x | dropout(0.5), x | stochastic_depth(0.2)); }),
+                                op_tol);
+    }
+    SUBCASE("class token and position embedding") {
+        check_against_reference(
+            fragment("tokens", {2, 4, 8}, [](Tensor x) { return x | class_token() | pos_embedding(); }), op_tol);
+    }
+}
+
+TEST_CASE("fused inference groups match the unfused layers") {
+    SUBCASE("conv, batchnorm, residual add, relu") {
+        check_against_reference(fragment("residual", {2, 16, 6, 6},
+                                         [](Tensor x) {
+                                             Tensor skip = x | conv(16, 1) | bn();
+                                             Tensor y = x | conv(16, 3, {.pad = 1}) | bn() | relu() |
+                                                        conv(16, 3, {.pad = 1}) | bn();
+                                             return add(y, skip) | relu();
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("a conv whose input is also the residual it adds") {
+        check_against_reference(fragment("self_residual", {2, 8, 6, 6},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(8, 1);  // blocked, as the conv reads it
+                                             return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("conv, batchnorm, each activation") {
+        for (Activation a : {relu6(), silu(), hardswish(), hardsigmoid(), sigmoid(), gelu()}) {
+            CAPTURE(fn_name(a.fn));
+            check_against_reference(
+                fragment("conv_act", {2, 8, 5, 5},
+                         [&](Tensor x) { return x | conv(12, 3, {.pad = 1, .bias = true}) | bn() | a; }),
+                op_tol, std::nullopt);
+        }
+    }
+    SUBCASE("linear, gelu, residual add") {
+        check_against_reference(
+            fragment("mlp", {2, 5, 8}, [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }), op_tol);
+    }
+}
+
+namespace {
+
+// A two-layer ViT as torchvision builds its encoder (netdefs/vit.cpp), small enough for the
+// reference executor: patches, class token, position embedding, pre-norm attention and MLP.
+Graph mini_vit() {
+    Graph g("mini_vit");
+    Tensor x = g.input({2, 3, 32, 32});
+    const int64_t D = 32, heads = 4;
+    x = x | conv(D, 8, {.stride = 8, .bias = true}) | flatten(2) | permute({0, 2, 1}) | class_token() | pos_embedding();
+    for (int i = 0; i < 2; ++i) {
+        Scope s(x, cat("layer", i));
+        Tensor h = x | ln();
+        Tensor qkv = h | linear(3 * D) | reshape({0, 0, 3, heads, -1}) | permute({0, 2, 3, 1, 4});
+        Tensor q = qkv | select(1, 0) | scale(1.0 / std::sqrt(double(D / heads)));
+        Tensor attn = matmul(q, qkv | select(1, 1), true) | softmax() | dropout(0.0);
+        Tensor o = matmul(attn, qkv | select(1, 2)) | permute({0, 2, 1, 3}) | reshape({0, 0, -1}) | linear(D);
+        x = add(o | dropout(0.0), x);
+        x = add(x, x | ln() | linear(2 * D) | gelu() | linear(D));
+    }
+    x | ln() | select(1, 0) | linear(10);
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("small whole nets match the reference in inference and training") {
+    // At 64x64 the last stages are 2x2, so a batchnorm in training normalizes 8 values per channel:
+    // enough to keep resnet18's gradients as well conditioned as its forward.
+    SUBCASE("resnet18") { check_against_reference(build(*find_net("resnet18"), 2, 64, 64), 1e-4, GradCheck{2e-4}); }
+    SUBCASE("vit") { check_against_reference(mini_vit(), 1e-4, GradCheck{2e-4}); }
+    // MobileNetV2 and EfficientNet-B0 at random initialization are not: moving every weight of the
+    // reference by one part in 1e7 moves its gradient vector by 1.6e-2 (mobilenet_v2) and 5e-5
+    // (efficientnet_b0) in norm, and single gradients of layers many batchnorms deep by more than
+    // their size. Their gradients are compared as one vector, at a few times that.
+    SUBCASE("mobilenet_v2") {
+        check_against_reference(build(*find_net("mobilenet_v2"), 2, 64, 64), 1e-4, GradCheck{5e-2, true});
+    }
+    SUBCASE("efficientnet_b0") {
+        check_against_reference(build(*find_net("efficientnet_b0"), 2, 64, 64), 1e-4, GradCheck{5e-4, true});
+    }
+}
+
+TEST_CASE("every zoo net's inference matches the reference at its smallest resolution, fused and unfused") {
+    for (const ZooEntry& e : zoo()) {
+        int64_t r = min_resolution(e);
+        Graph g = build(e, 1, r, r);
+        Inputs in = inputs(g, 3);
+        Result ref = run("reference", g, Mode::infer, false, in);
+        for (bool fused : {true, false})
+            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4,
+                        cat(e.name, fused ? " fused" : " unfused", " at ", r, "x", r));
+    }
+}
+
+TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first layer") {
+    Graph g = build(*find_net("resnet18"), 1, 64, 64);
+    Inputs in = inputs(g, 5);
+    const size_t conv1 = size_t(g.find("conv1") - g.nodes().data()), bn1 = size_t(g.find("bn1") - g.nodes().data());
+    for (bool fused : {false, true}) {
+        CAPTURE(fused);
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+        CHECK(ex->planned_bytes() > 0);
+        ex->prepare();
+        ex->load(in.w);
+        ex->set_input(in.x, in.labels);
+        ex->time_layers(true);
+        ex->forward();
+        const StepTimes& t = ex->step_times();
+        REQUIRE(t.layers.size() == g.nodes().size());
+        CHECK(t.layers[conv1].fwd > 0);
+        CHECK((t.layers[bn1].fwd > 0) == !fused);
+        for (size_t i = 0; i < g.nodes().size(); ++i)
+            if (!fused && std::holds_alternative<Conv2d>(g.nodes()[i].op)) CHECK(t.layers[i].fwd > 0);
+    }
+    auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+    ex->prepare();
+    ex->load(in.w);
+    ex->set_input(in.x, in.labels);
+    ex->time_layers(true);
+    ex->forward();
+    ex->backward();
+    const StepTimes& t = ex->step_times();
+    CHECK(t.loss > 0);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        if (!std::holds_alternative<Conv2d>(g.nodes()[i].op)) continue;
+        INFO(g.nodes()[i].name);
+        CHECK(t.layers[i].wgrad > 0);
+        CHECK((t.layers[i].dgrad > 0) == (i != conv1));  // the image needs no gradient
+    }
+}
+
+TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
+    Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
+    Inputs in = inputs(g, 9);
+    auto infer = make_executor("onednn", g, {.mode = Mode::infer});
+    infer->load(in.w);
+    check_close(g, infer->weights(), in.w, 0, "inference weights");
+    CHECK_THROWS_AS(infer->backward(), std::logic_error);
+}

@@ -10,6 +10,7 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 #include "bench/net_arg.h"
+#include "kernels/cuda/probes.h"
 
 namespace ridge::cli {
 
@@ -20,7 +21,8 @@ const Command bench_cmd{
     "dgrad and wgrad on the unfused executor (one primitive per layer), beside its analytic FLOPs\n"
     "and bytes. train: a step is forward, softmax cross-entropy on random labels and backward; the\n"
     "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
-    "Before allocating, the memory the executors plan is compared with what the machine has.\n"
+    "Before allocating, the memory the executors plan is compared with what the machine has\n"
+    "(MemAvailable, less a tenth kept free); a batch that will not fit is refused up front.\n"
     "Every run appends one row per batch to the ledger (CSV) with the environment.",
     1,
     {{"--device", "D", "cpu (default)"},
@@ -265,8 +267,14 @@ int run_bench(const Args& a) {
     Run run;
     run.model = std::string(e.name);
     run.device = a.choice("--device", "cpu", {"cpu", "cuda"});
-    if (run.device == "cuda")
-        throw UsageError("ridge bench: --device cuda: this build has no GPU executor yet (use --device cpu)");
+    if (run.device == "cuda") {
+        // Exit 3, as roofline measure: scripts can tell a missing device from a typing mistake.
+        if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) {
+            std::cerr << "ridge bench: " << why << "\n";
+            return 3;
+        }
+        throw UsageError("ridge bench: --device cuda: there is a CUDA device but no GPU executor yet (use --device cpu)");
+    }
     std::vector<std::string> backends = cpu_backends();
     std::vector<std::string_view> names(backends.begin(), backends.end());
     run.backend = a.choice("--backend", backends.front(), names);
@@ -293,12 +301,17 @@ int run_bench(const Args& a) {
         Graph g = build_for(a, e, N);
         run.H = g.input_shape()[2];
         run.W = g.input_shape()[3];
+        // Beside the executor's own plan: the seeded weights and input built on the host and the
+        // copy of the weights an executor keeps to hand back. A tenth of what is available stays
+        // free for the OS and the allocator, so a run that only just fits does not end in swap.
+        int64_t host = 2 * analyze(g, DType::fp32).totals.param_bytes + numel(g.input_shape()) * 4;
         BenchJob job = plan_job(std::move(g), run.plan);
-        int64_t need = job.planned_bytes();
-        if (avail >= 0 && need > avail)
+        int64_t need = job.planned_bytes() + host;
+        if (avail >= 0 && need > avail - avail / 10)
             throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
-                                 " at batch ", N, " needs ", gb(need), " (planned by the ", run.backend,
-                                 " executor); this machine has ", gb(avail), " available"));
+                                 " at batch ", N, " needs ", gb(need), " (", gb(job.planned_bytes()), " planned by the ",
+                                 run.backend, " executor, ", gb(host), " of host copies); this machine has ", gb(avail),
+                                 " available and ridge keeps a tenth of it free"));
         jobs.push_back(std::move(job));
     }
 

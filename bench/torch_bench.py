@@ -3,15 +3,17 @@
 median training step (forward, cross-entropy on random labels, backward, SGD step) of torchvision
 nets, with a fixed thread count.
 
-With --ridge PROBE (build/bench/onednn_probe) each configuration is also run through ridge's oneDNN
-executor, alternating with PyTorch round by round, so both see the same machine load; the ratio
-ridge/PyTorch of the medians is printed. Prints CSV with a header on stdout, the environment on
+With --ridge RIDGE (build/bench/ridge) each configuration is also run through `ridge bench` (the
+oneDNN executor, fused), alternating with PyTorch round by round, so both see the same machine load;
+the ratio ridge/PyTorch of the medians is printed. A training step is forward, cross-entropy and
+backward on both sides; the SGD update is timed apart on both (update columns). Prints CSV with a header on stdout, the environment on
 stderr. Exits 0 with one line "skipped: PyTorch not available" when torch is missing.
 
   python3 bench/torch_bench.py --nets resnet18,mobilenet_v2 --batches 1,16 --mode infer \\
-      --ridge build/bench/onednn_probe
+      --ridge build/bench/ridge
 """
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -28,8 +30,7 @@ def parse():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=10, help="timed runs per round")
     p.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and ridge")
-    p.add_argument("--ridge", metavar="PROBE", help="path of onednn_probe to run side by side")
-    p.add_argument("--fusion", choices=["fused", "unfused"], default="fused", help="ridge's mode")
+    p.add_argument("--ridge", metavar="RIDGE", help="path of the ridge CLI to run side by side")
     return p.parse_args()
 
 
@@ -48,22 +49,28 @@ def torch_times(torch, model, x, labels, mode, warmup, repeats):
         def step():
             opt.zero_grad(set_to_none=True)
             loss_fn(model(x), labels).backward()
-            opt.step()
 
+    update = opt.step if mode == "train" else (lambda: None)
     for _ in range(warmup):
         step()
-    ms = []
+        update()
+    ms, update_ms = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         step()
-        ms.append((time.perf_counter() - t0) * 1e3)
-    return ms
+        t1 = time.perf_counter()
+        update()
+        ms.append((t1 - t0) * 1e3)
+        update_ms.append((time.perf_counter() - t1) * 1e3)
+    return ms, update_ms
 
 
 def ridge_median(args, net, batch):
-    cmd = [args.ridge, net, str(batch), str(args.res), args.mode, args.fusion, str(args.repeats), str(args.threads)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().split(",")
-    return float(out[6])
+    cmd = [args.ridge, "bench", net, "--batch", str(batch), "--res", str(args.res), "--mode", args.mode,
+           "--threads", str(args.threads), "--warmup", str(args.warmup), "--repeat", str(args.repeats),
+           "--no-layers", "--no-ledger", "--quiet", "--format", "json"]
+    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return out["median_ms"], out.get("update_ms", 0.0)
 
 
 def main():
@@ -78,30 +85,34 @@ def main():
     torch.manual_seed(0)
     print(f"# torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
           f"mkldnn {torch.backends.mkldnn.is_available()}", file=sys.stderr)
-    header = "net,batch,res,mode,threads,torch_median_ms,torch_min_ms,torch_max_ms"
+    header = "net,batch,res,mode,threads,torch_median_ms,torch_min_ms,torch_max_ms,torch_update_ms"
     if args.ridge:
-        header += ",ridge_median_ms,ratio"
+        header += ",ridge_median_ms,ridge_update_ms,ratio"
     print(header)
     for net in args.nets.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
             model = getattr(torchvision.models, net)(weights=None)
             x = torch.rand(batch, 3, args.res, args.res) * 2 - 1
             labels = torch.randint(0, 1000, (batch,))
-            torch_ms, ridge_ms, round_torch = [], [], []
+            torch_ms, round_torch, round_update, ridge_ms, ridge_update = [], [], [], [], []
             for _ in range(args.rounds):
-                t = torch_times(torch, model, x, labels, args.mode, args.warmup, args.repeats)
+                t, u = torch_times(torch, model, x, labels, args.mode, args.warmup, args.repeats)
                 torch_ms += t
                 round_torch.append(statistics.median(t))
+                round_update.append(statistics.median(u))
                 if args.ridge:
-                    ridge_ms.append(ridge_median(args, net, batch))
+                    r, ru = ridge_median(args, net, batch)
+                    ridge_ms.append(r)
+                    ridge_update.append(ru)
             med = statistics.median(round_torch)
             spread = (max(torch_ms) - min(torch_ms)) / med
             if spread > 0.5:
                 print(f"# warning: {net} batch {batch}: PyTorch times spread {spread:.0%} of the median", file=sys.stderr)
-            line = f"{net},{batch},{args.res},{args.mode},{args.threads},{med:.2f},{min(torch_ms):.2f},{max(torch_ms):.2f}"
+            line = (f"{net},{batch},{args.res},{args.mode},{args.threads},{med:.2f},{min(torch_ms):.2f},"
+                    f"{max(torch_ms):.2f},{statistics.median(round_update):.2f}")
             if args.ridge:
                 r = statistics.median(ridge_ms)
-                line += f",{r:.2f},{r / med:.3f}"
+                line += f",{r:.2f},{statistics.median(ridge_update):.2f},{r / med:.3f}"
             print(line, flush=True)
     return 0
 

@@ -125,7 +125,6 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
     check_usage_error("bench resnet18 --mode fly", "unknown mode 'fly'");
     check_usage_error("bench resnet18 --backend cudnn", "unknown backend 'cudnn'");
     check_usage_error("bench resnet18 --device tpu", "unknown device 'tpu'");
-    check_usage_error("bench resnet18 --device cuda", "--device cuda");
     check_usage_error("bench resnet18 --threads 0", "--threads must be a positive integer");
     check_usage_error("bench resnet18 --warmup -1", "--warmup must be a non-negative integer");
     check_usage_error("bench googlenet --res 8", "below googlenet's minimum resolution of 15x15");
@@ -137,6 +136,18 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
     CHECK(r.code == 2);
     CHECK(r.err.find("at batch 4096 needs") != std::string::npos);
     CHECK(r.out.empty());  // refused before batch 1 ran
+}
+
+TEST_CASE("bench --device cuda without a CUDA device: one line, exit 3") {
+    Run r = clitest::ridge("bench resnet18 --device cuda");
+    if (r.code == 2) {  // a GPU is present; the GPU executor is another issue's
+        CHECK(r.err.find("no GPU executor") != std::string::npos);
+        return;
+    }
+    CHECK(r.code == 3);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("no CUDA device is available") != std::string::npos);
+    CHECK(r.out.empty());
 }
 
 TEST_CASE("bench --help") {

@@ -111,12 +111,10 @@ int main(int argc, char** argv) {
         const Weights dw = ex->gradients();
         for (size_t i = 0; i < g.nodes().size(); ++i) {
             const Node& n = g.nodes()[i];
-            std::vector<Shape> in;
-            for (int id : n.inputs) in.push_back(g.tensor(id).shape);
             js << (i ? ",\n" : "") << "{\"name\":\"" << n.name << "\",\"kind\":\"" << op_kind(n.op)
                << "\",\"inputs\":" << list(n.inputs) << ",\"output\":" << n.output
                << ",\"shape\":" << list(g.tensor(n.output).shape) << fields(n.op) << ",\"params\":[";
-            const std::vector<ParamSpec> specs = op_params(n.op, in);
+            const std::vector<ParamSpec> specs = g.params(n);
             for (size_t j = 0; j < specs.size(); ++j) {
                 js << (j ? "," : "") << "{\"name\":\"" << specs[j].name << "\",\"shape\":" << list(specs[j].shape)
                    << ",\"learned\":" << b(specs[j].learned) << "}";

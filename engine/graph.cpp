@@ -74,4 +74,12 @@ Tensor Graph::apply(const Op& op, const std::vector<Tensor>& in, std::string nam
     return {this, id};
 }
 
+std::vector<Shape> Graph::input_shapes(const Node& n) const {
+    std::vector<Shape> in;
+    for (int id : n.inputs) in.push_back(tensor(id).shape);
+    return in;
+}
+
+std::vector<ParamSpec> Graph::params(const Node& n) const { return op_params(n.op, input_shapes(n)); }
+
 }  // namespace ridge

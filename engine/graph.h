@@ -61,6 +61,8 @@ public:
     const Shape& input_shape() const { return tensors_.at(0).shape; }
     int output() const { return nodes_.empty() ? 0 : nodes_.back().output; }
     const Node* find(const std::string& name) const;
+    std::vector<Shape> input_shapes(const Node& n) const;
+    std::vector<ParamSpec> params(const Node& n) const;  // op_params() of the layer's op on its inputs
 
     void push_scope(const std::string& s);
     void pop_scope();

@@ -5,60 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "cli.h"
 #include "json.h"
 
-namespace fs = std::filesystem;
-
 namespace {
-struct Run {
-    int code;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-struct Scratch {
-    fs::path dir = fs::temp_directory_path() / ("ridge_roofline_test." + std::to_string(::getpid()));
-    Scratch() { fs::create_directories(dir); }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
-fs::path scratch() {
-    static Scratch s;
-    return s.dir;
-}
-
-Run ridge(const std::string& args) {
-    fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-    std::string cmd = std::string("'") + RIDGE_CLI + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-    int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-int lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
-
-void check_usage_error(const std::string& args, const std::string& says) {
-    CAPTURE(args);
-    Run r = ridge(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(lines(r.err) == 1);
-    CHECK_MESSAGE(r.err.find(says) != std::string::npos, r.err);
-}
+using namespace clitest;
 
 double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(b), 1e-300); }
 }  // namespace

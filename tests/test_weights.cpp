@@ -16,10 +16,8 @@ TEST_CASE("the learned tensors of every layer of every zoo net add up to its ana
         Analysis a = analyze(g, DType::fp32);
         for (size_t i = 0; i < g.nodes().size(); ++i) {
             const Node& n = g.nodes()[i];
-            std::vector<Shape> in;
-            for (int id : n.inputs) in.push_back(g.tensor(id).shape);
             int64_t learned = 0;
-            for (const ParamSpec& p : op_params(n.op, in))
+            for (const ParamSpec& p : g.params(n))
                 if (p.learned) learned += numel(p.shape);
             INFO(e.name, " ", n.name);
             CHECK(learned == a.layers[i].c.params);

@@ -8,9 +8,7 @@ Weights init_weights(const Graph& g, uint64_t seed) {
     Weights w(g.nodes().size());
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& n = g.nodes()[i];
-        std::vector<Shape> in;
-        for (int id : n.inputs) in.push_back(g.tensor(id).shape);
-        std::vector<ParamSpec> specs = op_params(n.op, in);
+        std::vector<ParamSpec> specs = g.params(n);
         // fan-in of the layer's weight: every element of it but the output dimension
         float bound = 0.1f;
         if (!specs.empty() && specs[0].name == "weight")

@@ -170,9 +170,7 @@ void OnednnExecutor::plan_loss() {
 void OnednnExecutor::plan_update() {
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         const Node& n = g_.nodes()[i];
-        std::vector<Shape> in;
-        for (int t : n.inputs) in.push_back(g_.tensor(t).shape);
-        std::vector<ParamSpec> specs = op_params(n.op, in);
+        std::vector<ParamSpec> specs = g_.params(n);
         for (size_t j = 0; j < specs.size(); ++j) {
             if (!specs[j].learned || j >= plan_.param[i].size() || j >= plan_.dparam[i].size()) continue;
             int w = plan_.param[i][j], dw = plan_.dparam[i][j];
@@ -368,9 +366,7 @@ Weights OnednnExecutor::gradients() const {
     Weights d(g_.nodes().size());
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         const Node& n = g_.nodes()[i];
-        std::vector<Shape> in;
-        for (int t : n.inputs) in.push_back(g_.tensor(t).shape);
-        std::vector<ParamSpec> specs = op_params(n.op, in);
+        std::vector<ParamSpec> specs = g_.params(n);
         for (size_t j = 0; j < specs.size(); ++j) {
             int m = j < plan_.dparam[i].size() ? plan_.dparam[i][j] : -1;
             if (!specs[j].learned)

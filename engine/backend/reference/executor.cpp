@@ -23,9 +23,7 @@ public:
                     throw std::invalid_argument(cat(g.model(), ": layer ", n.name,
                                                     " reads a second graph input; the reference executor takes one"));
             tensors = std::max(tensors, n.output + 1);
-            std::vector<Shape> in;
-            for (int id : n.inputs) in.push_back(g.tensor(id).shape);
-            specs_.push_back(op_params(n.op, in));
+            specs_.push_back(g.params(n));
         }
         tensors_ = tensors;
         times_.layers.resize(g.nodes().size());

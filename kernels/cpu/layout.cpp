@@ -57,13 +57,6 @@ int64_t shuffled_from(int64_t j, int64_t C, int64_t G) {
     return (j % G) * per + j / G;
 }
 
-void copy(const Fwd& f) {
-    for (int64_t e = 0; e < numel(f.y.shape); ++e) f.y.p[e] = f.in[0].p[e];
-}
-void add_back(const Bwd& b) {
-    if (!b.dx[0].p) return;
-    for (int64_t e = 0; e < numel(b.dy.shape); ++e) b.dx[0].p[e] += b.dy.p[e];
-}
 
 }  // namespace
 
@@ -110,10 +103,10 @@ void bwd(const ChannelShuffle& op, const Bwd& b) {
                 b.dx[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e] += b.dy.p[(n * C + j) * HW + e];
 }
 
-void fwd(const Flatten&, const Fwd& f) { copy(f); }
-void bwd(const Flatten&, const Bwd& b) { add_back(b); }
-void fwd(const Reshape&, const Fwd& f) { copy(f); }
-void bwd(const Reshape&, const Bwd& b) { add_back(b); }
+void fwd(const Flatten&, const Fwd& f) { copy_through(f); }
+void bwd(const Flatten&, const Bwd& b) { add_through(b); }
+void fwd(const Reshape&, const Fwd& f) { copy_through(f); }
+void bwd(const Reshape&, const Bwd& b) { add_through(b); }
 
 void fwd(const Permute& op, const Fwd& f) {
     const auto src = permuted_offsets(f.in[0].shape, op.order);

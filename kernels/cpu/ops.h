@@ -81,4 +81,13 @@ inline void add_into(float* dst, const std::vector<double>& src) {
     for (size_t i = 0; i < src.size(); ++i) dst[i] += float(src[i]);
 }
 
+// The identity and the views (copies here): y = x forward, dx += dy backward.
+inline void copy_through(const Fwd& f) {
+    for (int64_t e = 0; e < numel(f.y.shape); ++e) f.y.p[e] = f.in[0].p[e];
+}
+inline void add_through(const Bwd& b) {
+    if (!b.dx[0].p) return;
+    for (int64_t e = 0; e < numel(b.dy.shape); ++e) b.dx[0].p[e] += b.dy.p[e];
+}
+
 }  // namespace ridge::ref

@@ -16,18 +16,12 @@
 #include <sstream>
 
 #include "engine/backend/executor.h"
+#include "engine/overloaded.h"
 #include "netdefs/zoo.h"
 
 using namespace ridge;
 
 namespace {
-
-template <class... F>
-struct overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-overloaded(F...) -> overloaded<F...>;
 
 std::string list(const std::vector<int64_t>& v) {
     std::string s = "[";

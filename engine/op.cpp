@@ -1,15 +1,8 @@
 #include "engine/op.h"
 
-namespace ridge {
+#include "engine/overloaded.h"
 
-namespace {
-template <class... F>
-struct overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-overloaded(F...) -> overloaded<F...>;
-}  // namespace
+namespace ridge {
 
 Shape op_shape(const Op& op, const std::vector<Shape>& in) {
     return std::visit([&](const auto& o) { return shape(o, in); }, op);

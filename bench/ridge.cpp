@@ -6,7 +6,7 @@
 #include "bench/bench_cmd.h"
 #include "bench/format.h"
 #include "bench/net_arg.h"
-#include "bench/report.h"
+#include "bench/analysis_text.h"
 #include "bench/roofline_cmd.h"
 #include "netdefs/zoo.h"
 

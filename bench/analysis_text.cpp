@@ -1,4 +1,4 @@
-#include "bench/report.h"
+#include "bench/analysis_text.h"
 
 #include "bench/format.h"
 

@@ -5,9 +5,9 @@ JOBS ?= $(shell nproc)
 RIDGE := $(BUILD)/bench/ridge
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build report bench test clean
+.PHONY: all deps build zoo report full test clean
 
-all: report bench
+all: zoo report
 
 deps:
 	@scripts/install-deps.sh
@@ -20,29 +20,23 @@ build: deps
 	@grep '^-- ridge:' $(BUILD)/configure.log | sed 's/^-- //'
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the analytic report of the whole zoo, written to results/.
-report: build
+# The analytic counts of the whole zoo (milliseconds): a table, a CSV row per net, every layer.
+zoo: build
 	@mkdir -p results
-	$(RIDGE) zoo --format csv --out results/zoo.csv
-	$(RIDGE) zoo --format csv --layers --out results/zoo_layers.csv
-	$(RIDGE) zoo --format json --layers --out results/zoo.json
-	$(RIDGE) zoo --out results/zoo.txt
-	@cat results/zoo.txt
+	@$(RIDGE) zoo --format csv --out results/zoo.csv
+	@$(RIDGE) zoo --format csv --layers --out results/zoo_layers.csv
+	@$(RIDGE) zoo --format json --layers --out results/zoo.json
+	@$(RIDGE) zoo --out results/zoo.txt
 	@echo "results/: zoo.txt, zoo.csv (a row per net), zoo_layers.csv and zoo.json (every layer)"
 
-# A short CPU benchmark of a few nets (about two minutes on 2 cores), beside the analytic report:
-# a table per run in results/bench_<net>_<mode>.txt, the same as JSON, and a row per batch
-# appended to results/ledger.csv. Printed here: each run's whole-step lines.
-BENCH_RUNS := resnet18:infer:1,16 mobilenet_v2:infer:1,16 resnet50:infer:1,16 resnet18:train:8 mobilenet_v2:train:8
-bench: build
-	@mkdir -p results
-	@for run in $(BENCH_RUNS); do \
-		net=$${run%%:*}; rest=$${run#*:}; mode=$${rest%%:*}; batch=$${rest#*:}; \
-		$(RIDGE) bench $$net --mode $$mode --batch $$batch --repeat 10 \
-			--out results/bench_$${net}_$${mode}.txt --json results/bench_$${net}_$${mode}.json || exit 1; \
-		sed '/per layer/,$$d' results/bench_$${net}_$${mode}.txt; \
-	done
-	@echo "results/: bench_<net>_<mode>.txt and .json (whole steps and every layer), ledger.csv (every run so far)"
+# The main job: the quick study on the CPU (a few minutes on 2 cores): counts, measured ceilings,
+# benchmarks, every figure and results/<host>/report.md.
+report: build
+	@$(RIDGE) report --quick
+
+# The whole study, on the GPU too when there is one (hours on a small CPU).
+full: build
+	@$(RIDGE) report --full --device all
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure

@@ -301,13 +301,10 @@ int run_bench(const Args& a) {
         Graph g = build_for(a, e, N);
         run.H = g.input_shape()[2];
         run.W = g.input_shape()[3];
-        // Beside the executor's own plan: the seeded weights and input built on the host and the
-        // copy of the weights an executor keeps to hand back. A tenth of what is available stays
-        // free for the OS and the allocator, so a run that only just fits does not end in swap.
-        int64_t host = 2 * analyze(g, DType::fp32).totals.param_bytes + numel(g.input_shape()) * 4;
+        int64_t host = host_copy_bytes(g);
         BenchJob job = plan_job(std::move(g), run.plan);
         int64_t need = job.planned_bytes() + host;
-        if (avail >= 0 && need > avail - avail / 10)
+        if (!fits_in(need, avail))
             throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
                                  " at batch ", N, " needs ", gb(need), " (", gb(job.planned_bytes()), " planned by the ",
                                  run.backend, " executor, ", gb(host), " of host copies); this machine has ", gb(avail),

@@ -32,6 +32,10 @@ BenchJob plan_job(Graph g, const BenchPlan& p) {
     return job;
 }
 
+int64_t host_copy_bytes(const Graph& g) {
+    return 2 * analyze(g, DType::fp32).totals.param_bytes + numel(g.input_shape()) * 4;
+}
+
 BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress) {
     BenchResult r;
     r.g = job.g.get();

@@ -44,6 +44,13 @@ struct BenchJob {
 
 BenchJob plan_job(Graph g, const BenchPlan& p);
 
+// Beside an executor's own plan: the seeded weights and input built on the host and the copy of
+// the weights an executor keeps to hand back.
+int64_t host_copy_bytes(const Graph& g);
+// A tenth of what is available stays free for the OS and the allocator, so a run that only just
+// fits does not end in swap. An unknown `available` (-1) never refuses.
+inline bool fits_in(int64_t need, int64_t available) { return available < 0 || need <= available - available / 10; }
+
 // progress(stage, done, total) is called as repeats complete.
 using Progress = std::function<void(const std::string& stage, int done, int total)>;
 BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress);

@@ -8,6 +8,7 @@ namespace ridge::cli {
 // Beyond any real study; counts that still exceed 64 bits are refused (CountOverflow).
 constexpr int64_t max_batch = 65536, max_res = 4096;
 
+const ZooEntry& net_named(std::string_view command, const std::string& name);  // closest names when unknown
 const ZooEntry& net_arg(const Args& a);  // the first positional, with closest names when unknown
 
 // The net at batch N and --res (default: the net's own), a shape that does not fit the

@@ -16,6 +16,8 @@ std::vector<std::string> cpu_backends() {
 #endif
 }
 
+std::vector<std::string> gpu_backends() { return {}; }
+
 std::unique_ptr<Executor> make_executor(std::string_view backend, const Graph& g, const ExecOptions& o) {
     if (backend == "reference") return make_reference_executor(g, o);
 #ifdef RIDGE_HAVE_ONEDNN

@@ -70,6 +70,8 @@ public:
 
 // Backends compiled into this build, in order of preference for the CPU: "onednn", "reference".
 std::vector<std::string> cpu_backends();
+// Backends for a CUDA device compiled into this build (none without nvcc and cuDNN).
+std::vector<std::string> gpu_backends();
 // Throws std::invalid_argument naming the backends there are when `backend` is not one of them.
 std::unique_ptr<Executor> make_executor(std::string_view backend, const Graph& g, const ExecOptions& o);
 

@@ -1,0 +1,208 @@
+#include "report/markdown.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/format.h"
+#include "roofline/roofline.h"
+
+namespace ridge::report {
+
+namespace {
+
+using cli::fixed;
+using cli::si;
+
+std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
+    std::string s = "|";
+    for (const std::string& h : head) s += " " + h + " |";
+    s += "\n|";
+    for (size_t i = 0; i < head.size(); ++i) s += i == 0 ? "---|" : "--:|";
+    s += "\n";
+    for (const auto& r : rows) {
+        s += "|";
+        for (const std::string& c : r) s += " " + c + " |";
+        s += "\n";
+    }
+    return s + "\n";
+}
+
+std::string mode_name(Mode m) { return m == Mode::train ? "train" : "infer"; }
+std::string ms(double seconds) { return fixed(seconds * 1e3, seconds < 0.01 ? 3 : seconds < 1 ? 2 : 1); }
+std::string gflops(double f) { return fixed(f / 1e9, f < 1e10 ? 2 : 1); }
+std::string mb(double bytes) { return fixed(bytes / 1e6, bytes < 1e7 ? 2 : 1); }
+
+std::string heading(const Study& s, const ReportInfo& info) {
+    std::string out = cat("# What these nets cost on ", s.host, "\n\n");
+    out += cat("Written by `", info.command, "` (", info.scope, " study, ", fixed(info.seconds / 60, 1), " min) on ",
+               s.env.date, ", ridge ", s.env.git, ".\n\n");
+    out += cat("- CPU: ", s.env.cpu, ", ", s.env.cores, " cores, ", s.env.threads, " threads; ", s.env.compiler,
+               s.env.onednn.empty() ? "" : ", oneDNN " + s.env.onednn, "\n");
+    const Ceilings* gpu = s.ceilings_of("cuda");
+    out += cat("- GPU: ", gpu ? gpu->name : "none measured", "\n");
+    std::string nets;
+    for (const std::string& n : s.nets) nets += (nets.empty() ? "" : ", ") + n;
+    std::string batches;
+    for (int64_t b : s.batches) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
+    out += cat("- Nets: ", nets, "; inference at batch ", batches,
+               s.train_batch ? cat("; a training step (SGD) at batch ", s.train_batch) : std::string(),
+               s.layer_net.empty() ? "" : "; layer by layer: " + s.layer_net, "\n");
+    out += "- Counts are ridge's analytic model (fp32, each net at its own resolution); times are medians of "
+           "repeats after warm-up. FLOPs count a multiply-add as two.\n\n";
+    return out;
+}
+
+std::string counts_table(const Study& s) {
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& n : s.nets) {
+        const NetCounts* one = s.counts_of(n, 1);
+        const NetCounts* big = s.counts_of(n, s.large_batch);
+        if (!one || !big) continue;
+        const Totals& t = one->a.totals;
+        rows.push_back({n, fixed(double(t.params) / 1e6, 2), gflops(double(t.fwd_flops)),
+                        gflops(double(t.fwd_flops + t.bwd_flops())), mb(double(t.activation_bytes)),
+                        mb(double(big->a.totals.train_memory_bytes) / double(s.large_batch)),
+                        fixed(t.fwd_intensity(), 1), fixed(big->a.totals.fwd_intensity(), 1)});
+    }
+    return cat("## The zoo's counts\n\nAnalytic, per image (batch 1) unless said otherwise. Training memory is "
+               "weights, gradients, SGD momentum and saved activations at batch ",
+               s.large_batch, ", divided by the batch.\n\n",
+               table({"net", "params (M)", "forward GFLOPs", "training GFLOPs", "activations (MB)",
+                      "training memory per image (MB)", "intensity b1 (FLOP/B)",
+                      cat("intensity b", s.large_batch, " (FLOP/B)")},
+                     rows));
+}
+
+std::string ceilings_table(const Study& s) {
+    std::vector<std::vector<std::string>> rows;
+    auto opt = [](const std::optional<double>& v, double scale) { return v ? fixed(*v / scale, 1) : std::string("—"); };
+    for (const Ceilings& c : s.ceilings)
+        rows.push_back({c.device, c.name, fixed(c.peak_flops / 1e9, 1), fixed(c.bytes_per_s / 1e9, 1),
+                        fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2), opt(c.datasheet_peak_flops, 1e9),
+                        opt(c.datasheet_bytes_per_s, 1e9)});
+    if (rows.empty()) return "";
+    return "## This machine's ceilings\n\nMeasured by ridge's probes (`ridge roofline measure`): the fp32 FMA peak "
+           "and the STREAM triad bandwidth; the datasheet figures beside them where known.\n\n" +
+           table({"device", "chip", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "datasheet GFLOP/s",
+                  "datasheet GB/s"},
+                 rows);
+}
+
+std::string latency_table(const Study& s) {
+    std::vector<std::vector<std::string>> rows;
+    for (const Run& r : s.runs) {
+        const Ceilings* c = s.ceilings_of(r.device);
+        double intensity = double(r.flops()) / double(r.bytes());
+        std::string roof = "—";
+        if (c)
+            roof = fixed(100 * roofline::fraction_of_roof(r.achieved_flops(), c->peak_flops, c->bytes_per_s, intensity), 0) + " %";
+        // A wide spread means the machine was busy; the mark keeps such a median from being read alone.
+        rows.push_back({r.net, r.device, mode_name(r.mode), std::to_string(r.batch),
+                        ms(r.step.median) + (r.step.noisy() ? " ⚠" : ""), ms(r.step.min),
+                        ms(r.step.iqr()), fixed(r.images_per_s(), 1), gflops(r.achieved_flops()), roof});
+    }
+    if (rows.empty()) return "";
+    return "## Measured time\n\nA step is the forward pass (infer) or forward, loss and backward (train); the "
+           "SGD update is not in it. GFLOP/s is the analytic FLOPs of the step over its median time; "
+           "\"of roof\" divides it by the measured roofline at the step's intensity. ⚠: the interquartile range "
+           "exceeds a tenth of the median (the machine was busy; more --repeat helps).\n\n" +
+           table({"net", "device", "mode", "batch", "median (ms)", "min (ms)", "IQR (ms)", "images/s", "GFLOP/s",
+                  "of roof"},
+                 rows);
+}
+
+std::string fwdbwd_table(const Study& s) {
+    std::vector<std::vector<std::string>> rows;
+    for (const Run& r : s.runs) {
+        if (r.mode != Mode::train) continue;
+        const Totals& t = r.a.totals;
+        rows.push_back({r.net, r.device, std::to_string(r.batch), ms(r.fwd.median), ms(r.bwd.median),
+                        fixed(r.bwd.median / r.fwd.median, 2), fixed(double(t.bwd_flops()) / double(t.fwd_flops), 2)});
+    }
+    if (rows.empty()) return "";
+    return "## Forward against backward\n\nThe measured ratio of backward to forward time beside the analytic ratio "
+           "of their FLOPs (data and weight gradients over forward).\n\n" +
+           table({"net", "device", "batch", "forward (ms)", "backward (ms)", "time ratio", "FLOPs ratio"}, rows);
+}
+
+struct Roof {
+    std::string name;
+    double peak, bw;
+};
+
+// The measured devices, then the newest chip of each kind in the database that has both an fp32
+// peak and a bandwidth, so the table spans the kinds without a hand-picked list.
+std::vector<Roof> bound_roofs(const Study& s) {
+    std::vector<Roof> roofs;
+    for (const Ceilings& c : s.ceilings) roofs.push_back({c.name + ", measured", c.peak_flops, c.bytes_per_s});
+    for (roofline::ChipKind k : roofline::chip_kinds) {
+        const roofline::Chip* best = nullptr;
+        for (const roofline::Chip& c : s.chips)
+            if (c.kind == k && c.peak_flops(roofline::Precision::fp32) && c.bandwidth_bytes() && (!best || c.year > best->year))
+                best = &c;
+        if (best) roofs.push_back({best->name, *best->peak_flops(roofline::Precision::fp32), *best->bandwidth_bytes()});
+    }
+    return roofs;
+}
+
+std::string bound_table(const Study& s) {
+    std::vector<Roof> roofs = bound_roofs(s);
+    std::vector<std::string> head = {"net", "intensity b1 / b" + std::to_string(s.large_batch)};
+    for (const Roof& r : roofs) head.push_back(cat(r.name, " (ridge ", fixed(roofline::ridge_point(r.peak, r.bw), 1), ")"));
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& n : s.nets) {
+        const NetCounts* one = s.counts_of(n, 1);
+        const NetCounts* big = s.counts_of(n, s.large_batch);
+        if (!one || !big) continue;
+        double i1 = one->a.totals.fwd_intensity(), ib = big->a.totals.fwd_intensity();
+        std::vector<std::string> row = {n, fixed(i1, 1) + " / " + fixed(ib, 1)};
+        for (const Roof& r : roofs) {
+            auto b = [&](double i) { return roofline::bound_at(r.peak, r.bw, i) == roofline::Bound::memory ? "memory" : "compute"; };
+            row.push_back(std::string(b(i1)) + " / " + b(ib));
+        }
+        rows.push_back(row);
+    }
+    return cat("## Memory- or compute-bound\n\nEach net's forward pass as a whole (its FLOPs over its minimum "
+               "traffic, fp32) against each roofline's ridge point, at batch 1 / batch ",
+               s.large_batch,
+               ". Whole-net intensity hides layers on the other side of the ridge: `ridge roofline place NET "
+               "--chip C` lists every layer.\n\n",
+               table(head, rows));
+}
+
+std::string figures_section(const std::vector<Figure>& figures) {
+    std::string out = "## Figures\n\nEach as PNG (shown) and SVG (linked); the data behind each is in `data/`.\n\n";
+    for (const Figure& f : figures) {
+        out += cat("### ", f.title, "\n\n");
+        if (!f.missing.empty()) {
+            out += cat("Left out: ", f.missing, "\n\n");
+            continue;
+        }
+        out += cat(f.caption, "\n\n![", f.title, "](figures/", f.name, ".png)\n\n[SVG](figures/", f.name, ".svg) · [data](data/",
+                   f.name, ".dat)\n\n");
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string report_markdown(const Study& s, const std::vector<Figure>& figures, const ReportInfo& info) {
+    std::string out = heading(s, info);
+    out += counts_table(s);
+    out += ceilings_table(s);
+    out += latency_table(s);
+    out += fwdbwd_table(s);
+    out += bound_table(s);
+    out += figures_section(figures);
+    out += "## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), `data/` (each "
+           "figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this folder>` redraws the "
+           "figures after a script is edited.\n\n";
+    if (!s.notes.empty()) {
+        out += "## Left out\n\n";
+        for (const std::string& n : s.notes) out += "- " + n + "\n";
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace ridge::report

@@ -1,0 +1,204 @@
+#include "report/report_cmd.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/format.h"
+#include "bench/net_arg.h"
+#include "kernels/cuda/probes.h"
+#include "report/collect.h"
+#include "report/csv.h"
+#include "report/figures.h"
+#include "report/markdown.h"
+
+namespace fs = std::filesystem;
+
+namespace ridge::cli {
+
+namespace {
+
+// --quick: enough nets for a rank correlation and both ends of the intensity range (VGG's
+// convolutions, MobileNet's depthwise layers), at two batches, in a few minutes on 2 cores.
+const std::vector<std::string> quick_nets = {"alexnet",       "vgg11",           "resnet18", "resnet50",
+                                             "mobilenet_v2",  "squeezenet1_1",   "shufflenet_v2_x1_0"};
+const std::vector<std::string> full_nets = {
+    "alexnet",  "vgg11",        "vgg16",           "resnet18",      "resnet50",        "resnet101",
+    "densenet121", "mobilenet_v2", "mobilenet_v3_large", "squeezenet1_1", "shufflenet_v2_x1_0",
+    "efficientnet_b0", "regnet_y_400mf", "vit_b_16"};
+
+struct Scope {
+    std::string name;
+    std::vector<std::string> nets;
+    std::vector<int64_t> batches;
+    int64_t train_batch;
+    int warmup, repeat;
+};
+const Scope quick_scope{"quick", quick_nets, {1, 8}, 8, 2, 5};
+const Scope full_scope{"full", full_nets, {1, 64, 256}, 64, 3, 10};
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+        size_t end = s.find(',', start);
+        if (end == std::string::npos) end = s.size();
+        out.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+std::string host_dir_name() {
+    char buf[256] = {};
+    return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
+}
+
+int shell(const std::string& cmd) {
+    int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// On a terminal one line, rewritten as repeats complete; in a log one line per step.
+struct ProgressLine {
+    bool on, tty;
+    void show(const std::string& step, const std::string& detail) const {
+        if (!on) return;
+        if (tty)
+            std::cerr << "\r\033[K" << "ridge report " << step << (detail.empty() ? "" : ": " + detail) << std::flush;
+        else if (detail.empty())
+            std::cerr << "ridge report " << step << "\n";
+    }
+    void clear() const {
+        if (on && tty) std::cerr << "\r\033[K" << std::flush;
+    }
+};
+
+// The study is written into a sibling folder and renamed into place at the end, so an
+// interrupted or failed run leaves the previous report whole.
+struct Staging {
+    fs::path final_dir, dir;
+    bool done = false;
+    explicit Staging(fs::path out) : final_dir(std::move(out)) {
+        dir = final_dir;
+        dir += ".partial." + std::to_string(::getpid());
+        fs::remove_all(dir);
+        fs::create_directories(dir / "data");
+    }
+    void commit() {
+        fs::path old = final_dir;
+        old += ".old." + std::to_string(::getpid());
+        if (fs::exists(final_dir)) fs::rename(final_dir, old);
+        fs::rename(dir, final_dir);
+        fs::remove_all(old);
+        done = true;
+    }
+    ~Staging() {
+        std::error_code ec;
+        if (!done) fs::remove_all(dir, ec);
+    }
+};
+
+}  // namespace
+
+const Command report_cmd{
+    "report", "[options]",
+    "The whole study, from one command: the analytic counts of several nets, this machine's measured\n"
+    "ceilings, their benchmarks (inference at each batch, a training step, one net layer by layer),\n"
+    "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
+    "results/<host>/ (written beside it and renamed into place when complete).\n"
+    "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
+    "--full: 14 nets, batch 1, 64 and 256, training at 64; on a CPU, hours.\n"
+    "Needs gnuplot (make deps installs gnuplot-nox).",
+    0,
+    {{"--device", "D", "cpu (default), cuda or all (cpu, and cuda when there is a GPU)"},
+     {"--nets", "A,B,..", "nets to study (default: the scope's)"},
+     {"--batches", "N,..", "inference batches (default: quick 1,8; full 1,64,256)"},
+     {"--train-batch", "N", "the training step's batch, 0 for none (default: quick 8; full 64)"},
+     {"--layer-net", "NET", "the net timed layer by layer (default: resnet18, else the first net)"},
+     {"--quick", "", "a short study (the default)"},
+     {"--full", "", "the whole study"},
+     {"--warmup", "N", "warm-up steps per configuration (default: quick 2; full 3)"},
+     {"--repeat", "N", "timed steps per configuration (default: quick 5; full 10)"},
+     {"--threads", "N", "CPU threads (default: every core)"},
+     {"--out", "DIR", "where to write (default: results/<host>)"},
+     {"--quiet", "", "no progress line"}}};
+
+int run_report(const Args& a) {
+    if (a.has("--quick") && a.has("--full")) throw UsageError("ridge report: --quick and --full exclude each other");
+    const Scope& scope = a.has("--full") ? full_scope : quick_scope;
+    std::string device = a.choice("--device", "cpu", {"cpu", "cuda", "all"});
+
+    report::StudyPlan plan;
+    plan.cpu = device != "cuda";
+    plan.cuda = device != "cpu";
+    plan.nets = a.has("--nets") ? split(a.get("--nets", "")) : scope.nets;
+    for (const std::string& n : plan.nets) net_named("report", n);
+    for (size_t i = 0; i < plan.nets.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (plan.nets[i] == plan.nets[j]) throw UsageError(cat("ridge report: --nets names ", plan.nets[i], " twice"));
+    plan.batches = a.positive_list("--batches", scope.batches, max_batch);
+    plan.train_batch = a.non_negative("--train-batch", scope.train_batch, max_batch);
+    plan.layer_net = a.get("--layer-net", "");
+    if (plan.layer_net.empty()) {
+        bool has_resnet18 = std::find(plan.nets.begin(), plan.nets.end(), "resnet18") != plan.nets.end();
+        plan.layer_net = has_resnet18 ? "resnet18" : plan.nets.front();
+    } else if (std::find(plan.nets.begin(), plan.nets.end(), plan.layer_net) == plan.nets.end()) {
+        net_named("report", plan.layer_net);
+        throw UsageError(cat("ridge report: --layer-net ", plan.layer_net, " is not one of the studied nets (--nets)"));
+    }
+    plan.warmup = int(a.non_negative("--warmup", scope.warmup, 1000));
+    plan.repeat = int(a.positive("--repeat", scope.repeat, 1000));
+    plan.threads = int(a.positive("--threads", hardware_threads(), 4096));
+    plan.quick_ceilings = scope.name == "quick";
+    fs::path out = a.get("--out", "results/" + host_dir_name());
+
+    // Refused before anything is measured: a study that cannot draw its figures is not one.
+    if (shell("gnuplot --version >/dev/null 2>&1") != 0) {
+        std::cerr << "ridge report: gnuplot is not installed (Debian: apt install gnuplot-nox; `make deps` does it)\n";
+        return 1;
+    }
+    if (device == "cuda") {
+        if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) {
+            std::cerr << "ridge report: " << why << "\n";
+            return 3;
+        }
+    }
+
+    auto start = std::chrono::steady_clock::now();
+    ProgressLine line{!a.has("--quiet"), ::isatty(2) != 0};
+    auto progress = [&](const std::string& step, const std::string& detail) { line.show(step, detail); };
+    report::Study study = report::collect(plan, progress);
+    line.clear();
+
+    Staging stage(out);
+    std::vector<report::Figure> figures = report::write_figure_data(study, (stage.dir / "data").string());
+    progress("drawing the figures", "");
+    std::string make = cat("make -s -f '", RIDGE_SOURCE_DIR, "/Makefile.gnuplot' DIR='", stage.dir.string(), "' -j",
+                           std::max(1, plan.threads), " >/dev/null");
+    if (shell(make) != 0) throw std::runtime_error("drawing the figures failed (the gnuplot output is above)");
+
+    std::string command = "ridge report";
+    for (const auto& [k, v] : a.opt) command += " " + k + (v.empty() ? "" : " " + v);
+    report::ReportInfo info{command, scope.name,
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+    line.clear();
+    write_output((stage.dir / "report.md").string(), report::report_markdown(study, figures, info));
+    write_output((stage.dir / "runs.csv").string(), report::runs_csv(study));
+    write_output((stage.dir / "layers.csv").string(), report::layers_csv(study));
+    stage.commit();
+
+    int drawn = 0;
+    for (const report::Figure& f : figures) drawn += f.missing.empty();
+    std::cout << "ridge report: " << (out / "report.md").string() << ": " << study.runs.size() << " runs, " << drawn
+              << " figures";
+    if (drawn < int(figures.size())) std::cout << " (" << figures.size() - drawn << " left out, see the report)";
+    std::cout << ", " << fixed(info.seconds / 60, 1) << " min\n";
+    for (const std::string& n : study.notes) std::cout << "  left out: " << n << "\n";
+    return 0;
+}
+
+}  // namespace ridge::cli

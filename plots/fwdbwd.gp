@@ -7,6 +7,7 @@ left(j) = -0.4 + width * (j + 0.5)
 cpu_at = 1
 gpu_at = 1 + hascpu
 values = nnets * nbars <= 30
+value_text(v) = sprintf("%.2f", v)
 set title title font ",14"
 set ylabel "backward / forward"
 set xrange [-0.6:nnets - 0.4]
@@ -28,7 +29,7 @@ do for [fmt in "png svg"] {
          for [d=1:hascpu] dat using ($0 + left(cpu_at)):3 with boxes lc rgb "#4e79a7" title "measured time, CPU", \
          for [d=1:hasgpu] dat using ($0 + left(gpu_at)):4 with boxes lc rgb "#59a14f" title "measured time, GPU", \
          2 with lines dt 2 lw 1.5 lc rgb "gray20" title "rule of thumb: 2", \
-         for [d=1:values] dat using ($0 + left(0)):2:(sprintf("%.2f", $2)) with labels boxed offset 0, 0.8 notitle, \
-         for [d=1:values*hascpu] dat using ($0 + left(cpu_at)):3:(sprintf("%.2f", $3)) with labels boxed offset 0, 0.8 notitle, \
-         for [d=1:values*hasgpu] dat using ($0 + left(gpu_at)):4:(sprintf("%.2f", $4)) with labels boxed offset 0, 0.8 notitle
+         for [d=1:values] dat using ($0 + left(0)):2:(value_text($2)) with labels boxed offset 0, 0.8 notitle, \
+         for [d=1:values*hascpu] dat using ($0 + left(cpu_at)):3:(value_text($3)) with labels boxed offset 0, 0.8 notitle, \
+         for [d=1:values*hasgpu] dat using ($0 + left(gpu_at)):4:(value_text($4)) with labels boxed offset 0, 0.8 notitle
 }

@@ -11,6 +11,8 @@ set ylabel "latency (ms, median of the inference step)"
 set logscale xy
 set format x "%g"
 set format y "%g"
+# The counts span a decade or two: label 2 and 5 of every decade too.
+do for [e=-3:4] { set xtics add (2 * 10**e, 5 * 10**e) }
 set grid xtics ytics lc rgb "#dddddd"
 set key outside right top box opaque spacing 1.2
 # Fixed to the data (log autoscaling would round out to whole decades), then headroom above the

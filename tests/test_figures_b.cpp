@@ -112,10 +112,11 @@ TEST_CASE("figure data of the fixture, with and without GPU") {
                 REQUIRE(blocks.size() == s.batches.size() * (gpu ? 2 : 1) + 1);
                 for (size_t i = 0; i + 1 < blocks.size(); ++i) {
                     // "# CPU batch 4", after the file's heading in the first block.
-                    auto it = std::find_if(blocks[i].comments.begin(), blocks[i].comments.end(), [](const std::string& c) {
+                    const std::vector<std::string>& cs = blocks[i].comments;
+                    auto it = std::find_if(cs.begin(), cs.end(), [](const std::string& c) {
                         return c.rfind("# CPU ", 0) == 0 || c.rfind("# GPU ", 0) == 0;
                     });
-                    REQUIRE(it != blocks[i].comments.end());
+                    REQUIRE(it != cs.end());
                     std::istringstream head(it->substr(2));
                     std::string shown, word;
                     int64_t batch = 0;

@@ -33,7 +33,8 @@ std::vector<Figure> fwdbwd_figures(const Study& s, const std::string& data_dir) 
                 ") beside the analytic ratio of backward FLOPs (data and weight gradients) to forward FLOPs. "
                 "The dashed line is the rule of thumb of 2.";
     std::string dat = "# backward / forward of the training step at batch " + std::to_string(s.train_batch) +
-                      " (NaN: not measured on that device)\n# net analytic_flops_ratio cpu_time_ratio gpu_time_ratio\n" +
+                      " (NaN: not measured on that device)\n"
+                      "# net analytic_flops_ratio cpu_time_ratio gpu_time_ratio\n" +
                       rows;
     std::string gpv = "title = " + gp_quote("Backward / forward, training step at batch " +
                                             std::to_string(s.train_batch)) +

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bench/format.h"
+#include "report/spearman.h"
 #include "roofline/roofline.h"
 
 namespace ridge::report {
@@ -170,6 +171,23 @@ std::string bound_table(const Study& s) {
                table(head, rows));
 }
 
+std::string rank_table(const Study& s) {
+    RankMatrix m = spearman_matrix(s);
+    if (m.nets.size() < 3) return "";
+    std::vector<std::string> head = {""};
+    head.insert(head.end(), m.labels.begin(), m.labels.end());
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < m.labels.size(); ++i) {
+        std::vector<std::string> row = {m.labels[i]};
+        for (size_t j = 0; j < m.labels.size(); ++j) row.push_back(std::isnan(m.rho[i][j]) ? "n/a" : fixed(m.rho[i][j], 2));
+        rows.push_back(row);
+    }
+    return cat("## Rank correlations\n\nSpearman's rho over the ", m.nets.size(),
+               " nets that have every quantity: does a net that is cheaper by FLOPs, params or bytes also run "
+               "faster? 1: the same order; 0: unrelated; -1: reversed.\n\n",
+               table(head, rows));
+}
+
 std::string figures_section(const std::vector<Figure>& figures) {
     std::string out = "## Figures\n\nEach as PNG (shown) and SVG (linked); the data behind each is in `data/`.\n\n";
     for (const Figure& f : figures) {
@@ -193,6 +211,7 @@ std::string report_markdown(const Study& s, const std::vector<Figure>& figures, 
     out += latency_table(s);
     out += fwdbwd_table(s);
     out += bound_table(s);
+    out += rank_table(s);
     out += figures_section(figures);
     out += "## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), `data/` (each "
            "figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this folder>` redraws the "

@@ -1,5 +1,6 @@
 #include "report/figures/roofs.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -33,13 +34,22 @@ std::string roof_rows(double peak_flops, std::optional<double> bytes_per_s, doub
     return out + row(x_hi, roofline::attainable(peak_flops, *bytes_per_s, x_hi));
 }
 
+namespace {
+// "3.00 TB/s": the SI prefix joins the unit, as people write it.
+std::string with_unit(double v, const std::string& unit) {
+    std::string n = cli::si(v);
+    if (!n.empty() && std::isalpha(static_cast<unsigned char>(n.back()))) return n.substr(0, n.size() - 1) + " " + n.back() + unit;
+    return n + " " + unit;
+}
+}  // namespace
+
 DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const FlopUnit& u) {
     DeviceRoofs r;
     r.blocks = "# measured roof: intensity (FLOP/B), attainable (" + u.name + "); peak " + num(c.peak_flops) +
                " FLOP/s, bandwidth " + num(c.bytes_per_s) + " B/s\n" +
                roof_rows(c.peak_flops, c.bytes_per_s, x_lo, x_hi, u) + "\n\n";
     r.n_blocks = 1;
-    std::string measured = "measured: " + cli::si(c.peak_flops) + "FLOP/s, " + cli::si(c.bytes_per_s) + "B/s";
+    std::string measured = "measured: " + with_unit(c.peak_flops, "FLOP/s") + ", " + with_unit(c.bytes_per_s, "B/s");
     std::string datasheet;
     if (c.datasheet_peak_flops) {
         double peak = *c.datasheet_peak_flops;
@@ -47,14 +57,27 @@ DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const Flop
                     " FLOP/s, bandwidth " + (c.datasheet_bytes_per_s ? num(*c.datasheet_bytes_per_s) + " B/s" : "unknown") +
                     "\n" + roof_rows(peak, c.datasheet_bytes_per_s, x_lo, x_hi, u) + "\n\n";
         ++r.n_blocks;
-        datasheet = "datasheet: " + cli::si(peak) + "FLOP/s, " +
-                    (c.datasheet_bytes_per_s ? cli::si(*c.datasheet_bytes_per_s) + "B/s"
+        datasheet = "datasheet: " + with_unit(peak, "FLOP/s") + ", " +
+                    (c.datasheet_bytes_per_s ? with_unit(*c.datasheet_bytes_per_s, "B/s")
                                              : std::string("bandwidth unknown (peak only)"));
     }
     r.gpv = "has_datasheet = " + std::to_string(r.n_blocks - 1) + "\n" +
             "measured_title = " + gp_quote(measured) + "\n" + "datasheet_title = " + gp_quote(datasheet) + "\n" +
             "yunit = " + gp_quote(u.name) + "\n";
     return r;
+}
+
+std::string device_title(std::string_view device) {
+    if (device == "cpu") return "CPU";
+    if (device == "cuda") return "GPU";
+    return std::string(device);
+}
+
+std::string device_missing(const Study& s, std::string_view device, const std::string& what) {
+    std::string prefix = std::string(device) + ":";
+    for (const std::string& n : s.notes)
+        if (n.compare(0, prefix.size(), prefix) == 0) return what + " (" + n + ")";
+    return what;
 }
 
 }  // namespace ridge::report

@@ -36,4 +36,11 @@ struct DeviceRoofs {
 };
 DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const FlopUnit& u);
 
+// "CPU" for "cpu", "GPU" for "cuda": how titles name a device.
+std::string device_title(std::string_view device);
+
+// Why a device's figure is left out: `what`, then the study's note on that device if it has one
+// ("cuda: no CUDA device is available").
+std::string device_missing(const Study& s, std::string_view device, const std::string& what);
+
 }  // namespace ridge::report

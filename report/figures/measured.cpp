@@ -30,7 +30,8 @@ struct Series {
 void write_points_figure(const Figure& f, const Ceilings& c, const std::vector<Series>& series,
                          const std::vector<std::string>& colour_titles, const std::string& data_dir) {
     double ridge = roofline::ridge_point(c.peak_flops, c.bytes_per_s);
-    double lo = ridge, hi = ridge, low_flops = c.peak_flops, peak = std::max(c.peak_flops, c.datasheet_peak_flops.value_or(0));
+    double lo = ridge, hi = ridge, low_flops = c.peak_flops;
+    double peak = std::max(c.peak_flops, c.datasheet_peak_flops.value_or(0));
     for (const Series& s : series)
         for (const Point& p : s.pts) {
             lo = std::min(lo, p.intensity);

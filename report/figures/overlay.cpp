@@ -21,7 +21,8 @@ struct Placed {
 Figure overlay_figure(const Study& s, const std::string& device, const std::string& data_dir) {
     std::string name = "overlay-" + device, large = std::to_string(s.large_batch);
     Figure f{name, "Nets on this machine's " + device_title(device) + " roofline",
-             "Each net's forward intensity (analytic FLOPs per byte of minimum traffic) at batch 1 (circle) and batch " +
+             "Each net's forward intensity (analytic FLOPs per byte of minimum traffic) at batch 1 (circle) and "
+             "batch " +
                  large + " (square), placed on the measured roof at min(peak, bandwidth x intensity): the best this "
                  "machine could do at that intensity, not a measurement. Solid: measured roof (probes); dashed: "
                  "datasheet roof (only its peak where no bandwidth is known).",

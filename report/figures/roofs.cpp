@@ -38,7 +38,8 @@ namespace {
 // "3.00 TB/s": the SI prefix joins the unit, as people write it.
 std::string with_unit(double v, const std::string& unit) {
     std::string n = cli::si(v);
-    if (!n.empty() && std::isalpha(static_cast<unsigned char>(n.back()))) return n.substr(0, n.size() - 1) + " " + n.back() + unit;
+    if (!n.empty() && std::isalpha(static_cast<unsigned char>(n.back())))
+        return n.substr(0, n.size() - 1) + " " + n.back() + unit;
     return n + " " + unit;
 }
 }  // namespace
@@ -54,8 +55,9 @@ DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const Flop
     if (c.datasheet_peak_flops) {
         double peak = *c.datasheet_peak_flops;
         r.blocks += "# datasheet roof: intensity (FLOP/B), attainable (" + u.name + "); peak " + num(peak) +
-                    " FLOP/s, bandwidth " + (c.datasheet_bytes_per_s ? num(*c.datasheet_bytes_per_s) + " B/s" : "unknown") +
-                    "\n" + roof_rows(peak, c.datasheet_bytes_per_s, x_lo, x_hi, u) + "\n\n";
+                    " FLOP/s, bandwidth " +
+                    (c.datasheet_bytes_per_s ? num(*c.datasheet_bytes_per_s) + " B/s" : "unknown") + "\n" +
+                    roof_rows(peak, c.datasheet_bytes_per_s, x_lo, x_hi, u) + "\n\n";
         ++r.n_blocks;
         datasheet = "datasheet: " + with_unit(peak, "FLOP/s") + ", " +
                     (c.datasheet_bytes_per_s ? with_unit(*c.datasheet_bytes_per_s, "B/s")

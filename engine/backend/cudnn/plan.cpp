@@ -129,14 +129,11 @@ cudaDataType_t blas_type(Dt t) {
     }
 }
 
-// fp32 asks for true fp32 products (no TF32 even where NVIDIA_TF32_OVERRIDE or the math mode
-// would allow it); tf32 allows tensor cores on fp32 data; fp16 and bf16 accumulate in fp32.
+// fp32 data with CUBLAS_COMPUTE_32F is true fp32: cuBLAS rounds through TF32 only when asked
+// (the TF32 math mode, which ridge never sets, or the _FAST_TF32 compute type). tf32 asks; fp16 and
+// bf16 inputs accumulate in fp32.
 cublasComputeType_t blas_compute(Precision p) {
-    switch (p) {
-        case Precision::fp32: return CUBLAS_COMPUTE_32F_PEDANTIC;
-        case Precision::tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
-        default: return CUBLAS_COMPUTE_32F;
-    }
+    return p == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
 int checked_int(int64_t v, const char* what) {

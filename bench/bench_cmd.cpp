@@ -23,10 +23,15 @@ const Command bench_cmd{
     "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
     "Before allocating, the memory the executors plan is compared with what the machine has\n"
     "(MemAvailable, less a tenth kept free); a batch that will not fit is refused up front.\n"
-    "Every run appends one row per batch to the ledger (CSV) with the environment.",
+    "Every run appends one row per batch to the ledger (CSV) with the environment.\n"
+    "--device cuda runs the cudnn executor (cuDNN, cuBLAS and ridge's CUDA kernels), times with CUDA\n"
+    "events, checks the planned device memory against what the GPU has free, and reports each\n"
+    "convolution's algorithm; without a CUDA device it exits with status 3.",
     1,
-    {{"--device", "D", "cpu (default)"},
-     {"--backend", "B", "onednn (default when built) or reference (the plain kernels; slow)"},
+    {{"--device", "D", "cpu (default) or cuda"},
+     {"--backend", "B", "cpu: onednn (default when built) or reference (the plain kernels; slow); cuda: cudnn"},
+     {"--precision", "P", "fp32 (default), or on cuda tf32, fp16 or bf16 (fp32 accumulation)"},
+     {"--cuda-graph", "", "cuda: replay the timed steps as CUDA graphs (not the per-layer pass)"},
      {"--batch", "N[,N...]", "batch sizes (default 1)"},
      {"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"},
      {"--mode", "M", "infer (default) or train"},
@@ -53,6 +58,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 struct Run {
     std::string model, device, backend;
     Mode mode;
+    Precision precision = Precision::fp32;
     int64_t H, W;
     BenchPlan plan;
     Env env;
@@ -75,15 +81,24 @@ double layers_sum(const BenchResult& r) {
     return s;
 }
 
+bool on_gpu(const Run& run) { return run.device == "cuda"; }
+
 std::string title(const Run& run) {
+    std::string how = on_gpu(run) ? cat(precision_name(run.precision), run.plan.cuda_graph ? ", CUDA graphs" : "")
+                                  : cat(run.plan.threads, run.plan.threads == 1 ? " thread" : " threads");
     return cat(run.model, " ", run.mode == Mode::train ? "train" : "infer", " on ", run.device, " (", run.backend, ", ",
-               run.plan.threads, run.plan.threads == 1 ? " thread" : " threads", "), ", run.H, "x", run.W, ", warm-up ",
-               run.plan.warmup, ", repeat ", run.plan.repeat);
+               how, "), ", run.H, "x", run.W, ", warm-up ", run.plan.warmup, ", repeat ", run.plan.repeat);
 }
 
 std::string env_line(const Env& e) {
-    return cat(e.cpu, ", ", e.cores, " cores", e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "",
-               ", ", e.compiler, ", oneDNN ", e.onednn, ", git ", e.git, ", ", e.date);
+    std::string s = cat(e.cpu, ", ", e.cores, " cores",
+                        e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "", ", ", e.compiler,
+                        ", oneDNN ", e.onednn, ", git ", e.git, ", ", e.date);
+    if (e.gpu)
+        s += cat("\n", e.gpu_name, ", ", e.gpu_sms, " SMs, ", fixed(e.gpu_clock_mhz, 0), " MHz, ",
+                 fixed(e.gpu_mem_clock_mhz, 0), " MHz memory, ", gb(e.gpu_mem_bytes), ", driver ", e.driver, ", CUDA ",
+                 e.cuda_runtime, ", cuDNN ", e.cudnn, ", cuBLAS ", e.cublas);
+    return s;
 }
 
 std::string table(const Run& run, const std::vector<BenchResult>& rs) {
@@ -110,6 +125,7 @@ std::string table(const Run& run, const std::vector<BenchResult>& rs) {
         std::vector<Column> lc = {{"layer", 24, true}, {"type", 11, true}, {"fwd ms", 8}, {"fwd FLOP", 8},
                                   {"GFLOP/s", 7}, {"fwd MB", 7}};
         if (train) lc.insert(lc.end(), {{"dgrad ms", 8}, {"wgrad ms", 8}, {"bwd/fwd t", 9}, {"bwd/fwd F", 9}});
+        if (on_gpu(run)) lc.push_back({"algo", 24, true});
         s += table_header(lc);
         for (size_t i = 0; i < r.layers.size(); ++i) {
             const LayerCost& a = r.analysis.layers[i];
@@ -121,6 +137,7 @@ std::string table(const Run& run, const std::vector<BenchResult>& rs) {
                 c.insert(c.end(), {ms(l.dgrad.median), ms(l.wgrad.median),
                                    fixed(ratio(l.dgrad.median + l.wgrad.median, l.fwd.median), 2),
                                    fixed(ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)), 2)});
+            if (on_gpu(run)) c.push_back(i < r.algo.size() ? r.algo[i] : "");
             s += table_row(lc, c);
         }
     }
@@ -136,8 +153,18 @@ void env_json(Json& j, const Env& e) {
         .field("compiler", e.compiler)
         .field("onednn", e.onednn)
         .field("git", e.git)
-        .field("date", e.date)
-        .end_object();
+        .field("date", e.date);
+    if (e.gpu)
+        j.field("gpu", e.gpu_name)
+            .field("gpu_sms", e.gpu_sms)
+            .field("gpu_clock_mhz", e.gpu_clock_mhz)
+            .field("gpu_memory_clock_mhz", e.gpu_mem_clock_mhz)
+            .field("gpu_memory_bytes", e.gpu_mem_bytes)
+            .field("driver", e.driver)
+            .field("cuda_runtime", e.cuda_runtime)
+            .field("cudnn", e.cudnn)
+            .field("cublas", e.cublas);
+    j.end_object();
 }
 
 void result_json(Json& j, const Run& run, const BenchResult& r) {
@@ -160,6 +187,7 @@ void result_json(Json& j, const Run& run, const BenchResult& r) {
         .field("gflops", gflops(r, run.mode))
         .field("flops", flops_of(r, run.mode))
         .field("planned_bytes", r.planned_bytes);
+    if (on_gpu(run)) j.field("precision", precision_name(run.precision)).field("cuda_graph", run.plan.cuda_graph);
     if (train)
         j.field("fwd_ms", r.fwd.median * 1e3)
             .field("bwd_ms", r.bwd.median * 1e3)
@@ -187,6 +215,7 @@ void result_json(Json& j, const Run& run, const BenchResult& r) {
                 .field("bwd_bytes", a.c.bwd_traffic_bytes)
                 .field("bwd_fwd_time", ratio(l.dgrad.median + l.wgrad.median, l.fwd.median))
                 .field("bwd_fwd_flops", ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)));
+        if (on_gpu(run)) j.field("algo", i < r.algo.size() ? r.algo[i] : "");
         j.end_object();
     }
     j.end_array();
@@ -234,9 +263,28 @@ const char* ledger_header =
     "date,git,model,device,backend,mode,batch,height,width,threads,warmup,repeat,median_ms,min_ms,iqr_ms,"
     "images_per_s,gflops,bwd_fwd_time,update_ms,cpu,cores,clock_mhz,compiler,onednn";
 
+// GPU runs go to their own ledger, whose rows carry the device and the precision.
+const char* gpu_ledger_header =
+    "date,git,model,device,backend,mode,precision,cuda_graph,batch,height,width,warmup,repeat,median_ms,min_ms,"
+    "iqr_ms,images_per_s,gflops,bwd_fwd_time,update_ms,gpu,sms,clock_mhz,memory_clock_mhz,memory_bytes,driver,cuda,"
+    "cudnn,cublas,cpu,compiler";
+
 std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResult>& rs) {
     std::vector<std::string> rows;
     const Env& e = run.env;
+    if (on_gpu(run)) {
+        for (const auto& r : rs)
+            rows.push_back(cat(e.date, ",", e.git, ",", run.model, ",", run.device, ",", run.backend, ",",
+                               run.mode == Mode::train ? "train" : "infer", ",", precision_name(run.precision), ",",
+                               int(run.plan.cuda_graph), ",", batch_of(r), ",", run.H, ",", run.W, ",", run.plan.warmup,
+                               ",", run.plan.repeat, ",", r.step.median * 1e3, ",", r.step.min * 1e3, ",",
+                               r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode), ",",
+                               bwd_fwd_time(r), ",", r.update.median * 1e3, ",", csv_cell(e.gpu_name), ",", e.gpu_sms,
+                               ",", e.gpu_clock_mhz, ",", e.gpu_mem_clock_mhz, ",", e.gpu_mem_bytes, ",", e.driver, ",",
+                               e.cuda_runtime, ",", e.cudnn, ",", e.cublas, ",", csv_cell(e.cpu), ",",
+                               csv_cell(e.compiler)));
+        return rows;
+    }
     for (const auto& r : rs)
         rows.push_back(cat(e.date, ",", e.git, ",", run.model, ",", run.device, ",", run.backend, ",",
                            run.mode == Mode::train ? "train" : "infer", ",", batch_of(r), ",", run.H, ",", run.W, ",",
@@ -267,15 +315,24 @@ int run_bench(const Args& a) {
     Run run;
     run.model = std::string(e.name);
     run.device = a.choice("--device", "cpu", {"cpu", "cuda"});
-    if (run.device == "cuda") {
+    const bool gpu = run.device == "cuda";
+    std::string precision = a.choice("--precision", "fp32", {"fp32", "tf32", "fp16", "bf16"});
+    run.precision = *parse_precision(precision);
+    if (!gpu && run.precision != Precision::fp32)
+        throw UsageError(cat("ridge bench: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
+    if (!gpu && a.has("--cuda-graph")) throw UsageError("ridge bench: --cuda-graph needs --device cuda");
+    if (gpu) {
         // Exit 3, as roofline measure: scripts can tell a missing device from a typing mistake.
         if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) {
             std::cerr << "ridge bench: " << why << "\n";
             return 3;
         }
-        throw UsageError("ridge bench: --device cuda: there is a CUDA device but no GPU executor yet (use --device cpu)");
+        if (gpu_backends().empty()) {
+            std::cerr << "ridge bench: this build has no GPU executor (cmake found no cuDNN; configure with CUDNN_ROOT)\n";
+            return 3;
+        }
     }
-    std::vector<std::string> backends = cpu_backends();
+    std::vector<std::string> backends = gpu ? gpu_backends() : cpu_backends();
     std::vector<std::string_view> names(backends.begin(), backends.end());
     run.backend = a.choice("--backend", backends.front(), names);
     std::vector<int64_t> batches = a.positive_list("--batch", {1}, max_batch);
@@ -283,27 +340,38 @@ int run_bench(const Args& a) {
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
     run.plan.backend = run.backend;
     run.plan.mode = run.mode;
+    run.plan.precision = run.precision;
+    run.plan.cuda_graph = a.has("--cuda-graph");
     run.plan.threads = int(a.positive("--threads", hardware_threads(), max_threads));
     run.plan.warmup = int(a.non_negative("--warmup", 3, max_repeat));
     run.plan.repeat = int(a.positive("--repeat", 20, max_repeat));
     run.plan.layers = !a.has("--no-layers");
     run.plan.seed = uint64_t(a.positive("--seed", 1, int64_t(1) << 62));
-    std::string ledger = a.has("--no-ledger") ? "" : a.get("--ledger", "results/ledger.csv");
+    std::string ledger =
+        a.has("--no-ledger") ? "" : a.get("--ledger", gpu ? "results/ledger_cuda.csv" : "results/ledger.csv");
     if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
-    if (run.plan.threads > hardware_threads())
+    if (!gpu && run.plan.threads > hardware_threads())
         std::cerr << "ridge bench: warning: " << run.plan.threads << " threads on " << hardware_threads()
                   << " cores; threads will share cores\n";
 
     // Plan every batch before running any, so a batch that will not fit is refused up front.
     std::vector<BenchJob> jobs;
     int64_t avail = available_memory_bytes();
+    // The device's free memory against the arena the executor plans. cuDNN's and cuBLAS's own
+    // allocations (handles, kernels) are not in the plan: a run that only just fits may still fail.
+    int64_t device_free = gpu ? probe::gpu::free_memory_bytes() : -1;
     for (int64_t N : batches) {
         Graph g = build_for(a, e, N);
         run.H = g.input_shape()[2];
         run.W = g.input_shape()[3];
         int64_t host = host_copy_bytes(g);
         BenchJob job = plan_job(std::move(g), run.plan);
-        int64_t need = job.planned_bytes() + host;
+        int64_t need = gpu ? host : job.planned_bytes() + host;
+        if (gpu && job.planned_bytes() > device_free)
+            throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
+                                 " at batch ", N, " in ", precision, " needs ", gb(job.planned_bytes()),
+                                 " on the device (planned by the ", run.backend, " executor); the GPU has ",
+                                 gb(device_free), " free"));
         if (!fits_in(need, avail))
             throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
                                  " at batch ", N, " needs ", gb(need), " (", gb(job.planned_bytes()), " planned by the ",
@@ -312,7 +380,7 @@ int run_bench(const Args& a) {
         jobs.push_back(std::move(job));
     }
 
-    run.env = capture_env(run.plan.threads);
+    run.env = capture_env(run.plan.threads, gpu);
     ProgressLine line{!a.has("--quiet") && ::isatty(2) != 0, ""};
     std::vector<BenchResult> results;
     for (BenchJob& job : jobs) {
@@ -332,7 +400,7 @@ int run_bench(const Args& a) {
     std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
     write_output(a.get("--out", ""), text);
     if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
-    if (!ledger.empty()) append_ledger(ledger, ledger_header, ledger_rows(run, results));
+    if (!ledger.empty()) append_ledger(ledger, gpu ? gpu_ledger_header : ledger_header, ledger_rows(run, results));
     return 0;
 }
 

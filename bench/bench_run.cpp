@@ -27,8 +27,14 @@ int64_t BenchJob::planned_bytes() const {
 
 BenchJob plan_job(Graph g, const BenchPlan& p) {
     BenchJob job{std::make_unique<Graph>(std::move(g)), nullptr, nullptr};
-    job.fused = make_executor(p.backend, *job.g, {p.mode, true, p.threads});
-    if (p.layers) job.unfused = make_executor(p.backend, *job.g, {p.mode, false, p.threads});
+    ExecOptions o{.mode = p.mode, .fused = true, .threads = p.threads, .precision = p.precision,
+                  .cuda_graph = p.cuda_graph};
+    job.fused = make_executor(p.backend, *job.g, o);
+    if (p.layers) {
+        o.fused = false;
+        o.cuda_graph = false;  // layers are timed one by one, between events
+        job.unfused = make_executor(p.backend, *job.g, o);
+    }
     return job;
 }
 
@@ -58,10 +64,14 @@ BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress)
                 t3 = Clock::now();
             }
             if (i >= p.warmup) {
-                step.push_back(seconds(t0, t2));
-                fwd.push_back(seconds(t0, t1));
-                bwd.push_back(seconds(t1, t2));
-                upd.push_back(seconds(t2, t3));
+                const StepTimes& dt = ex.step_times();
+                bool device = dt.forward >= 0;
+                double f = device ? dt.forward : seconds(t0, t1);
+                double b = !train ? 0 : device ? dt.backward : seconds(t1, t2);
+                step.push_back(f + b);
+                fwd.push_back(f);
+                bwd.push_back(b);
+                upd.push_back(!train ? 0 : device ? dt.update : seconds(t2, t3));
             }
             progress(i < p.warmup ? "warm-up" : "steps", i < p.warmup ? i + 1 : i + 1 - p.warmup,
                      i < p.warmup ? p.warmup : p.repeat);
@@ -80,6 +90,7 @@ BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress)
         start(ex, *job.g, p.seed);
         ex.time_layers(true);
         size_t L = job.g->nodes().size();
+        for (size_t l = 0; l < L; ++l) r.algo.push_back(ex.algorithm(int(l)));
         std::vector<std::vector<double>> f(L), d(L), w(L);
         std::vector<double> loss;
         int warm = std::min(p.warmup, 1);

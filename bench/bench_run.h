@@ -13,6 +13,8 @@ namespace ridge::cli {
 struct BenchPlan {
     std::string backend;
     Mode mode = Mode::infer;
+    Precision precision = Precision::fp32;
+    bool cuda_graph = false;  // the whole-step executor replays CUDA graphs (GPU)
     int threads = 1;
     int warmup = 3, repeat = 20;
     bool layers = true;  // also time every layer on the unfused executor
@@ -31,8 +33,12 @@ struct BenchResult {
     Stats fwd, bwd, update;      // train: the step's two halves and the SGD update
     float loss = 0;              // the last step's
     std::vector<LayerResult> layers;  // per graph node; empty without the layer pass
+    std::vector<std::string> algo;    // per graph node: the algorithm a library chose (cuDNN convs)
     Stats loss_time;
 };
+
+// Steps are timed by the executor's device clock (CUDA events) where it has one, else by the
+// host's steady clock around each call.
 
 // One batch's executors, planned but not allocated, so every batch of a run can be checked
 // against the machine's memory before the first one is timed.

@@ -10,6 +10,10 @@
 #include <thread>
 
 #include "engine/shape.h"
+#include "kernels/cuda/probes.h"
+#ifdef RIDGE_HAVE_CUDNN
+#include "engine/backend/cudnn/cudnn.h"
+#endif
 #ifdef RIDGE_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -61,7 +65,7 @@ int64_t available_memory_bytes() {
     return std::stoll(kb) * 1024;
 }
 
-Env capture_env(int threads) {
+Env capture_env(int threads, bool gpu) {
     Env e;
     e.cpu = proc_field("/proc/cpuinfo", "model name");
     if (e.cpu.empty()) e.cpu = "unknown";
@@ -83,6 +87,23 @@ Env capture_env(int threads) {
     e.onednn = "none";
 #endif
     e.git = git_revision();
+    if (gpu) {
+        probe::gpu::Device d = probe::gpu::device_info();
+        e.gpu = true;
+        e.gpu_name = d.name;
+        e.gpu_sms = d.sms;
+        e.gpu_clock_mhz = d.clock_mhz;
+        e.gpu_mem_clock_mhz = d.mem_clock_mhz;
+        e.gpu_mem_bytes = d.mem_bytes;
+        e.driver = probe::gpu::driver_version();
+        e.cuda_runtime = probe::gpu::runtime_version();
+#ifdef RIDGE_HAVE_CUDNN
+        e.cudnn = cudnn_version();
+        e.cublas = cublas_version();
+#else
+        e.cudnn = e.cublas = "none";
+#endif
+    }
     std::time_t now = std::time(nullptr);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

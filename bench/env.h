@@ -12,9 +12,15 @@ struct Env {
     int threads = 0;       // threads the run used
     double clock_mhz = 0;  // as the OS reports it (0: unknown); in a VM often the base clock
     std::string compiler, onednn, git, date;  // date: UTC, ISO 8601
+    // --device cuda: device 0 and the software stack that ran on it.
+    bool gpu = false;
+    std::string gpu_name, driver, cuda_runtime, cudnn, cublas;
+    int gpu_sms = 0;
+    double gpu_clock_mhz = 0, gpu_mem_clock_mhz = 0;  // the driver's peak clocks
+    int64_t gpu_mem_bytes = 0;
 };
 
-Env capture_env(int threads);
+Env capture_env(int threads, bool gpu = false);
 
 // Memory the kernel says can be allocated without swapping (MemAvailable), or -1 if unknown.
 int64_t available_memory_bytes();

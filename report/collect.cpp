@@ -1,5 +1,6 @@
 #include "report/collect.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include "bench/format.h"
@@ -72,7 +73,6 @@ std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
     s.host = host_name();
-    s.env = cli::capture_env(plan.threads > 0 ? plan.threads : cli::hardware_threads());
     s.chips = roofline::load_chips(plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path);
     s.nets = plan.nets;
     s.batches = plan.batches;
@@ -101,6 +101,9 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         }
     }
 
+    bool gpu = std::find(devices.begin(), devices.end(), "cuda") != devices.end();
+    s.env = cli::capture_env(plan.threads > 0 ? plan.threads : cli::hardware_threads(), gpu);
+
     std::vector<Config> configs;
     for (const std::string& d : devices) {
         std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
@@ -126,9 +129,11 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         Graph g = build_net(c.net, c.batch);
         int64_t host = cli::host_copy_bytes(g);
         cli::BenchJob job = cli::plan_job(std::move(g), bp);
-        int64_t need = job.planned_bytes() + (c.device == "cpu" ? host : 0);
-        int64_t available = c.device == "cpu" ? host_available : -1;
-        if (!cli::fits_in(need, available)) {
+        // On the GPU the executor's plan lives on the device; the host keeps only the copies.
+        bool gpu = c.device == "cuda";
+        int64_t need = gpu ? job.planned_bytes() : job.planned_bytes() + host;
+        int64_t available = gpu ? probe::gpu::free_memory_bytes() : host_available;
+        if (!cli::fits_in(need, available) || (gpu && !cli::fits_in(host, host_available))) {
             s.notes.push_back(cat(describe(c), ": needs ", gb(need), ", ", gb(available),
                                        " available: left out"));
             continue;

@@ -40,7 +40,12 @@ std::string heading(const Study& s, const ReportInfo& info) {
     out += cat("- CPU: ", s.env.cpu, ", ", s.env.cores, " cores, ", s.env.threads, " threads; ", s.env.compiler,
                s.env.onednn.empty() ? "" : ", oneDNN " + s.env.onednn, "\n");
     const Ceilings* gpu = s.ceilings_of("cuda");
-    out += cat("- GPU: ", gpu ? gpu->name : "none measured", "\n");
+    if (gpu && s.env.gpu)
+        out += cat("- GPU: ", gpu->name, ", ", s.env.gpu_sms, " SMs, ", fixed(double(s.env.gpu_mem_bytes) / 1e9, 1),
+                   " GB; driver ", s.env.driver, ", CUDA ", s.env.cuda_runtime, ", cuDNN ", s.env.cudnn, ", cuBLAS ",
+                   s.env.cublas, "; fp32\n");
+    else
+        out += "- GPU: none measured\n";
     std::string nets;
     for (const std::string& n : s.nets) nets += (nets.empty() ? "" : ", ") + n;
     std::string batches;

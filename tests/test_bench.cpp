@@ -139,15 +139,22 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
 }
 
 TEST_CASE("bench --device cuda without a CUDA device: one line, exit 3") {
-    Run r = clitest::ridge("bench resnet18 --device cuda");
-    if (r.code == 2) {  // a GPU is present; the GPU executor is another issue's
-        CHECK(r.err.find("no GPU executor") != std::string::npos);
-        return;
-    }
+    Run r = clitest::ridge("bench resnet18 --device cuda --precision bf16");
+    if (r.code == 0) return;  // a GPU is here; test_cudnn and scripts/gpu-check.sh cover it
     CHECK(r.code == 3);
     CHECK(lines(r.err) == 1);
     CHECK(r.err.find("no CUDA device is available") != std::string::npos);
     CHECK(r.out.empty());
+}
+
+TEST_CASE("bench --precision: fp32 on the CPU, anything else needs --device cuda") {
+    check_usage_error("bench resnet18 --precision fp16", "--precision fp16 needs --device cuda");
+    check_usage_error("bench resnet18 --precision bf16 --device cpu", "needs --device cuda");
+    check_usage_error("bench resnet18 --precision fp64", "unknown precision 'fp64'");
+    check_usage_error("bench resnet18 --cuda-graph", "--cuda-graph needs --device cuda");
+    Run r = clitest::ridge(small + " --precision fp32 --no-layers --no-ledger --format json");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(!testjson::parse(r.out).has("precision"));  // the CPU output is unchanged
 }
 
 TEST_CASE("bench --help") {

@@ -11,7 +11,11 @@
 // - The loss is softmax cross-entropy of the graph's output (N, classes) against the labels,
 //   averaged over the batch; backward starts from its gradient.
 // - update() is plain SGD, w -= lr * dw, over the learned tensors.
+// - Precision: fp32 everywhere on the CPU. On the GPU, tf32 rounds the inputs of convolutions and
+//   matrix products to 10 mantissa bits; fp16 and bf16 store activations, gradients and a copy of
+//   the weights in 16 bits, keep fp32 master weights for update(), and accumulate every sum in fp32.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +25,10 @@ namespace ridge {
 
 enum class Mode { infer, train };
 
+enum class Precision { fp32, tf32, fp16, bf16 };
+std::string_view precision_name(Precision p);
+std::optional<Precision> parse_precision(std::string_view s);
+
 struct ExecOptions {
     Mode mode = Mode::infer;
     // Fused runs what the library fuses as one primitive (a conv with its folded batchnorm, ReLU
@@ -28,6 +36,11 @@ struct ExecOptions {
     // one-to-one onto the analytic layers.
     bool fused = true;
     int threads = 0;  // 0: every core
+    Precision precision = Precision::fp32;  // CPU executors refuse anything else
+    // GPU: forward (and in training the whole step, loss and backward) is captured once into a
+    // CUDA graph and replayed, so a small batch is not bound by kernel launches. Per-layer timing
+    // needs events between the layers and runs without it.
+    bool cuda_graph = false;
 };
 
 // Seconds one layer spent in each phase during the last step timed with time_layers(true).
@@ -39,12 +52,15 @@ struct LayerTime {
 struct StepTimes {
     std::vector<LayerTime> layers;  // indexed like Graph::nodes()
     double loss = 0;                // softmax cross-entropy forward and its gradient
+    // Device time of the last forward(), backward() and update() as a whole, from events on the
+    // device's stream (GPU executors); negative where the executor has no device clock.
+    double forward = -1, backward = -1, update = -1;
 };
 
 class Executor {
 public:
     virtual ~Executor() = default;
-    virtual std::string name() const = 0;  // "reference", "onednn"
+    virtual std::string name() const = 0;  // "reference", "onednn", "cudnn"
 
     // Construction plans and allocates nothing; planned_bytes() is what prepare() will allocate
     // (weights, activations, gradients, workspaces), so a caller can refuse a run that will not fit.
@@ -66,13 +82,19 @@ public:
     // With timing on, each layer phase is timed on its own (a clock read around each primitive).
     virtual void time_layers(bool on) = 0;
     virtual const StepTimes& step_times() const = 0;
+
+    // The algorithm a library chose for a layer, where it chose by measurement (cuDNN's
+    // convolutions: "fwd IMPLICIT_PRECOMP_GEMM, dgrad ..., wgrad ..."); empty elsewhere. Valid after
+    // prepare().
+    virtual std::string algorithm(int /*node*/) const { return {}; }
 };
 
 // Backends compiled into this build, in order of preference for the CPU: "onednn", "reference".
 std::vector<std::string> cpu_backends();
-// Backends for a CUDA device compiled into this build (none without nvcc and cuDNN).
+// Backends for a CUDA device compiled into this build: "cudnn", or none.
 std::vector<std::string> gpu_backends();
-// Throws std::invalid_argument naming the backends there are when `backend` is not one of them.
+// Throws std::invalid_argument naming the backends there are when `backend` is not one of them,
+// and when a CPU backend is asked for a precision other than fp32.
 std::unique_ptr<Executor> make_executor(std::string_view backend, const Graph& g, const ExecOptions& o);
 
 }  // namespace ridge

@@ -352,6 +352,31 @@ std::string unavailable_reason() {
     return "";
 }
 
+Device device_info() { return query(); }
+
+int64_t free_memory_bytes() {
+    size_t free = 0, total = 0;
+    RIDGE_CUDA_CHECK(cudaSetDevice(0));
+    RIDGE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return int64_t(free);
+}
+
+namespace {
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+}  // namespace
+
+std::string driver_version() {
+    int v = 0;
+    RIDGE_CUDA_CHECK(cudaDriverGetVersion(&v));
+    return version_string(v);
+}
+
+std::string runtime_version() {
+    int v = 0;
+    RIDGE_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+    return version_string(v);
+}
+
 GpuCeilings measure(bool quick) {
     GpuCeilings r;
     r.dev = query();

@@ -44,4 +44,11 @@ std::string unavailable_reason();
 // Throws std::runtime_error (a failed CUDA call, with file and line) if the device misbehaves.
 GpuCeilings measure(bool quick);
 
+// Device 0 as its properties describe it, the memory free on it now, and the versions of the
+// driver and of the CUDA runtime ridge was linked with ("13.0"). Each throws without a device.
+Device device_info();
+int64_t free_memory_bytes();
+std::string driver_version();
+std::string runtime_version();
+
 }  // namespace ridge::probe::gpu

@@ -1,0 +1,484 @@
+// The GPU executor: cuDNN for convolutions, batchnorm, pooling, the activations it has and
+// softmax; cuBLAS for linear layers and attention's products; the hand-written kernels of
+// kernels/cuda for the rest, the loss and SGD (ops.h lists which op runs where).
+//
+// Construction plans every buffer (plan.h) without touching a device, so planned_bytes() is exact
+// before anything is allocated: one arena holds tensors, gradients, weights, saved statistics,
+// the cuBLAS workspace and a fixed convolution workspace (algorithms needing more are not
+// chosen). prepare() allocates the arena, creates the handles and searches every convolution's
+// algorithms (cudnnFind, remembered per shape). forward(), backward() and update() then only
+// launch on one stream; each ends by waiting for it, and the device time of the call, measured
+// with events, is in step_times(). With ExecOptions::cuda_graph each pass is captured once into a
+// CUDA graph and replayed. With time_layers(true) every step is bracketed by events instead.
+//
+// Fused (inference) folds each batchnorm into the conv before it; unfused runs every layer.
+// Precision: fp32 (no TF32 anywhere), tf32 (convolutions and GEMMs round inputs to TF32), fp16
+// and bf16 (16-bit activations, gradients and weight copies, fp32 master weights and
+// accumulation; fp16 with a static loss scale, plan.cpp).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "engine/backend/cudnn/cudnn.h"
+#include "engine/backend/cudnn/ops.h"
+#include "engine/overloaded.h"
+
+namespace ridge {
+namespace cudnn {
+
+std::unique_ptr<LayerRun> make_layer(Plan& p, int node) {
+    const Op& op = p.g.nodes()[size_t(node)].op;
+    return std::visit(
+        overloaded{[&](const Conv2d& o) { return conv_layer(p, node, o); },
+                   [&](const Linear& o) { return linear_layer(p, node, o); },
+                   [&](const Matmul& o) { return matmul_layer(p, node, o); },
+                   [&](const BatchNorm& o) { return batchnorm_layer(p, node, o); },
+                   [&](const LayerNorm& o) { return layernorm_layer(p, node, o); },
+                   [&](const Activation& o) { return activation_layer(p, node, o); },
+                   [&](const Pool2d& o) { return pool_layer(p, node, o); },
+                   [&](const AdaptiveAvgPool2d& o) { return pool_layer(p, node, o); },
+                   [&](const Softmax& o) { return softmax_layer(p, node, o); },
+                   [&](const Add&) { return eltwise_layer(p, node); },
+                   [&](const Mul&) { return eltwise_layer(p, node); },
+                   [&](const Scale&) { return eltwise_layer(p, node); },
+                   [&](const LayerScale&) { return eltwise_layer(p, node); },
+                   [&](const PosEmbedding&) { return eltwise_layer(p, node); },
+                   [&](const auto&) { return layout_layer(p, node); }},
+        op);
+}
+
+namespace {
+
+// cuDNN's legacy convolutions get at most this much scratch; the search skips algorithms that
+// want more (some FFT and Winograd variants on large layers), so planned memory stays exact.
+constexpr int64_t conv_workspace = int64_t(256) << 20;
+// cuBLAS needs a workspace set by the caller to run inside a captured CUDA graph; 32 MiB is the
+// size NVIDIA documents for Hopper.
+constexpr int64_t blas_workspace = int64_t(32) << 20;
+
+std::string describe(const Graph& g, int node) {
+    if (node < 0) return "the loss";
+    const Node& n = g.nodes()[size_t(node)];
+    std::string in;
+    for (int t : n.inputs) in += (in.empty() ? "" : ", ") + to_string(g.tensor(t).shape);
+    return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
+}
+
+// fp32 host data to and from the storage type, rounded to nearest even as the device does.
+std::vector<char> to_storage(const float* x, int64_t n, Dt t) {
+    std::vector<char> out(size_t(n * gpu::dt_bytes(t)));
+    if (t == Dt::f32) std::memcpy(out.data(), x, out.size());
+    for (int64_t i = 0; t == Dt::f16 && i < n; ++i) reinterpret_cast<__half*>(out.data())[i] = __float2half_rn(x[i]);
+    for (int64_t i = 0; t == Dt::bf16 && i < n; ++i)
+        reinterpret_cast<__nv_bfloat16*>(out.data())[i] = __float2bfloat16_rn(x[i]);
+    return out;
+}
+
+void from_storage(const char* x, int64_t n, Dt t, float scale, float* y) {
+    for (int64_t i = 0; i < n; ++i) {
+        float v = t == Dt::f32   ? reinterpret_cast<const float*>(x)[i]
+                  : t == Dt::f16 ? __half2float(reinterpret_cast<const __half*>(x)[i])
+                                 : __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(x)[i]);
+        y[i] = v * scale;
+    }
+}
+
+enum class Phase { fwd, dgrad, wgrad, loss, update };
+
+struct Step {
+    int node;
+    Phase phase;
+    std::function<void()> run;
+    cudaEvent_t start = nullptr, stop = nullptr;  // created when layers are timed
+};
+
+class CudnnExecutor final : public Executor {
+public:
+    CudnnExecutor(const Graph& g, const ExecOptions& o);
+    ~CudnnExecutor() override;
+
+    std::string name() const override { return "cudnn"; }
+    int64_t planned_bytes() const override { return arena_bytes_; }
+    void prepare() override;
+    void load(const Weights& w) override;
+    void set_input(const HostTensor& x, const std::vector<int32_t>& labels) override;
+    void forward() override;
+    float backward() override;
+    void update(float lr) override;
+    HostTensor output() const override;
+    Weights weights() const override;
+    Weights gradients() const override;
+    HostTensor input_gradient() const override;
+    void time_layers(bool on) override { timing_ = on; }
+    const StepTimes& step_times() const override { return times_; }
+    std::string algorithm(int node) const override {
+        return prepared_ ? layers_[size_t(node)]->algorithm() : std::string();
+    }
+
+private:
+    void build_steps();
+    // Runs a pass: captured into a graph and replayed, or step by step, timed or not. Returns the
+    // device time of the whole pass.
+    double run(std::vector<Step>& steps, cudaGraphExec_t& graph);
+    void write(int buffer, const float* src, int64_t n, Dt t) const;
+    void read(int buffer, int64_t n, Dt t, float scale, float* dst) const;
+    HostTensor read_tensor(int buffer, const Shape& s, Dt t, float scale) const {
+        HostTensor h(s);
+        read(buffer, h.size(), t, scale, h.data());
+        return h;
+    }
+
+    const Graph& g_;
+    ExecOptions o_;
+    Plan plan_;
+    std::vector<std::unique_ptr<LayerRun>> layers_;
+    int labels_ = -1, row_loss_ = -1, loss_ = -1, blas_ws_ = -1;
+    int64_t arena_bytes_ = 0;
+    std::vector<size_t> offsets_;
+    size_t grads_begin_ = 0, grads_end_ = 0;
+
+    bool prepared_ = false, timing_ = false, has_input_ = false;
+    Dev dev_;
+    cudaEvent_t begin_ = nullptr, end_ = nullptr;
+    std::vector<Step> fwd_, bwd_, upd_;
+    cudaGraphExec_t fwd_graph_ = nullptr, bwd_graph_ = nullptr, upd_graph_ = nullptr;
+    float lr_ = 0, graph_lr_ = NAN;
+    Weights loaded_;
+    StepTimes times_;
+};
+
+CudnnExecutor::CudnnExecutor(const Graph& g, const ExecOptions& o) : g_(g), o_(o), plan_(g, o) {
+    if (g.nodes().empty()) throw std::invalid_argument(cat("cudnn: graph ", g.model(), " has no layers"));
+    for (const Node& n : g.nodes())
+        for (int id : n.inputs)
+            if (id != 0 && g.tensor(id).producer < 0)
+                throw std::invalid_argument(cat("cudnn: ", g.model(), ": layer ", n.name, " reads a second graph input"));
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        try {
+            layers_.push_back(make_layer(plan_, int(i)));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(cat("cudnn: ", describe(g, int(i)), ": ", e.what()));
+        }
+    }
+    const int64_t N = g.input_shape()[0];
+    if (plan_.train) {
+        labels_ = plan_.buffer(N * 4);
+        row_loss_ = plan_.buffer(N * 4);
+        loss_ = plan_.buffer(4);
+    }
+    blas_ws_ = plan_.buffer(blas_workspace);
+    bool conv = false;
+    for (const Node& n : g.nodes()) conv = conv || std::holds_alternative<Conv2d>(n.op);
+    plan_.workspace_bytes = conv ? conv_workspace : 0;
+    arena_bytes_ = plan_.place(offsets_, grads_begin_, grads_end_);
+    times_.layers.assign(g.nodes().size(), {});
+}
+
+CudnnExecutor::~CudnnExecutor() {
+    for (auto* steps : {&fwd_, &bwd_, &upd_})
+        for (Step& s : *steps) {
+            if (s.start) cudaEventDestroy(s.start);
+            if (s.stop) cudaEventDestroy(s.stop);
+        }
+    for (cudaGraphExec_t gr : {fwd_graph_, bwd_graph_, upd_graph_})
+        if (gr) cudaGraphExecDestroy(gr);
+    if (begin_) cudaEventDestroy(begin_);
+    if (end_) cudaEventDestroy(end_);
+    layers_.clear();  // their descriptors go before the handles
+    if (dev_.dnn) cudnnDestroy(dev_.dnn);
+    if (dev_.blas) cublasDestroy(dev_.blas);
+    if (dev_.arena) cudaFree(dev_.arena);
+    if (dev_.s) cudaStreamDestroy(dev_.s);
+}
+
+void CudnnExecutor::prepare() {
+    if (prepared_) return;
+    RIDGE_CUDA_CHECK(cudaSetDevice(0));
+    RIDGE_CUDA_CHECK(cudaStreamCreateWithFlags(&dev_.s, cudaStreamNonBlocking));
+    RIDGE_CUDNN_CHECK(cudnnCreate(&dev_.dnn));
+    RIDGE_CUDNN_CHECK(cudnnSetStream(dev_.dnn, dev_.s));
+    RIDGE_CUBLAS_CHECK(cublasCreate(&dev_.blas));
+    RIDGE_CUBLAS_CHECK(cublasSetStream(dev_.blas, dev_.s));
+    void* arena = nullptr;
+    cudaError_t e = cudaMalloc(&arena, size_t(std::max<int64_t>(arena_bytes_, 1)));
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        throw gpu::CudaError(cat("cudnn: cannot allocate ", arena_bytes_, " bytes on the device for ", g_.model(), ": ",
+                                 cudaGetErrorString(e)));
+    }
+    dev_.arena = static_cast<char*>(arena);
+    dev_.offsets = &offsets_;
+    dev_.ws = plan_.workspace_bytes > 0 ? dev_.arena + (arena_bytes_ - plan_.workspace_bytes) : nullptr;
+    dev_.ws_bytes = size_t(plan_.workspace_bytes);
+    // Zeroed once: the algorithm searches below run on these buffers before load() fills them.
+    RIDGE_CUDA_CHECK(cudaMemset(dev_.arena, 0, size_t(arena_bytes_)));
+    RIDGE_CUBLAS_CHECK(cublasSetWorkspace(dev_.blas, dev_.at(blas_ws_), size_t(blas_workspace)));
+    RIDGE_CUDA_CHECK(cudaEventCreate(&begin_));
+    RIDGE_CUDA_CHECK(cudaEventCreate(&end_));
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        try {
+            layers_[i]->setup(dev_);
+        } catch (const std::exception& ex) {
+            throw std::runtime_error(cat("cudnn: setting up ", describe(g_, int(i)), ": ", ex.what()));
+        }
+    }
+    build_steps();
+    prepared_ = true;
+}
+
+void CudnnExecutor::build_steps() {
+    const auto& nodes = g_.nodes();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        LayerRun* l = layers_[i].get();
+        fwd_.push_back({int(i), Phase::fwd, [this, l] { l->forward(dev_); }});
+    }
+    if (!plan_.train) return;
+    bwd_.push_back({-1, Phase::loss, [this] {
+                        RIDGE_CUDA_CHECK(cudaMemsetAsync(dev_.arena + grads_begin_, 0, grads_end_ - grads_begin_, dev_.s));
+                        const Shape& ys = g_.tensor(g_.output()).shape;
+                        int64_t N = ys[0], K = numel(ys) / N;
+                        gpu::softmax_cross_entropy(plan_.dt, dev_.at(plan_.value(g_.output())),
+                                                   static_cast<const int32_t*>(dev_.at(labels_)),
+                                                   dev_.at(plan_.grad(g_.output())), dev_.f(row_loss_), dev_.f(loss_),
+                                                   N, K, plan_.loss_scale, dev_.s);
+                    }});
+    for (size_t i = nodes.size(); i-- > 0;) {
+        if (!plan_.needs_grad(nodes[i].output)) continue;  // nothing before it, nor it, learns
+        LayerRun* l = layers_[i].get();
+        if (l->has_dgrad()) bwd_.push_back({int(i), Phase::dgrad, [this, l] { l->dgrad(dev_); }});
+        if (l->has_wgrad()) bwd_.push_back({int(i), Phase::wgrad, [this, l] { l->wgrad(dev_); }});
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (const Param& q : plan_.params[i]) {
+            if (q.grad < 0) continue;
+            upd_.push_back({int(i), Phase::update, [this, q] {
+                                Dt gt = q.library ? plan_.dt : Dt::f32;
+                                void* copy = q.copy != q.master ? dev_.at(q.copy) : nullptr;
+                                gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), plan_.dt, copy, q.count, lr_,
+                                         1.0f / plan_.loss_scale, dev_.s);
+                            }});
+        }
+}
+
+double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
+    RIDGE_CUDA_CHECK(cudaEventRecord(begin_, dev_.s));
+    auto each = [&](bool timed) {
+        for (Step& s : steps) {
+            try {
+                if (timed) {
+                    if (!s.start) {
+                        RIDGE_CUDA_CHECK(cudaEventCreate(&s.start));
+                        RIDGE_CUDA_CHECK(cudaEventCreate(&s.stop));
+                    }
+                    RIDGE_CUDA_CHECK(cudaEventRecord(s.start, dev_.s));
+                }
+                s.run();
+                if (timed) RIDGE_CUDA_CHECK(cudaEventRecord(s.stop, dev_.s));
+            } catch (const std::exception& e) {
+                throw std::runtime_error(cat("cudnn: running ", describe(g_, s.node), ": ", e.what()));
+            }
+        }
+    };
+    if (timing_) {
+        each(true);
+    } else if (o_.cuda_graph) {
+        if (!graph) {
+            cudaGraph_t captured = nullptr;
+            RIDGE_CUDA_CHECK(cudaStreamBeginCapture(dev_.s, cudaStreamCaptureModeThreadLocal));
+            try {
+                each(false);
+            } catch (...) {
+                cudaStreamEndCapture(dev_.s, &captured);
+                if (captured) cudaGraphDestroy(captured);
+                throw;
+            }
+            RIDGE_CUDA_CHECK(cudaStreamEndCapture(dev_.s, &captured));
+            cudaError_t e = cudaGraphInstantiate(&graph, captured, 0);
+            cudaGraphDestroy(captured);
+            RIDGE_CUDA_CHECK(e);
+        }
+        RIDGE_CUDA_CHECK(cudaGraphLaunch(graph, dev_.s));
+    } else {
+        each(false);
+    }
+    RIDGE_CUDA_CHECK(cudaEventRecord(end_, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+    float ms = 0;
+    RIDGE_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_, end_));
+    if (timing_) {
+        for (Step& s : steps) {
+            float t = 0;
+            RIDGE_CUDA_CHECK(cudaEventElapsedTime(&t, s.start, s.stop));
+            double sec = t * 1e-3;
+            if (s.node < 0) {
+                times_.loss += sec;
+                continue;
+            }
+            LayerTime& lt = times_.layers[size_t(s.node)];
+            if (s.phase == Phase::fwd) lt.fwd += sec;
+            if (s.phase == Phase::dgrad) lt.dgrad += sec;
+            if (s.phase == Phase::wgrad) lt.wgrad += sec;
+        }
+    }
+    return ms * 1e-3;
+}
+
+void CudnnExecutor::write(int buffer, const float* src, int64_t n, Dt t) const {
+    std::vector<char> bytes = to_storage(src, n, t);
+    RIDGE_CUDA_CHECK(cudaMemcpy(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+}
+
+void CudnnExecutor::read(int buffer, int64_t n, Dt t, float scale, float* dst) const {
+    std::vector<char> bytes(size_t(n * gpu::dt_bytes(t)));
+    RIDGE_CUDA_CHECK(cudaMemcpy(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost));
+    from_storage(bytes.data(), n, t, scale, dst);
+}
+
+void CudnnExecutor::load(const Weights& w) {
+    prepare();
+    const auto& nodes = g_.nodes();
+    if (w.size() != nodes.size())
+        throw std::invalid_argument(cat("cudnn: weights for ", w.size(), " layers, ", g_.model(), " has ", nodes.size()));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const auto& q = plan_.params[i];
+        if (w[i].size() != q.size())
+            throw std::invalid_argument(cat("cudnn: ", describe(g_, int(i)), " has ", q.size(), " tensors, the weights give ",
+                                            w[i].size()));
+        for (size_t j = 0; j < q.size(); ++j) {
+            if (w[i][j].size() != q[j].count)
+                throw std::invalid_argument(cat("cudnn: ", describe(g_, int(i)), ": tensor ", j, " has ", w[i][j].size(),
+                                                " elements, expected ", q[j].count));
+            write(q[j].master, w[i][j].data(), q[j].count, Dt::f32);
+            if (q[j].copy != q[j].master) write(q[j].copy, w[i][j].data(), q[j].count, plan_.dt);
+        }
+    }
+    // Folded batchnorm: y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta as one conv, each
+    // output channel's weights scaled by gamma / sqrt(var + eps) and the bias shifted to match,
+    // computed in double and rounded once.
+    for (size_t bn = 0; bn < nodes.size(); ++bn) {
+        int conv = plan_.folded_into[bn];
+        if (conv < 0) continue;
+        const auto& cw = w[size_t(conv)];
+        const auto& s = w[bn];  // gamma, beta, running_mean, running_var
+        HostTensor weight = cw.at(0), bias({weight.shape[0]});
+        int64_t K = weight.shape[0], per = weight.size() / K;
+        for (int64_t k = 0; k < K; ++k) {
+            double sc = double(s.at(0).v[size_t(k)]) / std::sqrt(double(s.at(3).v[size_t(k)]) + 1e-5);
+            for (int64_t e = 0; e < per; ++e)
+                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * sc);
+            double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
+            bias.v[size_t(k)] = float((b - double(s.at(2).v[size_t(k)])) * sc + double(s.at(1).v[size_t(k)]));
+        }
+        const Param& q = plan_.params[size_t(conv)][0];
+        write(q.master, weight.data(), q.count, Dt::f32);
+        if (q.copy != q.master) write(q.copy, weight.data(), q.count, plan_.dt);
+        write(plan_.fold_bias[size_t(conv)], bias.data(), K, Dt::f32);
+        // The conv's own bias, if it has one, is inside the folded bias: the layer adds only that.
+    }
+    loaded_ = w;
+}
+
+void CudnnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& labels) {
+    prepare();
+    if (x.shape != g_.input_shape())
+        throw std::invalid_argument(
+            cat("cudnn: input ", to_string(x.shape), ", ", g_.model(), " takes ", to_string(g_.input_shape())));
+    const Shape& ys = g_.tensor(g_.output()).shape;
+    if (plan_.train) {
+        if (int64_t(labels.size()) != x.shape[0])
+            throw std::invalid_argument(cat("cudnn: ", labels.size(), " labels for a batch of ", x.shape[0]));
+        for (int32_t l : labels)
+            if (l < 0 || l >= numel(ys) / ys[0])
+                throw std::invalid_argument(cat("cudnn: label ", l, " outside [0, ", numel(ys) / ys[0], ")"));
+        RIDGE_CUDA_CHECK(cudaMemcpy(dev_.at(labels_), labels.data(), labels.size() * 4, cudaMemcpyHostToDevice));
+    }
+    write(plan_.value(0), x.data(), x.size(), plan_.dt);
+    has_input_ = true;
+}
+
+void CudnnExecutor::forward() {
+    if (!has_input_) throw std::logic_error(cat("cudnn: ", g_.model(), ": forward() before set_input()"));
+    if (timing_) times_.layers.assign(g_.nodes().size(), {}), times_.loss = 0;
+    times_.forward = run(fwd_, fwd_graph_);
+}
+
+float CudnnExecutor::backward() {
+    if (!plan_.train) throw std::logic_error("cudnn: backward() needs an executor made with Mode::train");
+    times_.backward = run(bwd_, bwd_graph_);
+    float loss = 0;
+    RIDGE_CUDA_CHECK(cudaMemcpy(&loss, dev_.at(loss_), 4, cudaMemcpyDeviceToHost));
+    return loss;
+}
+
+void CudnnExecutor::update(float lr) {
+    if (!plan_.train) throw std::logic_error("cudnn: update() needs an executor made with Mode::train");
+    lr_ = lr;
+    // A captured update holds the rate it was captured with.
+    if (upd_graph_ && graph_lr_ != lr) {
+        cudaGraphExecDestroy(upd_graph_);
+        upd_graph_ = nullptr;
+    }
+    graph_lr_ = lr;
+    times_.update = run(upd_, upd_graph_);
+}
+
+HostTensor CudnnExecutor::output() const {
+    if (!prepared_) return {};
+    return read_tensor(plan_.value(g_.output()), g_.tensor(g_.output()).shape, plan_.dt, 1.0f);
+}
+
+Weights CudnnExecutor::weights() const {
+    Weights w = loaded_;
+    if (!plan_.train) return w;
+    for (size_t i = 0; i < w.size(); ++i)
+        for (size_t j = 0; j < w[i].size(); ++j) w[i][j] = read_tensor(plan_.params[i][j].master, w[i][j].shape, Dt::f32, 1);
+    return w;
+}
+
+Weights CudnnExecutor::gradients() const {
+    Weights d(g_.nodes().size());
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+        std::vector<ParamSpec> specs = g_.params(g_.nodes()[i]);
+        for (size_t j = 0; j < specs.size(); ++j) {
+            const Param& q = plan_.params[i][j];
+            if (!specs[j].learned)
+                d[i].emplace_back();
+            else if (q.grad < 0 || !prepared_)
+                d[i].emplace_back(specs[j].shape);
+            else
+                d[i].push_back(read_tensor(q.grad, specs[j].shape, q.library ? plan_.dt : Dt::f32, 1.0f / plan_.loss_scale));
+        }
+    }
+    return d;
+}
+
+HostTensor CudnnExecutor::input_gradient() const {
+    if (!g_.tensor(0).requires_grad || !plan_.train) return {};
+    if (!prepared_ || plan_.grad(0) < 0) return HostTensor(g_.input_shape());
+    return read_tensor(plan_.grad(0), g_.input_shape(), plan_.dt, 1.0f / plan_.loss_scale);
+}
+
+}  // namespace
+}  // namespace cudnn
+
+std::unique_ptr<Executor> make_cudnn_executor(const Graph& g, const ExecOptions& o) {
+    return std::make_unique<cudnn::CudnnExecutor>(g, o);
+}
+
+std::string cudnn_version() {
+    size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch since cuDNN 9
+    return cat(v / 10000, ".", (v % 10000) / 100, ".", v % 100);
+}
+
+std::string cublas_version() {
+    int major = 0, minor = 0, patch = 0;
+    RIDGE_CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
+    RIDGE_CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+    RIDGE_CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+    return cat(major, ".", minor, ".", patch);
+}
+
+}  // namespace ridge

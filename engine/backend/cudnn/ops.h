@@ -1,0 +1,42 @@
+#pragma once
+// Each op family's LayerRun (one file per family: conv.cpp, gemm.cpp, norm.cpp, eltwise.cpp,
+// pool.cpp, softmax.cpp, layout.cpp). make_layer() (executor.cpp) visits a node's op onto these.
+#include "engine/backend/cudnn/plan.h"
+
+namespace ridge::cudnn {
+
+// What every layer knows of itself.
+struct LayerBase : LayerRun {
+    LayerBase(Plan& p, int node) : p(p), node(node), n(p.g.nodes()[size_t(node)]) {}
+    Plan& p;
+    const int node;
+    const Node& n;
+    int x(size_t i = 0) const { return n.inputs[i]; }
+    int y() const { return n.output; }
+    void* xv(const Dev& d, size_t i = 0) const { return d.at(p.value(x(i))); }
+    void* yv(const Dev& d) const { return d.at(p.value(y())); }
+    void* dx(const Dev& d, size_t i = 0) const { return d.at(p.grad(x(i))); }
+    void* dy(const Dev& d) const { return d.at(p.grad(y())); }
+    bool wants_dx(size_t i = 0) const { return p.needs_grad(x(i)); }
+    bool learns() const {
+        for (const Param& q : p.params[size_t(node)])
+            if (q.grad >= 0) return true;
+        return false;
+    }
+};
+
+std::unique_ptr<LayerRun> conv_layer(Plan& p, int node, const Conv2d& op);
+std::unique_ptr<LayerRun> linear_layer(Plan& p, int node, const Linear& op);
+std::unique_ptr<LayerRun> matmul_layer(Plan& p, int node, const Matmul& op);
+std::unique_ptr<LayerRun> batchnorm_layer(Plan& p, int node, const BatchNorm& op);
+std::unique_ptr<LayerRun> layernorm_layer(Plan& p, int node, const LayerNorm& op);
+std::unique_ptr<LayerRun> activation_layer(Plan& p, int node, const Activation& op);
+std::unique_ptr<LayerRun> pool_layer(Plan& p, int node, const Pool2d& op);
+std::unique_ptr<LayerRun> pool_layer(Plan& p, int node, const AdaptiveAvgPool2d& op);
+std::unique_ptr<LayerRun> softmax_layer(Plan& p, int node, const Softmax& op);
+// Hand-written kernels (kernels/cuda): add, mul, scale, layer scale, position embedding.
+std::unique_ptr<LayerRun> eltwise_layer(Plan& p, int node);
+// Concat, channel shuffle, permute, slice, select, class token; views and identities run nothing.
+std::unique_ptr<LayerRun> layout_layer(Plan& p, int node);
+
+}  // namespace ridge::cudnn

@@ -13,8 +13,9 @@ do for [fmt in "png svg"] {
     set xrange [xmin:xmax]
     set yrange [ymin:ymax]
     set ylabel "achieved performance (".yunit.")"
-    # Below the plot, clear of the data; gnuplot would draw a "below" key over the x label.
-    set bmargin 5 + ceil((1 + has_datasheet + nseries + ncolours) / 3.0)
+    # Below the plot, clear of the data; gnuplot would draw a "below" key over the x label. The
+    # roof titles are long enough that gnuplot fits only two columns at this width.
+    set bmargin 5 + ceil((1 + has_datasheet + nseries + ncolours) / 2.0)
     set key at screen 0.5, screen 0.01 bottom center horizontal Left reverse width 2 maxcols 3
     plot dat index 0 with lines ls 101 title measured_title, \
          for [i=1:has_datasheet] dat index 1 with lines ls 102 title datasheet_title, \

@@ -87,6 +87,7 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         s.ceilings.push_back(cpu_ceilings(plan, s.chips));
         devices.push_back("cpu");
     }
+    if (!plan.cuda) s.notes.push_back("cuda: not studied (--device all adds the GPU when there is one)");
     if (plan.cuda) {
         std::string why = probe::gpu::unavailable_reason();
         std::vector<std::string> gpu = gpu_backends();

@@ -74,7 +74,8 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
              "Every measured run: its analytic FLOPs over its median time, against its intensity (analytic FLOPs "
              "over minimum traffic: the forward pass for inference, forward and backward for a training step). "
              "Colour is the net, the mark the batch; filled marks infer, open marks train. The gap below the roof "
-             "is what the run leaves unused.",
+             "is what the run leaves unused. A point above the sloped part ran partly from cache: the minimum "
+             "traffic counts every tensor as coming from DRAM once, and a small working set stays in L2/L3.",
              ""};
     const Ceilings* c = s.ceilings_of(device);
     // Filled marks for inference batches, open ones for training: batch and mode read apart.

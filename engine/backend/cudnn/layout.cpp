@@ -52,11 +52,7 @@ public:
             n.op);
     }
 
-    bool has_dgrad() const override {
-        for (size_t i = 0; i < n.inputs.size(); ++i)
-            if (wants_dx(i)) return true;
-        return false;
-    }
+    bool has_dgrad() const override { return any_wants_dx(); }
     bool has_wgrad() const override { return learns(); }
 
     void dgrad(Dev& d) override {

@@ -18,6 +18,11 @@ struct LayerBase : LayerRun {
     void* dx(const Dev& d, size_t i = 0) const { return d.at(p.grad(x(i))); }
     void* dy(const Dev& d) const { return d.at(p.grad(y())); }
     bool wants_dx(size_t i = 0) const { return p.needs_grad(x(i)); }
+    bool any_wants_dx() const {
+        for (size_t i = 0; i < n.inputs.size(); ++i)
+            if (wants_dx(i)) return true;
+        return false;
+    }
     bool learns() const {
         for (const Param& q : p.params[size_t(node)])
             if (q.grad >= 0) return true;

@@ -25,9 +25,20 @@ struct Rendered {
     std::string err;
 };
 
+// RIDGE_KEEP_PLOTS=DIR keeps the rendered fixture in DIR/<tag> for looking at the figures.
+fs::path keep_dir() {
+    const char* d = std::getenv("RIDGE_KEEP_PLOTS");
+    return d ? fs::path(d) : fs::path();
+}
+
+void done_with(const fs::path& dir) {
+    if (keep_dir().empty()) fs::remove_all(dir);
+}
+
 Rendered render(const Study& s, const std::string& tag) {
     Rendered r;
-    r.dir = fs::temp_directory_path() / ("ridge_plots." + std::to_string(::getpid()) + "." + tag);
+    r.dir = keep_dir().empty() ? fs::temp_directory_path() / ("ridge_plots." + std::to_string(::getpid()) + "." + tag)
+                               : keep_dir() / tag;
     fs::remove_all(r.dir);
     fs::create_directories(r.dir / "data");
     r.figures = write_figure_data(s, (r.dir / "data").string());
@@ -64,7 +75,7 @@ TEST_CASE("every figure renders without a gnuplot warning, CPU and GPU results")
     Rendered r = render(fixture::study(true), "gpu");
     check_rendered(r);
     for (const Figure& f : r.figures) CHECK_MESSAGE(f.missing.empty(), f.name, ": ", f.missing);
-    fs::remove_all(r.dir);
+    done_with(r.dir);
 }
 
 TEST_CASE("without GPU results, the GPU figures are left out with a reason and the rest render") {
@@ -73,5 +84,5 @@ TEST_CASE("without GPU results, the GPU figures are left out with a reason and t
     int left_out = 0;
     for (const Figure& f : r.figures) left_out += !f.missing.empty();
     CHECK(left_out > 0);
-    fs::remove_all(r.dir);
+    done_with(r.dir);
 }

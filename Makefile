@@ -36,7 +36,7 @@ report: build
 
 # The whole study, on the GPU too when there is one (hours on a small CPU).
 full: build
-	@$(RIDGE) report --full --device all
+	@$(RIDGE) report --full
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure

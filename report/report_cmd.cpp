@@ -111,10 +111,10 @@ const Command report_cmd{
     "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
     "results/<host>/ (written beside it and renamed into place when complete).\n"
     "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
-    "--full: 14 nets, batch 1, 64 and 256, training at 64; on a CPU, hours.\n"
+    "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; on a CPU, hours.\n"
     "Needs gnuplot (make deps installs gnuplot-nox).",
     0,
-    {{"--device", "D", "cpu (default), cuda or all (cpu, and cuda when there is a GPU)"},
+    {{"--device", "D", "cpu, cuda or all (cpu, and cuda when there is a GPU); default: quick cpu, full all"},
      {"--nets", "A,B,..", "nets to study (default: the scope's)"},
      {"--batches", "N,..", "inference batches (default: quick 1,8; full 1,64,256)"},
      {"--train-batch", "N", "the training step's batch, 0 for none (default: quick 8; full 64)"},
@@ -130,7 +130,8 @@ const Command report_cmd{
 int run_report(const Args& a) {
     if (a.has("--quick") && a.has("--full")) throw UsageError("ridge report: --quick and --full exclude each other");
     const Scope& scope = a.has("--full") ? full_scope : quick_scope;
-    std::string device = a.choice("--device", "cpu", {"cpu", "cuda", "all"});
+    // The quick study is the CPU job `make` runs; the full one takes the GPU too when there is one.
+    std::string device = a.choice("--device", scope.name == "full" ? "all" : "cpu", {"cpu", "cuda", "all"});
 
     report::StudyPlan plan;
     plan.cpu = device != "cuda";

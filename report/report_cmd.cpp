@@ -111,7 +111,8 @@ const Command report_cmd{
     "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
     "results/<host>/ (written beside it and renamed into place when complete).\n"
     "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
-    "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; on a CPU, hours.\n"
+    "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; about two\n"
+    "hours on a 2-core CPU.\n"
     "Needs gnuplot (make deps installs gnuplot-nox).",
     0,
     {{"--device", "D", "cpu, cuda or all (cpu, and cuda when there is a GPU); default: quick cpu, full all"},

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/backend/executor.h"
+#include "engine/graph.h"
 
 namespace exec_compare {
 
@@ -67,6 +68,22 @@ inline void check_close(const Graph& g, const Weights& a, const Weights& b, doub
         for (size_t j = 0; j < a[i].size(); ++j)
             check_close(a[i][j], b[i][j], tol, cat(what, " of ", g.nodes()[i].name, " #", j));
     }
+}
+
+// What one SGD step from `w` with the executor's own gradients must give.
+inline Weights sgd_step(Weights w, const Weights& grads) {
+    for (size_t i = 0; i < w.size(); ++i)
+        for (size_t j = 0; j < w[i].size(); ++j)
+            for (size_t k = 0; k < grads[i][j].v.size(); ++k) w[i][j].v[k] -= lr * grads[i][j].v[k];
+    return w;
+}
+
+// A graph of one layer (or a short chain) on an input that requires a gradient.
+template <class F>
+Graph fragment(const std::string& name, Shape x, F body) {
+    Graph g(name);
+    body(g.input(std::move(x), true));
+    return g;
 }
 
 // ||a - b|| / ||b|| over every tensor of every layer together.

@@ -1,6 +1,7 @@
 #include "bench/env.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -109,6 +110,11 @@ Env capture_env(int threads, bool gpu) {
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     e.date = buf;
     return e;
+}
+
+std::string host_name() {
+    char buf[256] = {};
+    return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
 }
 
 }  // namespace ridge::cli

@@ -27,4 +27,7 @@ int64_t available_memory_bytes();
 
 int hardware_threads();
 
+// This machine's name (results/<host>/), "localhost" when it has none.
+std::string host_name();
+
 }  // namespace ridge::cli

@@ -1,7 +1,6 @@
 #include "report/collect.h"
 
 #include <algorithm>
-#include <unistd.h>
 
 #include "bench/format.h"
 #include "engine/backend/executor.h"
@@ -12,12 +11,6 @@
 namespace ridge::report {
 
 namespace {
-
-std::string host_name() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "localhost";
-    return buf;
-}
 
 Graph build_net(const std::string& net, int64_t N) {
     const ZooEntry& e = *find_net(net);
@@ -72,7 +65,7 @@ std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB
 
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
-    s.host = host_name();
+    s.host = cli::host_name();
     s.chips = roofline::load_chips(plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path);
     s.nets = plan.nets;
     s.batches = plan.batches;

@@ -52,11 +52,6 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-std::string host_dir_name() {
-    char buf[256] = {};
-    return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
-}
-
 int shell(const std::string& cmd) {
     int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -156,7 +151,7 @@ int run_report(const Args& a) {
     plan.repeat = int(a.positive("--repeat", scope.repeat, 1000));
     plan.threads = int(a.positive("--threads", hardware_threads(), 4096));
     plan.quick_ceilings = scope.name == "quick";
-    fs::path out = a.get("--out", "results/" + host_dir_name());
+    fs::path out = a.get("--out", "results/" + host_name());
 
     // Refused before anything is measured: a study that cannot draw its figures is not one.
     if (shell("gnuplot --version >/dev/null 2>&1") != 0) {

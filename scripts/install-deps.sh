@@ -4,7 +4,10 @@
 # optional; without it the GPU parts are not built.
 set -euo pipefail
 
-packages=(cmake make g++ doctest-dev libeigen3-dev libdnnl-dev gnuplot-nox)
+# ocl-icd-opencl-dev: Debian's oneDNN is built with its OpenCL GPU runtime, and its CMake config
+# requires the OpenCL headers and loader; the package is only a Recommends of libdnnl-dev, and we
+# install without recommends, so it must be named.
+packages=(cmake make g++ doctest-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "engine/backend/executor.h"
+#include "engine/backend/onednn/plan.h"
 #include "exec_compare.h"
 #include "engine/dsl.h"
 #include "netdefs/zoo.h"
@@ -217,6 +218,18 @@ TEST_CASE("data movement matches the reference") {
                                          }),
                                 op_tol);
     }
+    SUBCASE("concats at 1x1 whose inputs differ only in the strides of size-1 dimensions") {
+        // On AVX-512 hosts a 1x1 conv writes (1,232,1,1) channels-last, the input is plain: the
+        // first concat got oneDNN's simple:any, the second ref:any, and the primitive cache handed
+        // the second the first's primitive, which crashed without its scratchpad (plan.cpp).
+        check_against_reference(fragment("concat_1x1", {1, 232, 1, 1},
+                                         [](Tensor x) {
+                                             Tensor a = concat({x | conv(232, 1), x | conv(232, 1)});
+                                             Tensor b = concat({x | conv(232, 1), x});
+                                             return add(a, b);
+                                         }),
+                                op_tol);
+    }
     SUBCASE("channel split, shuffle") {
         check_against_reference(fragment("shuffle", {2, 12, 3, 3},
                                          [](Tensor x) {
@@ -241,6 +254,39 @@ TEST_CASE("data movement matches the reference") {
     SUBCASE("class token and position embedding") {
         check_against_reference(
             fragment("tokens", {2, 4, 8}, [](Tensor x) { return x | class_token() | pos_embedding(); }), op_tol);
+    }
+}
+
+TEST_CASE("layouts oneDNN calls equal get one descriptor") {
+    using onednn::canonical;
+    using Md = dnnl::memory::desc;
+    const auto f32 = dnnl::memory::data_type::f32;
+    auto strides = [](const Md& m) {
+        const auto& b = m.data.format_desc.blocking;
+        return std::vector<int64_t>(b.strides, b.strides + m.data.ndims);
+    };
+    SUBCASE("plain and channels-last over a (1,232,1,1) tensor") {
+        Md nchw({1, 232, 1, 1}, f32, dnnl::memory::format_tag::nchw), nhwc({1, 232, 1, 1}, f32, dnnl::memory::format_tag::nhwc);
+        CHECK(strides(nchw) != strides(nhwc));
+        CHECK(strides(canonical(nchw)) == strides(canonical(nhwc)));
+        CHECK(strides(canonical(nchw)) == std::vector<int64_t>{232, 1, 232, 232});
+        CHECK(canonical(nchw).get_size() == nchw.get_size());
+    }
+    SUBCASE("dimensions larger than 1 keep their strides, and so does a padded channel dimension") {
+        Md x({1, 3, 4, 1}, f32, dnnl::memory::format_tag::nChw8c);
+        Md c = canonical(x);
+        const auto before = strides(x), after = strides(c);
+        CHECK(after[1] == before[1]);  // C = 3 is padded to 8: not a size-1 dimension for oneDNN
+        CHECK(after[2] == before[2]);
+        CHECK(after[0] == 32);  // the whole extent: 8 padded channels x 4 rows
+        CHECK(after[3] == 32);
+        CHECK(c.get_size() == x.get_size());
+        CHECK(c == x);
+    }
+    SUBCASE("a view into a larger buffer keeps its extent") {
+        Md whole({1, 8, 2, 2}, f32, dnnl::memory::format_tag::nchw);
+        Md half = whole.submemory_desc({1, 4, 2, 2}, {0, 4, 0, 0});
+        CHECK(canonical(half).get_size() == half.get_size());
     }
 }
 

@@ -41,6 +41,24 @@ std::string describe(const Graph& g, int node) {
     return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
 }
 
+// The plan sized the scratchpad and checked every argument against the descriptor it made; a
+// primitive the cache returns for that descriptor must be of the same implementation, or it may
+// need buffers nobody planned (see canonical() in plan.cpp). Refuse rather than run it.
+void check_same_implementation(const dnnl::primitive& prim, const dnnl::primitive_desc_base& planned,
+                               const std::string& where) {
+    const_dnnl_primitive_desc_t made = nullptr;
+    const char* impl = nullptr;
+    RIDGE_DNNL_CHECK(dnnl_primitive_get_primitive_desc(prim.get(), &made));
+    RIDGE_DNNL_CHECK(dnnl_primitive_desc_query(made, dnnl_query_impl_info_str, 0, &impl));
+    const dnnl_memory_desc_t* scratch = dnnl_primitive_desc_query_md(made, dnnl_query_scratchpad_md, 0);
+    size_t made_scratch = scratch ? dnnl_memory_desc_get_size(scratch) : 0;
+    size_t planned_scratch = planned.scratchpad_desc().get_size();
+    if (std::string(impl) != planned.impl_info_str() || made_scratch != planned_scratch)
+        throw std::logic_error(cat("onednn: ", where, ": planned a ", planned.impl_info_str(), " primitive with ",
+                                   planned_scratch, " scratchpad bytes, oneDNN's cache returned a ", impl,
+                                   " one with ", made_scratch));
+}
+
 class OnednnExecutor final : public Executor {
 public:
     OnednnExecutor(const Graph& g, const ExecOptions& o);
@@ -219,6 +237,7 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
             } catch (const dnnl::error& e) {
                 throw std::runtime_error(cat("onednn: compiling ", describe(g_, s.node), ": ", e.what()));
             }
+            check_same_implementation(c.prim, s.pd, describe(g_, s.node));
             for (const auto& [arg, m] : s.args) c.args.emplace(arg, memories_[size_t(m)]);
         } else {
             for (const auto& [i, m] : s.args)

@@ -44,7 +44,12 @@ struct Column {
 std::string table_row(const std::vector<Column>& cols, const std::vector<std::string>& cells);
 std::string table_header(const std::vector<Column>& cols);
 
-// Writes to path through a temp file and a rename; "-" or empty writes to stdout.
+// Writes to path through a temp file (mkstemp, in path's folder) and a rename; "-" or empty
+// writes to stdout. An existing file keeps its mode; a new one gets 0666 less the umask.
 void write_output(const std::string& path, const std::string& text);
+
+// base less the process's umask: the mode open() or mkdir() would give (mkstemp and mkdtemp give
+// 0600 and 0700).
+unsigned new_file_mode(unsigned base);
 
 }  // namespace ridge::cli

@@ -5,6 +5,7 @@
 #include "bench/args.h"
 #include "bench/bench_cmd.h"
 #include "bench/format.h"
+#include "bench/interrupt.h"
 #include "bench/net_arg.h"
 #include "bench/analysis_text.h"
 #include "bench/roofline_cmd.h"
@@ -135,6 +136,7 @@ int dispatch(const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    install_interrupt_handlers();
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const UsageError& e) {

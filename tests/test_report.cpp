@@ -3,11 +3,15 @@
 // behind.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <csignal>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "cli.h"
 #include "kernels/cuda/probes.h"
+#include "report/folder.h"
 #include "report/markdown.h"
 #include "study_fixture.h"
 
@@ -61,26 +65,191 @@ TEST_CASE("report.md on a fixture study: tables, every figure, GPU rows only wit
     }
 }
 
+// One tiny real study, shared by the cases below. Its --out has everything a shell, make or gnuplot
+// could misread (spaces, quotes, ';', $(...), backticks, a trailing slash), names a folder a
+// previous ridge report left (its marker and a stale file), and ridge runs in a folder of its own,
+// so that a command smuggled in through the path would leave its file there.
+struct TinyStudy {
+    clitest::Run run;
+    fs::path root, cwd, out;
+};
+
+const TinyStudy& tiny_study() {
+    static const TinyStudy t = [] {
+        TinyStudy t;
+        t.root = clitest::scratch() / "study";
+        t.cwd = t.root / "cwd";
+        t.out = t.root / "a b';touch PWNED;echo '$(shell touch MADE)`touch TICKED`";
+        fs::create_directories(t.cwd);
+        fs::create_directories(t.out);
+        std::ofstream(t.out / marker_file) << "";
+        std::ofstream(t.out / "stale.txt") << "from an earlier study\n";
+        t.run = clitest::run({"report", "--nets", "squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0", "--batches",
+                              "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--quiet", "--out",
+                              t.out.string() + "/"},
+                             t.cwd);
+        return t;
+    }();
+    return t;
+}
+
 TEST_CASE("ridge report: a tiny real study writes report.md whose every link exists") {
-    fs::path out = clitest::scratch() / "study";
-    auto r = clitest::ridge("report --nets squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0 --batches 1,2 "
-                            "--train-batch 2 --warmup 0 --repeat 1 --quiet --out '" + out.string() + "'");
+    const TinyStudy& t = tiny_study();
+    const clitest::Run& r = t.run;
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.err.empty());
     CHECK(r.out.find("report.md: 9 runs") != std::string::npos);
-    std::string md = clitest::slurp(out / "report.md");
+    std::string md = clitest::slurp(t.out / "report.md");
     std::vector<std::string> targets = links(md);
     CHECK(targets.size() > 10);
-    for (const std::string& t : targets) CHECK_MESSAGE(fs::exists(out / t), t);
+    for (const std::string& target : targets) CHECK_MESSAGE(fs::exists(t.out / target), target);
     CHECK(md.find("### ") != std::string::npos);
-    // Written beside the final folder and renamed: nothing else is left in the parent.
-    for (const auto& e : fs::directory_iterator(clitest::scratch()))
-        CHECK_MESSAGE(e.path().filename().string().find("study.") == std::string::npos, e.path().string());
+    // Written beside the final folder and put in its place: nothing else is left in the parent.
+    std::set<fs::path> left;
+    for (const auto& e : fs::directory_iterator(t.root)) left.insert(e.path());
+    CHECK(left == std::set<fs::path>{t.cwd, t.out});
     // runs.csv: a header and one row per run.
-    CHECK(clitest::lines(clitest::slurp(out / "runs.csv")) == 10);
+    CHECK(clitest::lines(clitest::slurp(t.out / "runs.csv")) == 10);
     // The layer net is the first net when resnet18 is not studied, timed in its training step.
-    std::string layers = clitest::slurp(out / "layers.csv");
+    std::string layers = clitest::slurp(t.out / "layers.csv");
     CHECK(layers.find("\ncpu,squeezenet1_1,train,2,") != std::string::npos);
+}
+
+TEST_CASE("ridge report: no command hidden in --out runs, through a shell, make or gnuplot") {
+    const TinyStudy& t = tiny_study();
+    CHECK(fs::is_empty(t.cwd));
+    for (const auto& e : fs::recursive_directory_iterator(t.root)) {
+        std::string name = e.path().filename().string();
+        CHECK_MESSAGE((name != "PWNED" && name != "MADE" && name != "TICKED"), e.path().string());
+    }
+    CHECK_MESSAGE(t.run.code == 0, t.run.err);
+}
+
+TEST_CASE("ridge report: a path with spaces and a trailing slash gets every figure drawn") {
+    const TinyStudy& t = tiny_study();
+    REQUIRE_MESSAGE(t.run.code == 0, t.run.err);
+    // Every figure with data has both drawings, and report.md embeds each of them.
+    std::string md = clitest::slurp(t.out / "report.md");
+    std::vector<std::string> targets = links(md);
+    std::set<std::string> linked(targets.begin(), targets.end());
+    int figures = 0;
+    for (const auto& e : fs::directory_iterator(t.out / "data")) {
+        if (e.path().extension() != ".dat") continue;
+        std::string name = e.path().stem().string();
+        INFO(name);
+        ++figures;
+        for (const char* ext : {".png", ".svg"}) {
+            fs::path p = t.out / "figures" / (name + ext);
+            CHECK(fs::exists(p));
+            if (fs::exists(p)) CHECK(fs::file_size(p) > 1000);
+        }
+        CHECK(linked.count("figures/" + name + ".png") == 1);
+    }
+    CHECK(figures > 10);
+    CHECK(t.run.out.find(" " + std::to_string(figures) + " figures") != std::string::npos);
+}
+
+TEST_CASE("ridge report: a folder ridge wrote is replaced whole, and marked as ridge's") {
+    const TinyStudy& t = tiny_study();
+    REQUIRE_MESSAGE(t.run.code == 0, t.run.err);
+    CHECK_FALSE(fs::exists(t.out / "stale.txt"));
+    CHECK(fs::is_regular_file(t.out / marker_file));
+}
+
+TEST_CASE("ridge report: a destination it may not use is refused before any work, in one line, touching nothing") {
+    fs::path root = clitest::scratch() / "refusals", cwd = root / "cwd", mine = root / "mine", file = root / "file";
+    fs::create_directories(cwd);
+    fs::create_directories(mine);
+    std::ofstream(mine / "thesis.tex") << "months of work\n";
+    std::ofstream(file) << "a file\n";
+    fs::create_directory_symlink(mine, root / "link");
+    // cwd holding the destination: ridge would pull its own folder away.
+    fs::create_directories(root / "old_report" / "inner");
+    std::ofstream(root / "old_report" / marker_file) << "";
+    auto listing = [&] {
+        std::set<std::string> all;
+        for (const auto& e : fs::recursive_directory_iterator(root)) all.insert(e.path().string());
+        return all;
+    };
+    std::set<std::string> before = listing();
+    struct Case {
+        std::string out, says;
+        fs::path cwd;
+    };
+    for (const Case& c : std::vector<Case>{{".", "ends in '.'", cwd},
+                                          {"./", "ends in '.'", cwd},
+                                          {"..", "ends in '..'", cwd},
+                                          {"/", "root folder", cwd},
+                                          {"", "--out is empty", cwd},
+                                          {mine.string(), "not written by ridge report", cwd},
+                                          {mine.string() + "/", "not written by ridge report", cwd},
+                                          {file.string(), "not a folder", cwd},
+                                          {(file / "report").string(), "parents is a file", cwd},
+                                          {(root / "link").string(), "symbolic link", cwd},
+                                          {"../../old_report", "holds the current folder", root / "old_report" / "inner"},
+                                          {"/proc/ridge-test/report", "cannot make the folder '/proc/ridge-test'", cwd},
+                                          {"/proc/ridge-test", "cannot write in '/proc'", cwd}}) {
+        CAPTURE(c.out);
+        // Without --quiet: a study that had started would have printed its progress.
+        clitest::Run r = clitest::run({"report", "--nets", "squeezenet1_1", "--batches", "1", "--train-batch", "0",
+                                       "--warmup", "0", "--repeat", "1", "--out", c.out},
+                                      c.cwd);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(clitest::lines(r.err) == 1);
+        CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, r.err);
+        CHECK(listing() == before);
+    }
+    CHECK(clitest::slurp(mine / "thesis.tex") == "months of work\n");
+}
+
+TEST_CASE("ridge report: SIGTERM in the study or SIGINT while drawing leaves nothing and exits 128 + signal") {
+    // The destination's parents do not exist yet: ridge makes them, and must remove them too.
+    fs::path root = clitest::scratch() / "signals";
+    fs::create_directories(root);
+    struct Case {
+        int sig;
+        std::string during;
+        std::string ready;  // inside the unfinished folder: appears once the phase has begun
+    };
+    for (const Case& c : {Case{SIGTERM, "the study", "data"}, Case{SIGINT, "drawing", "figures"}}) {
+        CAPTURE(c.during);
+        fs::path out = root / "new" / "report";
+        clitest::Child child = clitest::start({"report", "--nets", "squeezenet1_1", "--batches", "1", "--train-batch",
+                                               "0", "--warmup", "0", "--repeat", "1", "--quiet", "--out", out.string()});
+        // Wait for the unfinished folder (data/ is made right after it is registered for removal;
+        // make creates figures/ before it starts gnuplot).
+        fs::path partial;
+        auto until = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+        while (partial.empty() && clitest::running(child) && std::chrono::steady_clock::now() < until) {
+            std::error_code ec;
+            for (const auto& e : fs::directory_iterator(root / "new", ec))
+                if (e.path().filename().string().rfind("report.partial.", 0) == 0 && fs::exists(e.path() / c.ready))
+                    partial = e.path();
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        REQUIRE_MESSAGE(!partial.empty(), "the run ended or hung before ", c.during);
+        // While drawing, make (and gnuplot) work inside the folder; none may outlive ridge there.
+        auto working_inside = [&] {
+            int n = 0;
+            for (const auto& e : fs::directory_iterator("/proc")) {
+                std::error_code ec;
+                fs::path cwd = fs::read_symlink(e.path() / "cwd", ec);
+                n += !ec && cwd.string().rfind(partial.string(), 0) == 0;
+            }
+            return n;
+        };
+        if (c.sig == SIGINT) CHECK(working_inside() > 0);
+        ::kill(child.pid, c.sig);
+        clitest::Run r = clitest::finish(child, 120);
+        CHECK(r.code == 128 + c.sig);
+        CHECK(r.out.empty());
+        CHECK(r.err.find("internal error") == std::string::npos);
+        std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+        CHECK_MESSAGE(last.find(std::string("ridge: interrupted by ") + (c.sig == SIGINT ? "SIGINT" : "SIGTERM")) == 0, r.err);
+        CHECK(working_inside() == 0);
+        CHECK_MESSAGE(fs::is_empty(root), "left behind under ", root.string());
+    }
 }
 
 TEST_CASE("ridge report: bad input is one line and a non-zero exit, nothing written") {

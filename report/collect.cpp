@@ -23,6 +23,7 @@ Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& 
     c.device = "cpu";
     c.name = cat(m.cpu.model_name, " (", m.threads, " cores)");
     c.peak_flops = m.fma.gflops * 1e9;
+    c.isa = m.fma.isa;
     c.bytes_per_s = m.stream.triad * 1e9;
     // The vendor's figure is the reported (base) clock times the FMA width; a VM often reports the
     // base clock while the cores run faster, which the measured peak then exceeds.
@@ -38,6 +39,7 @@ Ceilings cuda_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>&
     c.device = "cuda";
     c.name = m.dev.name;
     c.peak_flops = m.fp32_gflops * 1e9;
+    c.isa = "CUDA cores";
     c.bytes_per_s = m.dram_read_gbs * 1e9;
     c.datasheet_peak_flops = m.fp32_theoretical_gflops(m.dev.clock_mhz) * 1e9;
     c.datasheet_bytes_per_s = m.dram_datasheet_gbs() * 1e9;

@@ -83,13 +83,15 @@ std::string ceilings_table(const Study& s) {
     std::vector<std::vector<std::string>> rows;
     auto opt = [](const std::optional<double>& v, double scale) { return v ? fixed(*v / scale, 1) : std::string("—"); };
     for (const Ceilings& c : s.ceilings)
-        rows.push_back({c.device, c.name, fixed(c.peak_flops / 1e9, 1), fixed(c.bytes_per_s / 1e9, 1),
+        rows.push_back({c.device, c.name, c.isa.empty() ? std::string("—") : c.isa, fixed(c.peak_flops / 1e9, 1),
+                        fixed(c.bytes_per_s / 1e9, 1),
                         fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2), opt(c.datasheet_peak_flops, 1e9),
                         opt(c.datasheet_bytes_per_s, 1e9)});
     if (rows.empty()) return "";
     return "## This machine's ceilings\n\nMeasured by ridge's probes (`ridge roofline measure`): the fp32 FMA peak "
-           "and the STREAM triad bandwidth; the datasheet figures beside them where known.\n\n" +
-           table({"device", "chip", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "datasheet GFLOP/s",
+           "with the widest vector unit the CPU has (the ISA column) and the STREAM triad bandwidth; the datasheet "
+           "figures beside them where known.\n\n" +
+           table({"device", "chip", "ISA", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "datasheet GFLOP/s",
                   "datasheet GB/s"},
                  rows);
 }

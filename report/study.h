@@ -25,6 +25,9 @@ struct Ceilings {
     // CPU: cores x reported clock x FMA FLOP per cycle; GPU: the chip database's row. The
     // bandwidth comes from the chip database when the chip is in it.
     std::optional<double> datasheet_peak_flops, datasheet_bytes_per_s;
+    // The instruction set the peak was measured with: the widest vector FMA the CPU has
+    // ("avx512", "avx2"); hosts differ, so a peak means little without it.
+    std::string isa;
 };
 
 // The analytic counts of one net at one batch, fp32.

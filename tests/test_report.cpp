@@ -60,6 +60,8 @@ TEST_CASE("report.md on a fixture study: tables, every figure, GPU rows only wit
                               " | " + std::to_string(r.batch) + " |";
             CHECK_MESSAGE(md.find(row) != std::string::npos, row);
         }
+        // The ceilings table names the instruction set each peak was measured with.
+        CHECK(md.find("| cpu | Fixture CPU (2 cores) | avx512 | 200.0 | 40.0 |") != std::string::npos);
         CHECK((md.find("| cuda |") != std::string::npos) == gpu);
         CHECK((md.find("cuda: no CUDA device is available") != std::string::npos) == !gpu);
     }

@@ -20,7 +20,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/from_ops.h"
 #include "kernels/cuda/probes.h"
-#include "kernels/cuda/reference/reference.h"
+#include "kernels/cuda/reference/from_ops.h"
 
 using namespace ridge;
 using gpu::Dt;
@@ -288,7 +288,7 @@ TEST_CASE("naive CUDA conv and linear match the CPU reference") {
         std::vector<HostTensor> params = {w};
         if (c.op.bias) params.push_back(rnd({c.op.K}, 24));
         Ref r = reference(c.op, {x}, params, ys, dy);
-        gpu::ref::ConvShape cs = gpu::conv_shape(c.op, c.x, ys);
+        gpu::ref::ConvShape cs = gpu::ref::conv_shape(c.op, c.x, ys);
         Buf bx(x, Dt::f32), bw(w, Dt::f32), by(ys, Dt::f32), bdy(dy, Dt::f32), bdx(c.x, Dt::f32), bdw(w.shape, Dt::f32);
         std::unique_ptr<Buf> bb, bdb;
         if (c.op.bias) bb = std::make_unique<Buf>(params[1], Dt::f32), bdb = std::make_unique<Buf>(params[1].shape, Dt::f32);

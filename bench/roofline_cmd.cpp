@@ -412,7 +412,7 @@ std::string cpu_table(const probe::CpuCeilings& m, const std::optional<Datasheet
         double theo_d = m.theoretical_gflops(sheet->ghz);
         s += row(sheet->lower_bound ? "  datasheet (a lower bound)" : "  datasheet", theo_d,
                  cat(fixed(100 * m.fma.gflops / theo_d, 1), "% reached"));
-        s += cat("    at the ", sheet->why, sheet->row ? cat(" (", sheet->row->source, ")") : std::string(), "\n");
+        s += cat("    at ", sheet->why, sheet->row ? cat(" (", sheet->row->source, ")") : std::string(), "\n");
     }
     const probe::StreamResult& st = m.stream;
     s += cat("\nSTREAM, ", st.threads, " threads, 3 arrays of ", bytes_text(st.array_bytes),

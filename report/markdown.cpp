@@ -91,13 +91,12 @@ std::string ceilings_table(const Study& s) {
                         c.measured_clock_ghz ? fixed(*c.measured_clock_ghz, 2) : std::string("—"), sheet,
                         opt(c.datasheet_bytes_per_s, 1e9)});
         if (!c.datasheet_basis.empty())
-            notes += cat("- ", c.device, ": the datasheet GFLOP/s is at ", c.datasheet_basis,
-                         c.datasheet_lower_bound ? " (≥: a lower bound)" : "", ".\n");
+            notes += cat("- ", c.device, ": the datasheet GFLOP/s is at ", c.datasheet_basis, ".\n");
     }
     if (rows.empty()) return "";
     return "## This machine's ceilings\n\nMeasured by ridge's probes (`ridge roofline measure`): the fp32 FMA peak "
            "and the STREAM triad bandwidth, with the clock the probes measured; the datasheet figures beside them "
-           "where known.\n\n" +
+           "where known (≥: a lower bound).\n\n" +
            table({"device", "chip", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "measured clock (GHz)",
                   "datasheet GFLOP/s", "datasheet GB/s"},
                  rows) +

@@ -76,12 +76,12 @@ const CpuClock* find_cpu_clock(const std::vector<CpuClock>& table, std::string_v
 std::optional<DatasheetClock> datasheet_clock(const std::vector<CpuClock>& table, std::string_view reported_model,
                                               std::optional<double> reported_ghz) {
     if (const CpuClock* c = find_cpu_clock(table, reported_model))
-        return DatasheetClock{c->boost_ghz, false, c, "max boost " + ghz(c->boost_ghz) + " of " + c->model};
+        return DatasheetClock{c->boost_ghz, false, c, "the max boost " + ghz(c->boost_ghz) + " of " + c->model};
     if (!reported_ghz) return std::nullopt;
     std::string model(reported_model);
     return DatasheetClock{*reported_ghz, true, nullptr,
-                          "reported " + ghz(*reported_ghz) + ", a lower bound: the CPU calls itself '" + model +
-                              "', which names no model of roofline/cpu_clocks.csv, so its boost clock is unknown"};
+                          "the reported " + ghz(*reported_ghz) + " (a lower bound: '" + model +
+                              "' names no model in roofline/cpu_clocks.csv)"};
 }
 
 }  // namespace ridge::roofline

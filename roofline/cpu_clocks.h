@@ -31,7 +31,7 @@ struct DatasheetClock {
     double ghz = 0;
     bool lower_bound = false;       // the model is unknown: the reported (nominal) clock was used
     const CpuClock* row = nullptr;  // the table row, when the model is known
-    std::string why;                // one phrase: "max boost 3.5 GHz of AMD EPYC 7763 (cpu_clocks.csv)"
+    std::string why;                // one phrase: "the max boost 3.5 GHz of AMD EPYC 7763"
 };
 // Max boost of the table's row for this model; else the reported clock, marked a lower bound; none
 // when neither exists.

@@ -62,7 +62,8 @@ inline Study study(bool with_gpu) {
     s.chips = roofline::load_chips(roofline::default_chips_path());
     // A CPU that hides its model, as a VM does: its datasheet line is a lower bound.
     s.ceilings.push_back({"cpu", "Fixture CPU (2 cores)", 2.0e11, 4.0e10, 1.6e11, std::nullopt,
-                          "reported 2.5 GHz, a lower bound: the CPU calls itself 'Fixture CPU'", true, 3.125});
+                          "the reported 2.5 GHz (a lower bound: 'Fixture CPU' names no model in roofline/cpu_clocks.csv)", true,
+                          3.125});
     if (with_gpu)
         s.ceilings.push_back({"cuda", "NVIDIA H100 80GB HBM3", 5.0e13, 3.0e12, 6.7e13, 3.35e12,
                               "the chip database's NVIDIA H100 SXM5 80GB", false, 1.98});

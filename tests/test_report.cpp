@@ -64,7 +64,7 @@ TEST_CASE("report.md on a fixture study: tables, every figure, GPU rows only wit
 TEST_CASE("ridge report: a tiny real study writes report.md whose every link exists") {
     fs::path out = clitest::scratch() / "study";
     auto r = clitest::ridge("report --nets squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0 --batches 1,2 "
-                            "--train-batch 2 --warmup 0 --repeat 1 --quiet --out '" + out.string() + "'");
+                            "--train-batch 2 --warmup 0 --repeat 1 --precision bf16 --quiet --out '" + out.string() + "'");
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.err.empty());
     CHECK(r.out.find("report.md: 9 runs") != std::string::npos);
@@ -73,6 +73,12 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     CHECK(targets.size() > 10);
     for (const std::string& t : targets) CHECK_MESSAGE(fs::exists(out / t), t);
     CHECK(md.find("### ") != std::string::npos);
+    // --precision bf16: the chips figures' titles name it; the stacked ceilings and the datasheet
+    // line's basis beside the measured clock are there whatever the precision.
+    CHECK(md.find("### Datasheet rooflines (bf16): every chip in the database\n") != std::string::npos);
+    CHECK(md.find("figures/chips-ceilings.png") != std::string::npos);
+    CHECK(md.find("| measured clock (GHz) |") != std::string::npos);
+    CHECK(md.find("- cpu: the datasheet GFLOP/s is at the ") != std::string::npos);
     // Written beside the final folder and renamed: nothing else is left in the parent.
     for (const auto& e : fs::directory_iterator(clitest::scratch()))
         CHECK_MESSAGE(e.path().filename().string().find("study.") == std::string::npos, e.path().string());
@@ -92,6 +98,8 @@ TEST_CASE("ridge report: bad input is one line and a non-zero exit, nothing writ
     clitest::check_usage_error(("report --nets alexnet,alexnet" + o), "alexnet twice");
     clitest::check_usage_error(("report --batches 0" + o), "--batches");
     clitest::check_usage_error(("report --device tpu" + o), "unknown device 'tpu'");
+    clitest::check_usage_error(("report --precision fp12" + o),
+                               "ridge report: unknown precision 'fp12' (fp64, fp32, tf32, fp16, bf16, fp8, int8)");
     CHECK_FALSE(fs::exists(out));
 }
 

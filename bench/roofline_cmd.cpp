@@ -27,9 +27,7 @@ using namespace ridge::roofline;
 
 constexpr int exit_no_device = 3;
 
-const Option chips_opt{"--chips", "FILE",
-                       "chip database (default: roofline/chips.csv of this source tree; its peaks are read from "
-                       "peaks.csv in the same folder)"};
+const Option chips_opt{"--chips", "FILE", "chip database (default: this tree's roofline/chips.csv; peaks.csv beside it)"};
 const Option out_opt{"--out", "FILE", "write to FILE (atomically) instead of stdout"};
 const Option precision_opt{"--precision", "P", "fp64, fp32, tf32, fp16, bf16, fp8 or int8"};
 const Option sparse_opt{"--sparse", "", "the 2:4-sparse peak instead of the dense one (where a datasheet gives one)"};
@@ -56,9 +54,9 @@ const Command measure_cmd{
     "cpu: the all-core clock (a chain of dependent adds) beside the clock /proc/cpuinfo reports,\n"
     "  fp32 FMA throughput on every core beside the theoretical peak at both clocks and the\n"
     "  datasheet peak (at the model's maximum boost clock from roofline/cpu_clocks.csv; where the\n"
-    "  CPU hides its model, at the reported clock, a lower bound), STREAM\n"
-    "  copy/scale/add/triad (arrays 4x the last-level cache) beside glibc memcpy on the same\n"
-    "  buffers, and a read sweep over working sets whose plateaus are the L1/L2/L3/DRAM ceilings.\n"
+    "  CPU hides its model, at the reported clock: a lower bound), STREAM copy/scale/add/triad\n"
+    "  (arrays 4x the last-level cache) beside glibc memcpy on the same buffers, and a read sweep\n"
+    "  over working sets whose plateaus are the L1/L2/L3/DRAM ceilings.\n"
     "  Takes about 15 s (--quick: about 2 s, less accurate).\n"
     "cuda: fp32/fp16/bf16 FMA and tensor-core peaks, an intensity sweep, DRAM and L2 bandwidth,\n"
     "  beside the ceilings the device properties imply. Without a CUDA device it prints one line\n"
@@ -86,7 +84,7 @@ const Command place_cmd{
      {"--batch", "N", "batch size (default 1)"},
      {"--res", "H|HxW", "input resolution (default: the net's own)"},
      {"--dtype", "T", "element type: fp32 (default), tf32 (fp32 bytes), fp16 or bf16"},
-     {"--precision", "P", "the peak: fp64, fp32, tf32, fp16, bf16, fp8 or int8 (default: that of --dtype)"},
+     {"--precision", "P", "the peak: fp64, fp32, tf32, fp16, bf16, fp8 or int8 (default: --dtype's)"},
      sparse_opt,
      {"--level", "L", "memory level: dram (default); l1, l2 or l3 with --chip this"},
      {"--format", "F", "table (default), csv or json"},

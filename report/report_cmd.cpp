@@ -120,7 +120,7 @@ const Command report_cmd{
      {"--warmup", "N", "warm-up steps per configuration (default: quick 2; full 3)"},
      {"--repeat", "N", "timed steps per configuration (default: quick 5; full 10)"},
      {"--threads", "N", "CPU threads (default: every core)"},
-     {"--precision", "P", "the chips figures' ceilings: fp64, fp32 (default), tf32, fp16, bf16, fp8 or int8"},
+     {"--precision", "P", "the chips figures' peaks: fp32 (default), fp64, tf32, fp16, bf16, fp8, int8"},
      {"--out", "DIR", "where to write (default: results/<host>)"},
      {"--quiet", "", "no progress line"}}};
 

@@ -56,12 +56,6 @@ std::optional<double> Chip::bandwidth_bytes() const {
     return mem_bw_gbs ? std::optional<double>(*mem_bw_gbs * 1e9) : std::nullopt;
 }
 
-PerPrecision Chip::dense_tflops() const {
-    PerPrecision out;
-    for (Precision p : precisions) out[size_t(index(p))] = peak_tflops(p);
-    return out;
-}
-
 ChipFileError::ChipFileError(const std::string& file_, int line_, const std::string& field_, const std::string& problem)
     : std::runtime_error(file_ + ":" + std::to_string(line_) + ": field '" + field_ + "': " + problem),
       file(file_), field(field_), line(line_) {}

@@ -67,7 +67,6 @@ struct Chip {
     std::optional<double> peak_tflops(Precision p, bool sparse = false) const;
     std::optional<double> peak_flops(Precision p, bool sparse = false) const;  // FLOP/s (int8: op/s)
     std::optional<double> bandwidth_bytes() const;                             // B/s
-    PerPrecision dense_tflops() const;
 };
 
 // "file:line: field 'name': problem" for every defect of a chip file.

@@ -7,6 +7,7 @@
 #include "kernels/cpu/probes.h"
 #include "kernels/cuda/probes.h"
 #include "netdefs/zoo.h"
+#include "roofline/cpu_clocks.h"
 
 namespace ridge::report {
 
@@ -17,7 +18,8 @@ Graph build_net(const std::string& net, int64_t N) {
     return build(e, N, e.default_res, e.default_res);
 }
 
-Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& chips) {
+Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& chips,
+                      const std::vector<roofline::CpuClock>& clocks) {
     probe::CpuCeilings m = probe::measure_cpu({plan.quick_ceilings, plan.threads});
     Ceilings c;
     c.device = "cpu";
@@ -25,9 +27,16 @@ Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& 
     c.peak_flops = m.fma.gflops * 1e9;
     c.isa = m.fma.isa;
     c.bytes_per_s = m.stream.triad * 1e9;
-    // The vendor's figure is the reported (base) clock times the FMA width; a VM often reports the
-    // base clock while the cores run faster, which the measured peak then exceeds.
-    if (m.cpu.reported_mhz) c.datasheet_peak_flops = m.theoretical_gflops(*m.cpu.reported_mhz / 1e3) * 1e9;
+    c.measured_clock_ghz = m.measured_clock_ghz;
+    // The vendor's figure is cores x max boost x FMA width. A VM often names no model and reports
+    // the base clock while the cores run faster: then the line is a lower bound and says so.
+    std::optional<double> reported;
+    if (m.cpu.reported_mhz) reported = *m.cpu.reported_mhz / 1e3;
+    if (auto clock = roofline::datasheet_clock(clocks, m.cpu.model_name, reported)) {
+        c.datasheet_peak_flops = m.theoretical_gflops(clock->ghz) * 1e9;
+        c.datasheet_basis = clock->why;
+        c.datasheet_lower_bound = clock->lower_bound;
+    }
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.cpu.model_name))
         c.datasheet_bytes_per_s = chip->bandwidth_bytes();
     return c;
@@ -41,10 +50,15 @@ Ceilings cuda_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>&
     c.peak_flops = m.fp32_gflops * 1e9;
     c.isa = "CUDA cores";
     c.bytes_per_s = m.dram_read_gbs * 1e9;
+    c.measured_clock_ghz = m.measured_clock_mhz / 1e3;
     c.datasheet_peak_flops = m.fp32_theoretical_gflops(m.dev.clock_mhz) * 1e9;
     c.datasheet_bytes_per_s = m.dram_datasheet_gbs() * 1e9;
+    c.datasheet_basis = cat("the driver's peak clock ", cli::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.dev.name)) {
-        if (auto p = chip->peak_flops(roofline::Precision::fp32)) c.datasheet_peak_flops = p;
+        if (auto p = chip->peak_flops(roofline::Precision::fp32)) {
+            c.datasheet_peak_flops = p;
+            c.datasheet_basis = cat("the chip database's ", chip->name);
+        }
         if (auto b = chip->bandwidth_bytes()) c.datasheet_bytes_per_s = b;
     }
     return c;
@@ -68,7 +82,10 @@ std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
     s.host = cli::host_name();
-    s.chips = roofline::load_chips(plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path);
+    std::string chips_path = plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path;
+    s.chips = roofline::load_chips(chips_path);
+    s.chips_precision = plan.chips_precision;
+    std::vector<roofline::CpuClock> clocks = roofline::load_cpu_clocks(roofline::cpu_clocks_path(chips_path));
     s.nets = plan.nets;
     s.batches = plan.batches;
     s.train_batch = plan.train_batch;
@@ -79,7 +96,7 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     std::vector<std::string> devices;
     if (plan.cpu) {
         progress("measuring this CPU's ceilings", "");
-        s.ceilings.push_back(cpu_ceilings(plan, s.chips));
+        s.ceilings.push_back(cpu_ceilings(plan, s.chips, clocks));
         devices.push_back("cpu");
     }
     if (!plan.cuda) s.notes.push_back("cuda: not studied (--device all adds the GPU when there is one)");

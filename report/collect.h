@@ -17,6 +17,7 @@ struct StudyPlan {
     bool quick_ceilings = true;
     int threads = 0;               // 0: every core
     std::string chips_path;        // empty: the database of this source tree
+    roofline::Precision chips_precision = roofline::Precision::fp32;  // of the chips figures
 };
 
 // Progress: `step` names what runs now ("[3/21] cpu resnet18 infer batch 8"), first with an empty

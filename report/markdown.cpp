@@ -82,18 +82,25 @@ std::string counts_table(const Study& s) {
 std::string ceilings_table(const Study& s) {
     std::vector<std::vector<std::string>> rows;
     auto opt = [](const std::optional<double>& v, double scale) { return v ? fixed(*v / scale, 1) : std::string("—"); };
-    for (const Ceilings& c : s.ceilings)
+    std::string notes;
+    for (const Ceilings& c : s.ceilings) {
+        std::string sheet = opt(c.datasheet_peak_flops, 1e9);
+        if (c.datasheet_peak_flops && c.datasheet_lower_bound) sheet = "≥ " + sheet;
         rows.push_back({c.device, c.name, c.isa.empty() ? std::string("—") : c.isa, fixed(c.peak_flops / 1e9, 1),
-                        fixed(c.bytes_per_s / 1e9, 1),
-                        fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2), opt(c.datasheet_peak_flops, 1e9),
+                        fixed(c.bytes_per_s / 1e9, 1), fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2),
+                        c.measured_clock_ghz ? fixed(*c.measured_clock_ghz, 2) : std::string("—"), sheet,
                         opt(c.datasheet_bytes_per_s, 1e9)});
+        if (!c.datasheet_basis.empty())
+            notes += cat("- ", c.device, ": the datasheet GFLOP/s is at ", c.datasheet_basis, ".\n");
+    }
     if (rows.empty()) return "";
     return "## This machine's ceilings\n\nMeasured by ridge's probes (`ridge roofline measure`): the fp32 FMA peak "
-           "with the widest vector unit the CPU has (the ISA column) and the STREAM triad bandwidth; the datasheet "
-           "figures beside them where known.\n\n" +
-           table({"device", "chip", "ISA", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "datasheet GFLOP/s",
-                  "datasheet GB/s"},
-                 rows);
+           "with the widest vector unit the CPU has (the ISA column) and the STREAM triad bandwidth, with the clock "
+           "the probes measured; the datasheet figures beside them where known (≥: a lower bound).\n\n" +
+           table({"device", "chip", "ISA", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)",
+                  "measured clock (GHz)", "datasheet GFLOP/s", "datasheet GB/s"},
+                 rows) +
+           (notes.empty() ? "" : notes + "\n");
 }
 
 std::string latency_table(const Study& s) {

@@ -91,6 +91,7 @@ const Command report_cmd{
      {"--warmup", "N", "warm-up steps per configuration (default: quick 2; full 3)"},
      {"--repeat", "N", "timed steps per configuration (default: quick 5; full 10)"},
      {"--threads", "N", "CPU threads (default: every core)"},
+     {"--precision", "P", "the chips figures' peaks: fp32 (default), fp64, tf32, fp16, bf16, fp8, int8"},
      {"--out", "DIR", "where to write (default: results/<host>)"},
      {"--quiet", "", "no progress line"}}};
 
@@ -122,6 +123,8 @@ int run_report(const Args& a) {
     plan.repeat = int(a.positive("--repeat", scope.repeat, 1000));
     plan.threads = int(a.positive("--threads", hardware_threads(), 4096));
     plan.quick_ceilings = scope.name == "quick";
+    plan.chips_precision =
+        *roofline::parse_precision(a.choice("--precision", "fp32", {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}));
     fs::path out = report::check_destination(a.get("--out", "results/" + host_name()));
 
     // Refused before anything is measured: a study that cannot draw its figures is not one.

@@ -22,9 +22,14 @@ struct Ceilings {
     std::string name;    // the chip as the machine names it, e.g. "AMD EPYC (2 cores)"
     double peak_flops = 0;   // measured fp32 peak, FLOP/s
     double bytes_per_s = 0;  // measured DRAM bandwidth (STREAM triad), B/s
-    // CPU: cores x reported clock x FMA FLOP per cycle; GPU: the chip database's row. The
-    // bandwidth comes from the chip database when the chip is in it.
+    // CPU: cores x datasheet clock x FMA FLOP per cycle; GPU: the chip database's row, else the
+    // driver's clock. The bandwidth comes from the chip database when the chip is in it.
     std::optional<double> datasheet_peak_flops, datasheet_bytes_per_s;
+    // What the datasheet peak was computed from ("max boost 3.5 GHz of AMD EPYC 7763"), and whether
+    // it is only a lower bound (a CPU that hides its model: its reported nominal clock).
+    std::string datasheet_basis;
+    bool datasheet_lower_bound = false;
+    std::optional<double> measured_clock_ghz;  // the clock the probes measured, beside the datasheet's
     // The instruction set the peak was measured with: the widest vector FMA the CPU has
     // ("avx512", "avx2"); hosts differ, so a peak means little without it.
     std::string isa;
@@ -59,6 +64,7 @@ struct Study {
     std::string host;  // results/<host>/
     cli::Env env;
     std::vector<roofline::Chip> chips;
+    roofline::Precision chips_precision = roofline::Precision::fp32;  // the chips figures' ceilings
     std::vector<Ceilings> ceilings;   // cpu first, then cuda when measured
     std::vector<std::string> nets;    // in the order asked for
     std::vector<int64_t> batches;     // inference batches measured

@@ -87,7 +87,7 @@ const TinyStudy& tiny_study() {
         std::ofstream(t.out / marker_file) << "";
         std::ofstream(t.out / "stale.txt") << "from an earlier study\n";
         t.run = clitest::run({"report", "--nets", "squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0", "--batches",
-                              "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--quiet", "--out",
+                              "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--precision", "bf16", "--quiet", "--out",
                               t.out.string() + "/"},
                              t.cwd);
         return t;
@@ -110,6 +110,12 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     std::set<fs::path> left;
     for (const auto& e : fs::directory_iterator(t.root)) left.insert(e.path());
     CHECK(left == std::set<fs::path>{t.cwd, t.out});
+    // --precision bf16: the chips figures' titles name it; the stacked ceilings and the datasheet
+    // line's basis beside the measured clock are there whatever the precision.
+    CHECK(md.find("### Datasheet rooflines (bf16): every chip in the database\n") != std::string::npos);
+    CHECK(md.find("figures/chips-ceilings.png") != std::string::npos);
+    CHECK(md.find("| measured clock (GHz) |") != std::string::npos);
+    CHECK(md.find("- cpu: the datasheet GFLOP/s is at the ") != std::string::npos);
     // runs.csv: a header and one row per run.
     CHECK(clitest::lines(clitest::slurp(t.out / "runs.csv")) == 10);
     // The layer net is the first net when resnet18 is not studied, timed in its training step.
@@ -263,6 +269,8 @@ TEST_CASE("ridge report: bad input is one line and a non-zero exit, nothing writ
     clitest::check_usage_error(("report --nets alexnet,alexnet" + o), "alexnet twice");
     clitest::check_usage_error(("report --batches 0" + o), "--batches");
     clitest::check_usage_error(("report --device tpu" + o), "unknown device 'tpu'");
+    clitest::check_usage_error(("report --precision fp12" + o),
+                               "ridge report: unknown precision 'fp12' (fp64, fp32, tf32, fp16, bf16, fp8, int8)");
     CHECK_FALSE(fs::exists(out));
 }
 

@@ -96,6 +96,7 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
         f.missing = "no " + device + " ceilings were measured to draw the runs against";
         return f;
     }
+    f.caption += datasheet_note(*c);
     std::vector<Series> series;
     int n_infer = 0, n_train = 0;
     for (auto& [config, sr] : by_config) {
@@ -155,6 +156,7 @@ Figure layers_figure(const Study& s, const std::string& data_dir) {
                 "where a layer has both dgrad and wgrad each is charged half of it, else the one pass all of it. "
                 "Passes without FLOPs (views, most data movement) are not drawn";
     f.caption += skipped ? "; " + std::to_string(skipped) + " with FLOPs but no measured time are left out too." : ".";
+    f.caption += datasheet_note(*c);
     write_points_figure(f, *c, series, {}, data_dir);
     return f;
 }

@@ -29,6 +29,8 @@
 namespace ridge {
 namespace cudnn {
 
+// Every op of the variant is listed, with no catch-all: an op added without a GPU layer does not
+// compile, rather than running as nothing.
 std::unique_ptr<LayerRun> make_layer(Plan& p, int node) {
     const Op& op = p.g.nodes()[size_t(node)].op;
     return std::visit(
@@ -46,7 +48,16 @@ std::unique_ptr<LayerRun> make_layer(Plan& p, int node) {
                    [&](const Scale&) { return eltwise_layer(p, node); },
                    [&](const LayerScale&) { return eltwise_layer(p, node); },
                    [&](const PosEmbedding&) { return eltwise_layer(p, node); },
-                   [&](const auto&) { return layout_layer(p, node); }},
+                   [&](const Concat&) { return layout_layer(p, node); },
+                   [&](const ChannelShuffle&) { return layout_layer(p, node); },
+                   [&](const Permute&) { return layout_layer(p, node); },
+                   [&](const Slice&) { return layout_layer(p, node); },
+                   [&](const Select&) { return layout_layer(p, node); },
+                   [&](const ClassToken&) { return layout_layer(p, node); },
+                   [&](const Flatten&) { return alias_layer(p, node); },
+                   [&](const Reshape&) { return alias_layer(p, node); },
+                   [&](const Dropout&) { return alias_layer(p, node); },
+                   [&](const StochasticDepth&) { return alias_layer(p, node); }},
         op);
 }
 

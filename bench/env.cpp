@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "engine/shape.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #ifdef RIDGE_HAVE_CUDNN
 #include "engine/backend/cudnn/cudnn.h"
 #endif

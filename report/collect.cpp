@@ -4,8 +4,8 @@
 
 #include "bench/format.h"
 #include "engine/backend/executor.h"
-#include "kernels/cpu/probes.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 #include "roofline/cpu_clocks.h"
 

@@ -8,7 +8,7 @@
 #include "bench/format.h"
 #include "bench/net_arg.h"
 #include "bench/spawn.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "report/collect.h"
 #include "report/csv.h"
 #include "report/figures.h"

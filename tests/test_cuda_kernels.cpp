@@ -19,7 +19,7 @@
 #include "kernels/cpu/kernel.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/from_ops.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "kernels/cuda/reference/from_ops.h"
 
 using namespace ridge;

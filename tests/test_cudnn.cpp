@@ -22,7 +22,7 @@
 #include "engine/backend/executor.h"
 #include "exec_compare.h"
 #include "engine/dsl.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 #include "tiny_vit.h"
 

@@ -5,7 +5,7 @@
 
 #include "engine/backend/executor.h"
 #include "engine/dsl.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 
 using namespace ridge;

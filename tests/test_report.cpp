@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "cli.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "report/folder.h"
 #include "report/markdown.h"
 #include "study_fixture.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/probes.h"
+#include "roofline/probes/cpu/probes.h"
 #include "roofline/chips.h"
 #include "roofline/roofline.h"
 

@@ -4,7 +4,7 @@
 // triad moves 4 arrays' worth of bytes while STREAM counts 3.
 #include <immintrin.h>
 
-#include "kernels/cpu/probe_kernels.h"
+#include "roofline/probes/cpu/kernels.h"
 
 namespace ridge::probe::kernels {
 

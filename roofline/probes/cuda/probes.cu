@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 
 namespace ridge::probe::gpu {
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "kernels/cpu/probes.h"
+#include "roofline/probes/cpu/probes.h"
 
 namespace ridge::probe {
 

@@ -1,5 +1,5 @@
 #pragma once
-// GPU ceilings, measured (kernels/cuda/probes.cu) beside the datasheet ceilings the device
+// GPU ceilings, measured (roofline/probes/cuda/probes.cu) beside the datasheet ceilings the device
 // properties imply. Plain C++: callers need no CUDA headers, and a build without nvcc links
 // probes_stub.cpp, whose unavailable_reason() says so.
 #include <cstdint>

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "kernels/cpu/pinned_threads.h"
-#include "kernels/cpu/probes.h"
+#include "roofline/probes/cpu/pinned_threads.h"
+#include "roofline/probes/cpu/probes.h"
 
 namespace ridge::probe {
 

@@ -2,7 +2,7 @@
 // 16 accumulators cover a 4-cycle latency on two 512-bit pipes twice over.
 #include <immintrin.h>
 
-#include "kernels/cpu/probe_kernels.h"
+#include "roofline/probes/cpu/kernels.h"
 
 namespace ridge::probe::kernels {
 

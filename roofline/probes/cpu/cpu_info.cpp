@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/cpu/probes.h"
+#include "roofline/probes/cpu/probes.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -1,7 +1,7 @@
 // The GPU probes in a build without a CUDA compiler: they report why they cannot run.
 #include <stdexcept>
 
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 
 namespace ridge::probe::gpu {
 

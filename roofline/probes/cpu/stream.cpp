@@ -8,9 +8,9 @@
 #include <memory>
 #include <new>
 
-#include "kernels/cpu/pinned_threads.h"
-#include "kernels/cpu/probe_kernels.h"
-#include "kernels/cpu/probes.h"
+#include "roofline/probes/cpu/pinned_threads.h"
+#include "roofline/probes/cpu/kernels.h"
+#include "roofline/probes/cpu/probes.h"
 
 namespace ridge::probe {
 

@@ -3,7 +3,7 @@
 // body issues each twice so the loop overhead is 1 branch per 24 FMAs.
 #include <immintrin.h>
 
-#include "kernels/cpu/probe_kernels.h"
+#include "roofline/probes/cpu/kernels.h"
 
 namespace ridge::probe::kernels {
 

@@ -60,10 +60,16 @@ const std::vector<std::string_view>& chip_columns();
 // How far a stated peak may sit from units * clock * per_cycle: datasheets round to 3-4 digits.
 inline constexpr double derivation_tolerance = 0.005;
 
-// Parses and validates a chip file's text; `file` names it in errors. Lines starting with '#'
-// and blank lines are skipped; the first other line is the header.
+// A chip database is a few KiB; anything near these sizes is not one (/dev/zero, a disk image),
+// and is refused before it fills memory.
+inline constexpr size_t max_chip_file_bytes = size_t(1) << 20;
+inline constexpr size_t max_chip_line_bytes = 16384;
+
+// Parses and validates a chip file's text; `file` names it in errors. A UTF-8 byte order mark is
+// skipped; lines starting with '#' and blank lines are skipped; the first other line is the
+// header. Every other line must be UTF-8 without control characters (names reach a terminal).
 std::vector<Chip> parse_chips(std::string_view text, const std::string& file);
-std::vector<Chip> load_chips(const std::string& path);
+std::vector<Chip> load_chips(const std::string& path);  // at most max_chip_file_bytes
 
 // The database shipped with ridge (RIDGE_CHIPS_CSV, set by CMake to the source tree's file).
 std::string default_chips_path();

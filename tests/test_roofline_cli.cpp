@@ -3,11 +3,14 @@
 // of bad input (unknown chip with the closest names, bad kind, malformed database).
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "cli.h"
 #include "json.h"
+#include "spawn.h"
 
 namespace {
 using namespace clitest;
@@ -190,4 +193,89 @@ TEST_CASE("roofline errors: one line on stderr, exit 2, nothing written") {
     CHECK(!fs::exists(scratch() / "never.txt"));
     check_usage_error("roofline chips --kind tpu --out '" + (scratch() / "never.txt").string() + "'", "unknown kind");
     CHECK(!fs::exists(scratch() / "never.txt"));
+}
+
+namespace {
+// The shipped database's header line, for hand-made chip files.
+std::string chips_header() {
+    std::istringstream in(slurp(RIDGE_CHIPS_CSV));
+    for (std::string line; std::getline(in, line);)
+        if (!line.starts_with("#")) return line;
+    return "";
+}
+
+spawn::Result chips(const fs::path& file, const std::string& format = "table") {
+    spawn::Options o;
+    o.timeout_s = 30;
+    return spawn::run({RIDGE_CLI, "roofline", "chips", "--chips", file.string(), "--format", format}, o);
+}
+
+void check_refused(const spawn::Result& r, const std::string& says) {
+    CHECK(!r.timed_out);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(spawn::lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(says) != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find('\x1b') == std::string::npos, r.err);
+}
+
+const std::string fine_row = "Fine,gpu,Acme,2022,,10,,,,100,,,,,,,,,,,https://example.com,";
+}  // namespace
+
+TEST_CASE("roofline chips: endless and oversized chip files are refused at a size cap, quickly") {
+    check_refused(chips("/dev/zero"), "/dev/zero:0: field '(file)': is larger than 1 MiB");
+    fs::path big = scratch() / "big.csv";
+    {
+        std::ofstream f(big);
+        f << chips_header() << "\n";
+        std::string comment = "# " + std::string(1000, 'x') + "\n";
+        for (int i = 0; i < 1100; ++i) f << comment;
+        f << fine_row << "\n";
+    }
+    check_refused(chips(big), "is larger than 1 MiB");
+    fs::path line = scratch() / "longline.csv";
+    std::ofstream(line) << chips_header() << "\n" << fine_row << std::string(20000, 'y') << "\n";
+    check_refused(chips(line), "longline.csv:2: field '(line)': is longer than 16384 bytes");
+    check_refused(chips(scratch()), "it is a directory");
+    // A fifo nobody writes reads as empty instead of waiting for a writer.
+    fs::path fifo = scratch() / "chips.fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_refused(chips(fifo), "no header line");
+}
+
+TEST_CASE("roofline chips: a byte order mark is skipped; control bytes and non-UTF-8 are refused, never printed") {
+    fs::path bom = scratch() / "bom.csv";
+    std::ofstream(bom) << "\xEF\xBB\xBF" << chips_header() << "\n" << fine_row << "\n";
+    spawn::Result r = chips(bom, "csv");
+    CHECK_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out.find("\nFine,gpu,Acme,2022,") != std::string::npos);
+
+    fs::path esc = scratch() / "esc.csv";
+    std::ofstream(esc) << chips_header() << "\n" << "Fi\x1b]0;owned\x07ne" << fine_row.substr(4) << "\n";
+    check_refused(chips(esc), "esc.csv:2: field 'name': holds a control character (0x1b)");
+    fs::path c1 = scratch() / "c1.csv";
+    std::ofstream(c1) << chips_header() << "\n" << fine_row << "note \xc2\x9b" << "31m\n";
+    check_refused(chips(c1), "c1.csv:2: field 'notes': holds a control character (0x9b)");
+    fs::path latin1 = scratch() / "latin1.csv";
+    std::ofstream(latin1) << chips_header() << "\n" << "Caf\xe9" << fine_row.substr(4) << "\n";
+    check_refused(chips(latin1), "latin1.csv:2: field 'name': is not UTF-8 (byte 0xe9)");
+    fs::path head = scratch() / "head.csv";
+    std::ofstream(head) << "name,ki\x01nd\n";
+    check_refused(chips(head), "head.csv:1: field 'column 2': holds a control character (0x01)");
+    // UTF-8 names are fine, and a file name with control bytes is quoted as text.
+    fs::path utf = scratch() / "utf.csv";
+    std::ofstream(utf) << chips_header() << "\n" << "R\xc3\xa9seau \xe7\xbd\x91" << fine_row.substr(4) << "\n";
+    CHECK(chips(utf).code == 0);
+    check_refused(chips(scratch() / "no\x1b[2Jsuch.csv"), "no\\x1b[2Jsuch.csv:0: field '(file)': cannot be read");
+}
+
+TEST_CASE("roofline chips --format json: a ridge point beyond double range is null, not 0") {
+    fs::path f = scratch() / "extreme.csv";
+    std::ofstream(f) << chips_header() << "\n" << "Extreme,gpu,Acme,2022,,1e300,,,,1e-300,,,,,,,,,,,https://example.com,\n";
+    spawn::Result r = chips(f, "json");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    testjson::Value v = testjson::parse(r.out);
+    const testjson::Value& c = v["chips"].items.at(0);
+    CHECK(c["peak_tflops"]["fp32"].num() == 1e300);
+    CHECK(c["ridge_flop_per_byte"]["fp32"].kind == testjson::Value::Kind::null);
 }

@@ -1,15 +1,18 @@
 #include "bench/format.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bench/args.h"
 #include "bench/interrupt.h"
@@ -44,13 +47,48 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
+std::string printable(std::string_view s) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        size_t n = utf8_length(s, i);
+        if (n == 0 || is_control(s, i, n)) {
+            for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) {
+                unsigned char c = static_cast<unsigned char>(s[i + k]);
+                out += cat("\\x", hex[c >> 4], hex[c & 15]);
+            }
+            i += std::max<size_t>(n, 1);
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 std::string json_quote(std::string_view s) {
+    static const char* hex = "0123456789abcdef";
     std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\', out += c;
-        else if (c == '\n') out += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20) out += cat("\\u00", "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]);
-        else out += c;
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        size_t n = utf8_length(s, i);
+        if (n == 0) {
+            out += "\\ufffd";
+            ++i;
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (is_control(s, i, n)) {
+            unsigned char code = n == 1 ? c : static_cast<unsigned char>(s[i + 1]);  // C1: U+0080..U+009F
+            out += cat("\\u00", hex[code >> 4], hex[code & 15]);
+        } else {
+            out.append(s.substr(i, n));
+        }
+        i += n;
     }
     return out + "\"";
 }
@@ -95,8 +133,12 @@ Json& Json::field(std::string_view key, int64_t v) {
 }
 Json& Json::field(std::string_view key, double v) {
     prefix(key);
+    if (!std::isfinite(v)) {
+        out_ += "null";
+        return *this;
+    }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
+    std::snprintf(buf, sizeof buf, "%.6g", v);
     out_ += buf;
     return *this;
 }
@@ -203,6 +245,52 @@ void write_output(const std::string& path, const std::string& text) {
         ::unlink(tmp.c_str());
         throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(err)));
     }
+}
+
+std::string cannot_create(const std::string& path, bool make_folders) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::absolute(path, ec).parent_path();
+    if (ec) return ec.message();
+    struct stat st;
+    while (::stat(dir.c_str(), &st) != 0) {
+        if (errno != ENOENT) return cat("'", dir.string(), "': ", std::strerror(errno));
+        if (!make_folders) return cat("the folder '", dir.string(), "' does not exist");
+        dir = dir.parent_path();
+    }
+    if (!S_ISDIR(st.st_mode)) return cat("'", dir.string(), "' is not a folder");
+    std::string probe = (dir / ".ridge-probe-XXXXXX").string();
+    int fd = ::mkstemp(probe.data());
+    if (fd < 0) return cat("cannot create a file in '", dir.string(), "': ", std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+}
+
+void check_output(const std::string& path) {
+    if (path.empty() || path == "-") return;
+    auto refuse = [&](const std::string& why) { throw UsageError(cat("ridge: cannot write '", path, "': ", why)); };
+    if (path.back() == '/') refuse("it is a directory");
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+        if (errno != ENOENT) refuse(std::strerror(errno));
+        if (std::string why = cannot_create(path, false); !why.empty()) refuse(why);
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) refuse("it is a directory");
+    if (S_ISREG(st.st_mode)) {
+        // The new text goes into a temp file beside the file the name resolves to, then is renamed.
+        std::error_code ec;
+        std::filesystem::path target = std::filesystem::canonical(path, ec);
+        if (ec) refuse(ec.message());
+        if (std::string why = cannot_create(target.string(), false); !why.empty()) refuse(why);
+        return;
+    }
+    // A device or a pipe is written directly; O_NONBLOCK makes a fifo nobody reads fail now
+    // (ENXIO) instead of blocking the run at its end.
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) refuse(errno == ENXIO ? std::string("it is a pipe that nothing reads") : std::strerror(errno));
+    ::close(fd);
 }
 
 }  // namespace ridge::cli

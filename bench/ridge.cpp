@@ -140,13 +140,14 @@ int main(int argc, char** argv) {
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const UsageError& e) {
-        std::cerr << e.what() << "\n";
+        // Messages quote what the user typed or a file held: printable keeps them one line of text.
+        std::cerr << printable(e.what()) << "\n";
         return 2;
     } catch (const CountOverflow&) {
         std::cerr << "ridge: at this batch and resolution a count exceeds 64 bits; use a smaller --batch or --res\n";
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "ridge: internal error: " << e.what() << "\n";
+        std::cerr << "ridge: internal error: " << printable(e.what()) << "\n";
         return 1;
     }
 }

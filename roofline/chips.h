@@ -83,11 +83,17 @@ const std::vector<std::string_view>& peak_columns();
 // How far a stated figure may sit from its derivation: datasheets round to 3-4 digits.
 inline constexpr double derivation_tolerance = 0.005;
 
-// Parses and validates both files' text; the names appear in errors. Lines starting with '#' and
-// blank lines are skipped; the first other line of each is its header.
+// A chip database is a few KiB; anything near these sizes is not one (/dev/zero, a disk image),
+// and is refused before it fills memory.
+inline constexpr size_t max_chip_file_bytes = size_t(1) << 20;
+inline constexpr size_t max_chip_line_bytes = 16384;
+
+// Parses and validates both files' text; the names appear in errors. A UTF-8 byte order mark is
+// skipped; lines starting with '#' and blank lines are skipped; the first other line of each is
+// its header. Every other line must be UTF-8 without control characters (names reach a terminal).
 std::vector<Chip> parse_chips(std::string_view chips_text, const std::string& chips_file, std::string_view peaks_text,
                               const std::string& peaks_file);
-// Loads `path` and the peaks file beside it (peaks_path(path)).
+// Loads `path` and the peaks file beside it (peaks_path(path)), each at most max_chip_file_bytes.
 std::vector<Chip> load_chips(const std::string& path);
 std::string peaks_path(const std::string& chips_path);  // "peaks.csv" in the chips file's folder
 

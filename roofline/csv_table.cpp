@@ -1,14 +1,40 @@
 #include "roofline/csv_table.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <cstring>
 
+#include "engine/shape.h"
 #include "roofline/arithmetic.h"
 
 namespace ridge::roofline::csv {
+
+namespace {
+
+// The first byte of line that is a control character or not UTF-8, as "what (byte 0xNN)" with its
+// position; nullopt when the line is clean text.
+std::optional<std::pair<size_t, std::string>> bad_text(std::string_view line) {
+    for (size_t i = 0; i < line.size();) {
+        size_t n = utf8_length(line, i);
+        if (n == 0 || is_control(line, i, n)) {
+            unsigned char c = static_cast<unsigned char>(line[n == 2 ? i + 1 : i]);
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02x", c);
+            return std::pair{i, std::string(n == 0 ? "is not UTF-8 (byte " : "holds a control character (") + hex + ")"};
+        }
+        i += n;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -96,14 +122,28 @@ int for_each_row(std::string_view text, const std::string& file, const std::vect
     std::map<std::string, size_t, std::less<>> col;
     std::vector<std::string> cells;
     int header_line = 0, n = 0, rows = 0;
+    // Spreadsheets and Windows editors start UTF-8 files with a byte order mark.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t nl = text.find('\n', pos);
         std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
         ++n;
+        if (raw.size() > max_chip_line_bytes)
+            throw ChipFileError(file, n, "(line)", "is longer than " + std::to_string(max_chip_line_bytes) + " bytes");
         std::string line = trim(raw);
         if (line.empty() || line[0] == '#') continue;
+        if (auto bad = bad_text(line)) {
+            // Name the field the byte sits in: the header's name for it once the header is known.
+            std::vector<std::string> before;
+            split(line.substr(0, bad->first), before);
+            size_t column = before.empty() ? 0 : before.size() - 1;
+            std::string field = "column " + std::to_string(column + 1);
+            for (const auto& [name, i] : col)
+                if (i == column) field = name;
+            throw ChipFileError(file, n, field, bad->second);
+        }
         if (!split(line, cells)) throw ChipFileError(file, n, "(line)", "unterminated quote");
         if (!header_line) {
             header_line = n;
@@ -133,11 +173,31 @@ int for_each_row(std::string_view text, const std::string& file, const std::vect
 }
 
 std::string read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw ChipFileError(path, 0, "(file)", "cannot be read");
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
+    auto fail = [&](const std::string& why) { throw ChipFileError(path, 0, "(file)", why); };
+    // O_NONBLOCK: a fifo with no writer opens (and reads as empty) instead of waiting for one.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) fail(std::string("cannot be read: ") + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) fail("cannot be read: it is a directory");
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    // One byte past the cap tells a file at the limit from a larger one.
+    std::string text(max_chip_file_bytes + 1, '\0');
+    size_t got = 0;
+    while (got < text.size()) {
+        ssize_t r = ::read(fd, text.data() + got, text.size() - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) fail(std::string("cannot be read: ") + std::strerror(errno));
+        if (r == 0) break;
+        got += size_t(r);
+    }
+    if (got > max_chip_file_bytes)
+        fail("is larger than " + std::to_string(max_chip_file_bytes >> 20) + " MiB; a chip database is a few KiB");
+    text.resize(got);
+    return text;
 }
 
 }  // namespace ridge::roofline::csv

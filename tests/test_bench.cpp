@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "bench/ledger.h"
 #include "bench/stats.h"
 #include "cli.h"
 #include "json.h"
@@ -25,17 +24,6 @@ TEST_CASE("quartiles interpolate between order statistics") {
     CHECK(t.q3 == doctest::Approx(32.5));
     CHECK(t.noisy());  // IQR 15 > 10% of 25
     CHECK(!ridge::cli::summarize({100, 101, 102, 103}).noisy());
-}
-
-TEST_CASE("the ledger appends under one header and refuses another") {
-    fs::path p = scratch() / "sub" / "ledger.csv";
-    ridge::cli::append_ledger(p.string(), "a,b", {"1,2"});
-    ridge::cli::append_ledger(p.string(), "a,b", {"3,4", "5,6"});
-    CHECK(slurp(p) == "a,b\n1,2\n3,4\n5,6\n");
-    CHECK_THROWS_WITH_AS(ridge::cli::append_ledger(p.string(), "a,c", {"7,8"}),
-                         doctest::Contains("other columns"), std::runtime_error);
-    CHECK(slurp(p) == "a,b\n1,2\n3,4\n5,6\n");
-    CHECK(ridge::cli::csv_cell("AMD EPYC, 2 cores") == "\"AMD EPYC, 2 cores\"");
 }
 
 namespace {

@@ -382,7 +382,7 @@ TEST_CASE("malformed chip files fail with the file, line and field") {
     SUBCASE("unterminated quote, no header, unreadable files") {
         CHECK(error_of(chips_file({chip}) + "\"Broken,gpu\n", peaks) == "chips.csv:4: field '(line)': unterminated quote");
         CHECK(error_of(chips_file({chip}), "# only a comment\n") == "peaks.csv:2: field 'chip': no header line");
-        CHECK_THROWS_WITH_AS(load_chips("/nonexistent/chips.csv"), "/nonexistent/chips.csv:0: field '(file)': cannot be read",
+        CHECK_THROWS_WITH_AS(load_chips("/nonexistent/chips.csv"), "/nonexistent/chips.csv:0: field '(file)': cannot be read: No such file or directory",
                              ChipFileError);
         CHECK(peaks_path("/some/where/mine.csv") == "/some/where/peaks.csv");
     }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "report/figures.h"
+#include "report/figures/roofs.h"
 #include "study_fixture.h"
 
 namespace fs = std::filesystem;
@@ -81,6 +82,17 @@ const Row& row_of(const Block& b, const std::string& net) {
 }
 
 }  // namespace
+
+TEST_CASE("every figure writes its numbers one way: 9 significant digits, NaN as gnuplot's NaN") {
+    // The roofline figures once had their own num() spelling NaN "nan", which a .gpv line reads as
+    // an undefined variable; two definitions of one function, and which one ran depended on inlining.
+    CHECK(num(std::nan("")) == "NaN");
+    CHECK(num(-std::nan("")) == "NaN");
+    CHECK(num(0.1) == "0.1");
+    CHECK(num(1.0 / 3) == "0.333333333");
+    CHECK(num(123456789012.0) == "1.23456789e+11");
+    CHECK(num(-2.5e-7) == "-2.5e-07");
+}
 
 TEST_CASE("chips: one roof per chip with a bandwidth and a dense fp32 peak, its ridge at peak / bandwidth") {
     Study s = fixture::study(false);

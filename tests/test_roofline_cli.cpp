@@ -3,11 +3,14 @@
 // of bad input (unknown chip with the closest names, bad kind, malformed database).
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "cli.h"
 #include "json.h"
+#include "spawn.h"
 
 namespace {
 using namespace clitest;
@@ -274,4 +277,95 @@ TEST_CASE("roofline errors: one line on stderr, exit 2, nothing written") {
     CHECK(!fs::exists(scratch() / "never.txt"));
     check_usage_error("roofline chips --kind tpu --out '" + (scratch() / "never.txt").string() + "'", "unknown kind");
     CHECK(!fs::exists(scratch() / "never.txt"));
+}
+
+namespace {
+// A shipped data file's header line, for hand-made databases.
+std::string header_line(const fs::path& path) {
+    std::istringstream in(slurp(path.string()));
+    for (std::string line; std::getline(in, line);)
+        if (!line.starts_with("#")) return line;
+    return "";
+}
+
+std::string chips_header() { return header_line(RIDGE_CHIPS_CSV); }
+
+// A database of its own folder: `chips` (written raw, after the header unless it brings its own)
+// and a peaks.csv beside it, as load_chips reads them. Returns the chips file's path.
+fs::path database(const std::string& name, const std::string& chips, const std::string& peaks,
+                  bool with_header = true) {
+    fs::path dir = scratch() / name;
+    fs::create_directories(dir);
+    std::ofstream(dir / "chips.csv") << (with_header ? chips_header() + "\n" : "") << chips;
+    std::ofstream(dir / "peaks.csv") << header_line(fs::path(RIDGE_CHIPS_CSV).parent_path() / "peaks.csv") << "\n"
+                                     << peaks;
+    return dir / "chips.csv";
+}
+
+spawn::Result chips(const fs::path& file, const std::string& format = "table") {
+    spawn::Options o;
+    o.timeout_s = 30;
+    return spawn::run({RIDGE_CLI, "roofline", "chips", "--chips", file.string(), "--format", format}, o);
+}
+
+void check_refused(const spawn::Result& r, const std::string& says) {
+    CHECK(!r.timed_out);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(spawn::lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(says) != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find('\x1b') == std::string::npos, r.err);
+}
+
+// A chip with a 100 GB/s memory (its notes field last, so text appended to the row lands there),
+// and its fp32 peak for peaks.csv.
+const std::string fine_row = "Fine,gpu,Acme,2022,100,,,,,https://example.com,,";
+const std::string fine_peak = "Fine,fp32,dense,10,,,https://example.com,\n";
+}  // namespace
+
+TEST_CASE("roofline chips: endless and oversized chip files are refused at a size cap, quickly") {
+    check_refused(chips("/dev/zero"), "/dev/zero:0: field '(file)': is larger than 1 MiB");
+    std::string comments;
+    for (int i = 0; i < 1100; ++i) comments += "# " + std::string(1000, 'x') + "\n";
+    check_refused(chips(database("big", comments + fine_row + "\n", fine_peak)), "is larger than 1 MiB");
+    fs::path line = database("longline", fine_row + std::string(20000, 'y') + "\n", fine_peak);
+    check_refused(chips(line), "chips.csv:2: field '(line)': is longer than 16384 bytes");
+    check_refused(chips(scratch()), "it is a directory");
+    // A fifo nobody writes reads as empty instead of waiting for a writer.
+    fs::path fifo = database("fifo", "", "").parent_path() / "chips.fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_refused(chips(fifo), "no header line");
+}
+
+TEST_CASE("roofline chips: a byte order mark is skipped; control bytes and non-UTF-8 are refused, never printed") {
+    fs::path bom = database("bom", "\xEF\xBB\xBF" + chips_header() + "\n" + fine_row + "\n", fine_peak, false);
+    spawn::Result r = chips(bom, "csv");
+    CHECK_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out.find("\nFine,gpu,Acme,2022,") != std::string::npos);
+
+    fs::path esc = database("esc", "Fi\x1b]0;owned\x07ne" + fine_row.substr(4) + "\n", fine_peak);
+    check_refused(chips(esc), "esc/chips.csv:2: field 'name': holds a control character (0x1b)");
+    fs::path c1 = database("c1", fine_row + "note \xc2\x9b" + "31m\n", fine_peak);
+    check_refused(chips(c1), "c1/chips.csv:2: field 'notes': holds a control character (0x9b)");
+    fs::path latin1 = database("latin1", "Caf\xe9" + fine_row.substr(4) + "\n", fine_peak);
+    check_refused(chips(latin1), "latin1/chips.csv:2: field 'name': is not UTF-8 (byte 0xe9)");
+    fs::path head = database("head", "name,ki\x01nd\n", "", false);
+    check_refused(chips(head), "head/chips.csv:1: field 'column 2': holds a control character (0x01)");
+    // UTF-8 names are fine, and a file name with control bytes is quoted as text.
+    std::string utf_name = "R\xc3\xa9seau \xe7\xbd\x91";
+    fs::path utf = database("utf", utf_name + fine_row.substr(4) + "\n", utf_name + fine_peak.substr(4));
+    spawn::Result u = chips(utf);
+    CHECK_MESSAGE(u.code == 0, u.err);
+    check_refused(chips(scratch() / "no\x1b[2Jsuch.csv"), "no\\x1b[2Jsuch.csv:0: field '(file)': cannot be read");
+}
+
+TEST_CASE("roofline chips --format json: a ridge point beyond double range is null, not 0") {
+    fs::path f = database("extreme", "Extreme,gpu,Acme,2022,1e-300,,,,,https://example.com,,\n",
+                          "Extreme,fp32,dense,1e300,,,https://example.com,\n");
+    spawn::Result r = chips(f, "json");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    testjson::Value v = testjson::parse(r.out);
+    const testjson::Value& c = v["chips"].items.at(0);
+    CHECK(c["peak_tflops"]["fp32"].num() == 1e300);
+    CHECK(c["ridge_flop_per_byte"]["fp32"].kind == testjson::Value::Kind::null);
 }

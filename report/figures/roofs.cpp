@@ -2,19 +2,12 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 
 #include "bench/format.h"
 #include "report/figures.h"
 #include "roofline/roofline.h"
 
 namespace ridge::report {
-
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
-}
 
 FlopUnit flop_unit(double largest_flops) {
     if (largest_flops >= 1e13) return {1e12, "TFLOP/s"};

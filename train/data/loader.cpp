@@ -1,5 +1,6 @@
 #include "train/data/loader.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,7 +18,11 @@ Loader::Loader(const Source& src, int64_t first, int64_t count, int workers, int
         return;
     }
     threads_.reserve(size_t(workers));
-    for (int w = 0; w < workers; ++w) threads_.emplace_back([this, nice] { work(nice); });
+    for (int w = 0; w < workers; ++w) {
+        threads_.emplace_back([this, nice] { work(nice); });
+        // Named, so `top -H` (and a test waiting for the run to start) can tell them from compute.
+        pthread_setname_np(threads_.back().native_handle(), "ridge-loader");
+    }
 }
 
 Loader::~Loader() {

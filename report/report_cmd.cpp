@@ -104,7 +104,9 @@ const Command report_cmd{
     "The whole study, from one command: the analytic counts of several nets, this machine's measured\n"
     "ceilings, their benchmarks (inference at each batch, a training step, one net layer by layer),\n"
     "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
-    "results/<host>/ (written beside it and renamed into place when complete).\n"
+    "results/<host>/ (written beside it and renamed into place when complete). The training runs of\n"
+    "`ridge train`'s ledger (--train-log) join the report as a table and, for this host, as points\n"
+    "on the measured-runs roofline.\n"
     "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
     "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; about two\n"
     "hours on a 2-core CPU.\n"
@@ -121,6 +123,7 @@ const Command report_cmd{
      {"--repeat", "N", "timed steps per configuration (default: quick 5; full 10)"},
      {"--threads", "N", "CPU threads (default: every core)"},
      {"--out", "DIR", "where to write (default: results/<host>)"},
+     {"--train-log", "FILE", "`ridge train`'s ledger whose runs join the report (default logs/metrics.csv)"},
      {"--quiet", "", "no progress line"}}};
 
 int run_report(const Args& a) {
@@ -152,6 +155,8 @@ int run_report(const Args& a) {
     plan.threads = int(a.positive("--threads", hardware_threads(), 4096));
     plan.quick_ceilings = scope.name == "quick";
     fs::path out = a.get("--out", "results/" + host_name());
+    plan.train_log = a.get("--train-log", "logs/metrics.csv");
+    if (plan.train_log.empty()) throw UsageError("ridge report: --train-log must name a file");
 
     // Refused before anything is measured: a study that cannot draw its figures is not one.
     if (shell("gnuplot --version >/dev/null 2>&1") != 0) {

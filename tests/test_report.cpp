@@ -8,7 +8,9 @@
 
 #include "cli.h"
 #include "kernels/cuda/probes.h"
+#include "bench/env.h"
 #include "report/markdown.h"
+#include "train/ledger.h"
 #include "study_fixture.h"
 
 using namespace ridge::report;
@@ -61,10 +63,51 @@ TEST_CASE("report.md on a fixture study: tables, every figure, GPU rows only wit
     }
 }
 
+TEST_CASE("report.md lists the training ledger's runs, or says it found none") {
+    Study s = fixture::study(false);
+    s.train_log = "logs/metrics.csv";
+    TrainRun t;
+    t.label = "r18_run2";
+    t.host = "box";
+    t.device = "cpu";
+    t.net = "resnet18";
+    t.data = "/data/imagenet-subset";
+    t.batch = 32;
+    t.height = t.width = 224;
+    t.workers = 2;
+    t.images_per_s = 14.25;
+    t.step_median_s = 2.25;
+    t.data_wait_share = 0.012;
+    t.achieved_flops = 152.4e9;
+    t.roof_fraction = 0.31;
+    t.first_loss = 6.91;
+    t.last_loss = 6.5;
+    s.train_runs = {t};
+    std::string md = report_markdown(s, {}, {"ridge report --quick", "quick", 61});
+    CHECK(md.find("## Training runs (`ridge train`)") != std::string::npos);
+    CHECK(md.find("| r18_run2 | box | cpu | resnet18 | 32 | 224x224 | images | 2 | 14.2 | 2250.0 | 1.2 % | 152.4 | 31 % | "
+                  "6.91 → 6.50 | — |") != std::string::npos);
+    s.train_runs.clear();
+    CHECK(report_markdown(s, {}, {"ridge report --quick", "quick", 61}).find("None found.") != std::string::npos);
+}
+
 TEST_CASE("ridge report: a tiny real study writes report.md whose every link exists") {
-    fs::path out = clitest::scratch() / "study";
+    fs::path out = clitest::scratch() / "study", log = clitest::scratch() / "train_log" / "metrics.csv";
+    // A training run of this host in the ledger, written as `ridge train` writes it.
+    ridge::train::RunRecord rec;
+    rec.label = "tiny_run1";
+    rec.host = ridge::cli::host_name();
+    rec.config.net = "squeezenet1_1";
+    rec.config.batch = 4;
+    rec.data = "synthetic";
+    rec.flops_per_step = 4000;
+    rec.bytes_per_step = 100;
+    rec.result.images_per_s = 3.5;
+    rec.result.gflops = 1.25;
+    ridge::train::append_row_locked(log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
     auto r = clitest::ridge("report --nets squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0 --batches 1,2 "
-                            "--train-batch 2 --warmup 0 --repeat 1 --quiet --out '" + out.string() + "'");
+                            "--train-batch 2 --warmup 0 --repeat 1 --quiet --out '" + out.string() +
+                            "' --train-log '" + log.string() + "'");
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.err.empty());
     CHECK(r.out.find("report.md: 9 runs") != std::string::npos);
@@ -81,6 +124,10 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     // The layer net is the first net when resnet18 is not studied, timed in its training step.
     std::string layers = clitest::slurp(out / "layers.csv");
     CHECK(layers.find("\ncpu,squeezenet1_1,train,2,") != std::string::npos);
+    // The training run: a row of the table, a point on the measured-runs roofline (40 FLOP/B).
+    CHECK(md.find("| tiny_run1 | " + rec.host + " | cpu | squeezenet1_1 | 4 |") != std::string::npos);
+    std::string dat = clitest::slurp(out / "data" / "measured-cpu.dat");
+    CHECK(dat.find("\n40 1.25 1\n") != std::string::npos);
 }
 
 TEST_CASE("ridge report: bad input is one line and a non-zero exit, nothing written") {

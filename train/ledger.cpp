@@ -209,6 +209,36 @@ void check_ledger(const std::string& path, const std::string& header) {
         throw std::runtime_error(cat(path, " has other columns than this version of ridge train writes; move it aside or use another --log-dir"));
 }
 
+int LedgerTable::column(std::string_view name) const {
+    for (size_t i = 0; i < header.size(); ++i)
+        if (header[i] == name) return int(i);
+    return -1;
+}
+
+const std::string& LedgerTable::at(size_t row, std::string_view name) const {
+    int c = column(name);
+    if (c < 0) throw std::runtime_error(cat("the ledger has no column '", name, "'"));
+    return rows.at(row).at(size_t(c));
+}
+
+LedgerTable read_ledger(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(cat(path, " cannot be read: ", std::strerror(errno)));
+    Fd guard{fd};
+    // A shared lock: a row being appended is read whole or not at all.
+    while (::flock(fd, LOCK_SH) != 0)
+        if (errno != EINTR) throw std::runtime_error(cat(path, " cannot be locked: ", std::strerror(errno)));
+    std::string text = read_all(fd);
+    if (text.empty()) return {};
+    if (first_line(text) != ledger_header())
+        throw std::runtime_error(cat(path, " has other columns than this version of ridge train writes"));
+    std::vector<std::vector<std::string>> all = parse_csv(text);
+    LedgerTable t{all[0], {}};
+    for (size_t i = 1; i < all.size(); ++i)
+        if (all[i].size() == t.header.size()) t.rows.push_back(std::move(all[i]));
+    return t;
+}
+
 void append_row_locked(const std::string& path, const std::string& header, const std::string& row,
                        const std::function<void(const std::string&)>& after) {
     std::error_code ec;

@@ -4,6 +4,7 @@
 // environment as a page with the command lines that produced the rows.
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,18 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 // bench/ledger has a general flock-based append that both can share.
 void append_row_locked(const std::string& path, const std::string& header, const std::string& row,
                        const std::function<void(const std::string&)>& after = {});
+
+// A ledger read back: the header and the rows that have as many fields as it (a row cut short
+// by a crash is skipped).
+struct LedgerTable {
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    int column(std::string_view name) const;                          // -1 when absent
+    const std::string& at(size_t row, std::string_view column) const;  // throws when absent
+};
+// Reads a ledger this version of ridge train wrote; throws std::runtime_error naming the file
+// when it cannot be read or has other columns.
+LedgerTable read_ledger(const std::string& path);
 
 // Checks, before any work and without creating anything, that the ledger can be written: the
 // folder, or the nearest part of its path that exists, is a writable folder, and an existing

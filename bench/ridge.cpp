@@ -105,7 +105,8 @@ int run_explain(const Args& a) {
 }
 
 int dispatch(const std::vector<std::string>& argv) {
-    if (argv.empty()) throw UsageError("ridge: missing command: list, summary, zoo, explain, bench, train, roofline or report (ridge --help)");
+    if (argv.empty())
+        throw UsageError("ridge: missing command: list, summary, zoo, explain, bench, train, roofline or report (ridge --help)");
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
         std::cout << usage();

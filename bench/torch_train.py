@@ -169,14 +169,24 @@ class RandomBatches:
             yield x, self.torch.randint(0, self.classes, (self.shape[0],))
 
 
+def cpu_seconds():
+    """This process's CPU time and that of its finished children (the DataLoader's workers)."""
+    import resource
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def torch_run(args, net):
     """One run as `ridge train` defines it: warm-up iterations, then the measured ones timed on the
-    monotonic clock from the first measured batch request to the last update. Returns images/s."""
+    monotonic clock from the first measured batch request to the last update. Returns images/s and
+    the CPU seconds per image of the whole run (warm-up included, workers included once they have
+    exited), as ridge's ledger counts user_s + sys_s."""
     import torch
     import torchvision
     from torchvision import transforms
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
+    cpu0 = cpu_seconds()
     if args.synthetic:
         classes, batches = 1000, iter(RandomBatches(torch, args.batch, args.res, 1000))
     else:
@@ -202,7 +212,11 @@ def torch_run(args, net):
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), y).backward()
         opt.step()
-    return args.iters * args.batch / (time.perf_counter() - start)
+    images_per_s = args.iters * args.batch / (time.perf_counter() - start)
+    del batches  # the DataLoader's workers exit and their CPU time is counted
+    if not args.synthetic:
+        del loader
+    return images_per_s, (cpu_seconds() - cpu0) / ((args.warmup_iters + args.iters) * args.batch)
 
 
 def ridge_run(args, net, log_dir):
@@ -232,17 +246,21 @@ def main():
     print("# PyTorch %s, %d threads, %d workers, batch %d, %dx%d, %s; %d warm-up + %d iterations, %d rounds"
           % (torch.__version__, args.threads, args.workers, args.batch, args.res, args.res,
              "synthetic" if args.synthetic else args.data, args.warmup_iters, args.iters, args.rounds), file=sys.stderr)
-    print("net,round,torch_images_per_s,ridge_images_per_s,ratio,ridge_data_wait_share")
+    print("net,round,torch_images_per_s,ridge_images_per_s,ratio,ridge_data_wait_share,torch_cpu_ms_per_image,"
+          "ridge_cpu_ms_per_image,load_average")
     log_dir = tempfile.mkdtemp(prefix="torch_train_")
     summary = []
     for net in args.nets.split(","):
         t, r = [], []
         for k in range(args.rounds):
-            t.append(torch_run(args, net))
+            ips, cpu = torch_run(args, net)
+            t.append(ips)
             rr = ridge_run(args, net, log_dir)
             r.append(rr["images_per_s"])
-            print("%s,%d,%.3f,%.3f,%.3f,%.4f" % (net, k + 1, t[-1], r[-1], r[-1] / t[-1], rr["data_wait_share"]),
-                  flush=True)
+            ridge_cpu = (rr["user_s"] + rr["sys_s"]) / ((args.warmup_iters + args.iters) * args.batch)
+            print("%s,%d,%.3f,%.3f,%.3f,%.4f,%.1f,%.1f,%.2f" % (net, k + 1, t[-1], r[-1], r[-1] / t[-1],
+                                                          rr["data_wait_share"], cpu * 1e3, ridge_cpu * 1e3,
+                                                          os.getloadavg()[0]), flush=True)
         summary.append((net, statistics.median(t), statistics.median(r)))
     for net, t, r in summary:
         print("# %s: PyTorch %.2f images/s, ridge %.2f images/s (medians of %d rounds): ridge / PyTorch %.2fx"

@@ -21,7 +21,8 @@
 namespace ridge::cli {
 
 const Command train_cmd{
-    "train", "NET (--data DIR | --synthetic) [options]",
+    "train",
+    "NET (--data DIR | --synthetic) [options]",
     "Trains NET for a fixed number of iterations and logs the run. --data DIR reads the ImageFolder\n"
     "layout DIR/train/<class>/*.jpg|*.jpeg|*.png (and DIR/val/<class>/... with --val); classes are the\n"
     "sorted folder names and the classifier gets that many outputs. Training images get\n"
@@ -42,6 +43,7 @@ const Command train_cmd{
      {"--iters", "N", "measured iterations per run (default 100)"},
      {"--warmup-iters", "N", "iterations before the measured ones (default 10)"},
      {"--workers", "N", "data loader threads (default 2; 0 loads in the training thread)"},
+     {"--worker-nice", "N", "the loader threads' niceness above the compute's, 0 to 19 (default 0)"},
      {"--device", "D", "cpu (default) or cuda"},
      {"--backend", "B", "cpu: onednn (default when built) or reference; cuda: cudnn"},
      {"--precision", "P", "fp32 (default), or on cuda tf32, fp16 or bf16"},
@@ -74,7 +76,8 @@ double number(const Args& a, std::string_view name, double fallback, double lo, 
     std::string s = a.get(name, "");
     double v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    bool ok = ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+    bool ok =
+        ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
     if (!ok)
         throw UsageError(cat("ridge train: ", name, " must be a number ", lo_open ? "above " : "from ", lo, " to ", hi,
                              ", got '", s, "'"));
@@ -102,9 +105,10 @@ void check_label(const std::string& label) {
     if (label.empty()) throw UsageError("ridge train: --label must not be empty");
     for (char c : label)
         if (c == ',' || c == '"' || c == '\n' || c == '\r' || (unsigned char)c < 0x20)
-            throw UsageError(cat("ridge train: --label may not contain a comma, a quote or a line break (it is a CSV "
-                                 "key), got '",
-                                 std::string_view(label).substr(0, label.find_first_of("\r\n")), "...'"));
+            throw UsageError(
+                cat("ridge train: --label may not contain a comma, a quote or a line break (it is a CSV "
+                    "key), got '",
+                    std::string_view(label).substr(0, label.find_first_of("\r\n")), "...'"));
 }
 
 std::string gb(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
@@ -131,7 +135,8 @@ std::string summary_line(const train::RunRecord& r) {
                         fixed(x.first_loss, 3), " -> ", fixed(x.last_loss, 3), ", ", fixed(x.gflops, 1), " GFLOP/s");
     if (x.roof_gflops > 0) s += cat(" (", pct(x.roof_fraction), " of the ", fixed(x.roof_gflops, 0), " GFLOP/s roof)");
     if (x.val_top1 >= 0) s += cat(", val top-1 ", pct(x.val_top1), " of ", x.val_images);
-    s += cat(", CPU ", fixed(x.user_s, 1), " s user ", fixed(x.sys_s, 1), " s sys, peak RSS ", gb(double(x.peak_rss_bytes)));
+    s += cat(", CPU ", fixed(x.user_s, 1), " s user ", fixed(x.sys_s, 1), " s sys, peak RSS ",
+             gb(double(x.peak_rss_bytes)));
     if (x.peak_device_bytes >= 0) s += cat(", device peak ", gb(double(x.peak_device_bytes)));
     return s;
 }
@@ -179,7 +184,8 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     std::string precision = a.choice("--precision", "fp32", {"fp32", "tf32", "fp16", "bf16"});
     c.precision = *parse_precision(precision);
     if (!gpu && c.precision != Precision::fp32)
-        throw UsageError(cat("ridge train: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
+        throw UsageError(
+            cat("ridge train: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
     const bool synthetic = a.has("--synthetic");
     if (synthetic == a.has("--data")) throw UsageError("ridge train: give either --data DIR or --synthetic");
     const bool val = a.has("--val");
@@ -188,6 +194,7 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     c.iters = a.positive("--iters", 100, max_iters);
     c.warmup = a.non_negative("--warmup-iters", 10, max_iters);
     c.workers = int(a.non_negative("--workers", 2, max_workers));
+    c.worker_nice = int(a.non_negative("--worker-nice", 0, 19));
     c.lr = float(number(a, "--lr", 0.1, 0, 1e6, true));
     c.momentum = float(number(a, "--momentum", 0.9, 0, 1, false));
     if (c.momentum >= 1) throw UsageError("ridge train: --momentum must be below 1");
@@ -211,7 +218,8 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
             return 3;
         }
         if (gpu_backends().empty()) {
-            std::cerr << "ridge train: this build has no GPU executor (cmake found no cuDNN; configure with CUDNN_ROOT)\n";
+            std::cerr
+                << "ridge train: this build has no GPU executor (cmake found no cuDNN; configure with CUDNN_ROOT)\n";
             return 3;
         }
     }
@@ -291,8 +299,9 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     rec.env = capture_env(c.threads, gpu);
 
     if (fmt == "table")
-        std::cout << cat(c.net, " train on ", c.device, " (", rec.backend, ", ", gpu ? precision : cat(c.threads, " threads"),
-                         "), batch ", c.batch, ", ", c.height, "x", c.width, ", ", rec.classes, " classes, ",
+        std::cout << cat(c.net, " train on ", c.device, " (", rec.backend, ", ",
+                         gpu ? precision : cat(c.threads, " threads"), "), batch ", c.batch, ", ", c.height, "x",
+                         c.width, ", ", rec.classes, " classes, ",
                          synthetic ? "synthetic data" : cat(rec.train_images, " images in ", data_dir, "/train"), ", ",
                          c.workers, " workers; SGD lr ", c.lr, " momentum ", c.momentum, " weight decay ",
                          c.weight_decay, "; ", c.warmup, " warm-up + ", c.iters, " iterations x ", runs, " runs\n")
@@ -320,16 +329,17 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
         }
         line.clear();
         if (rec.result.interrupted) {
-            std::cerr << "ridge train: interrupted in " << rec.label << " after step " << rec.result.steps_done << " of "
-                      << c.warmup + c.iters << "; nothing appended for it"
+            std::cerr << "ridge train: interrupted in " << rec.label << " after step " << rec.result.steps_done
+                      << " of " << c.warmup + c.iters << "; nothing appended for it"
                       << (done.empty() ? "" : cat(" (", done.size(), " finished runs are in ", ledger, ")")) << "\n";
             return 130;
         }
         rec.date = utc_now();
         try {
-            train::append_row_locked(ledger, train::ledger_header(), train::ledger_row(rec), [&](const std::string& text) {
-                write_output(log_dir + "/env_info.md", train::env_info_page(rec, text));
-            });
+            train::append_row_locked(ledger, train::ledger_header(), train::ledger_row(rec),
+                                     [&](const std::string& text) {
+                                         write_output(log_dir + "/env_info.md", train::env_info_page(rec, text));
+                                     });
         } catch (const std::runtime_error& err) {
             throw UsageError(cat("ridge train: ", err.what()));
         }
@@ -352,8 +362,8 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     const int64_t skipped = done.back().result.undecodable;
     if (fmt == "table") {
         std::cout << cat("images/s over ", done.size(), " runs: mean ", fixed(mean, 2), ", standard deviation ",
-                         fixed(sd, 2), " (", fixed(mean > 0 ? 100 * sd / mean : 0, 1), "%), min ", fixed(lo, 2), ", max ",
-                         fixed(hi, 2), "\n");
+                         fixed(sd, 2), " (", fixed(mean > 0 ? 100 * sd / mean : 0, 1), "%), min ", fixed(lo, 2),
+                         ", max ", fixed(hi, 2), "\n");
         if (skipped > 0)
             std::cout << cat(skipped, " files could not be decoded and were skipped (first: ",
                              done.back().result.undecodable_first, ")\n");

@@ -95,7 +95,11 @@ Tensor efficientnet(Tensor x, const Scaling& scale, int64_t classes) {
 }  // namespace
 
 // B7's batchnorm eps (1e-3) differs from B0's; it changes no count.
-Tensor efficientnet_b0(Tensor x, int64_t classes) { return efficientnet(x, {.width = 1.0, .depth = 1.0, .dropout = 0.2}, classes); }
-Tensor efficientnet_b7(Tensor x, int64_t classes) { return efficientnet(x, {.width = 2.0, .depth = 3.1, .dropout = 0.5}, classes); }
+Tensor efficientnet_b0(Tensor x, int64_t classes) {
+    return efficientnet(x, {.width = 1.0, .depth = 1.0, .dropout = 0.2}, classes);
+}
+Tensor efficientnet_b7(Tensor x, int64_t classes) {
+    return efficientnet(x, {.width = 2.0, .depth = 3.1, .dropout = 0.5}, classes);
+}
 
 }  // namespace ridge::nets

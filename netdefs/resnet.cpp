@@ -48,8 +48,12 @@ Tensor resnet(Tensor x, const ResNetSpec& spec, int64_t classes) {
 Tensor resnet18(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = false, .blocks = {2, 2, 2, 2}}, classes); }
 Tensor resnet34(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = false, .blocks = {3, 4, 6, 3}}, classes); }
 Tensor resnet50(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}}, classes); }
-Tensor resnet101(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}}, classes); }
-Tensor resnet152(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = true, .blocks = {3, 8, 36, 3}}, classes); }
+Tensor resnet101(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}}, classes);
+}
+Tensor resnet152(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 8, 36, 3}}, classes);
+}
 Tensor wide_resnet50_2(Tensor x, int64_t classes) {
     return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}, .width_per_group = 128}, classes);
 }

@@ -69,6 +69,8 @@ Tensor vit(Tensor x, const ViTSpec& spec, int64_t classes) {
 
 }  // namespace
 
-Tensor vit_b_16(Tensor x, int64_t classes) { return vit(x, {.patch = 16, .layers = 12, .heads = 12, .width = 768, .mlp_dim = 3072}, classes); }
+Tensor vit_b_16(Tensor x, int64_t classes) {
+    return vit(x, {.patch = 16, .layers = 12, .heads = 12, .width = 768, .mlp_dim = 3072}, classes);
+}
 
 }  // namespace ridge::nets

@@ -85,8 +85,8 @@ TEST_CASE("report.md lists the training ledger's runs, or says it found none") {
     s.train_runs = {t};
     std::string md = report_markdown(s, {}, {"ridge report --quick", "quick", 61});
     CHECK(md.find("## Training runs (`ridge train`)") != std::string::npos);
-    CHECK(md.find("| r18_run2 | box | cpu | resnet18 | 32 | 224x224 | images | 2 | 14.2 | 2250.0 | 1.2 % | 152.4 | 31 % | "
-                  "6.91 → 6.50 | — |") != std::string::npos);
+    CHECK(md.find("| r18_run2 | box | cpu | resnet18 | 32 | 224x224 | images | 2 | 14.2 | 2250.0 | 1.2 % | 152.4 | "
+                  "31 % | 6.91 → 6.50 | — |") != std::string::npos);
     s.train_runs.clear();
     CHECK(report_markdown(s, {}, {"ridge report --quick", "quick", 61}).find("None found.") != std::string::npos);
 }

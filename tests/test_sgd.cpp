@@ -93,9 +93,11 @@ TEST_CASE("three SGD steps with momentum and weight decay match torch.optim.SGD"
             Weights w = ex->weights();
             auto ref = torch_reference(m, wd);
             REQUIRE(ref.size() == 5);
-            const std::pair<const char*, const HostTensor*> tensors[] = {
-                {"conv.weight", &w[0][0]}, {"bn.weight", &w[1][0]}, {"bn.bias", &w[1][1]},
-                {"fc.weight", &w[4][0]},   {"fc.bias", &w[4][1]}};
+            const std::pair<const char*, const HostTensor*> tensors[] = {{"conv.weight", &w[0][0]},
+                                                                         {"bn.weight", &w[1][0]},
+                                                                         {"bn.bias", &w[1][1]},
+                                                                         {"fc.weight", &w[4][0]},
+                                                                         {"fc.bias", &w[4][1]}};
             for (auto [name, t] : tensors) {
                 CAPTURE(name);
                 const std::vector<double>& r = ref.at(name);

@@ -47,8 +47,10 @@ fs::path pattern_folder(int train_per_class, int val_per_class) {
                 int w = 64 + int(rng.next() % 33), h = 64 + int(rng.next() % 33);
                 write_jpeg(d / split / ridge::cat("c", c) / ridge::cat(i, ".jpg"), w, h, [&](int x, int y) {
                     x += ox, y += oy;
-                    int on = c == 0 ? (y / band) % 2 : c == 1 ? (x / band) % 2 : c == 2 ? (x / band + y / band) % 2
-                                                                                      : ((x + y) / band) % 2;
+                    int on = c == 0   ? (y / band) % 2
+                             : c == 1 ? (x / band) % 2
+                             : c == 2 ? (x / band + y / band) % 2
+                                      : ((x + y) / band) % 2;
                     return on ? a : b;
                 });
             }
@@ -87,8 +89,8 @@ const std::string small_run = "--res 32 --batch 16 --iters 40 --warmup-iters 0 -
 
 TEST_CASE("training on four patterns: the loss falls far below chance and --val is far above it") {
     fs::path data = pattern_folder(24, 8), logs = scratch() / "learn_logs";
-    Run r = clitest::ridge("train resnet18 --data " + quoted(data) + " " + small_run + " --runs 1 --val --format json --log-dir " +
-                  quoted(logs));
+    Run r = clitest::ridge("train resnet18 --data " + quoted(data) + " " + small_run +
+                           " --runs 1 --val --format json --log-dir " + quoted(logs));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     testjson::Value j = testjson::parse(r.out);
     CHECK(j["classes"].i64() == 4);
@@ -103,12 +105,12 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     // The row has every field the study needs, each following from the run's own numbers.
     Ledger l = read_ledger(logs / "metrics.csv");
     REQUIRE(l.rows.size() == 1);
-    for (const char* col :
-         {"label", "run", "date", "git", "host", "device", "backend", "net", "batch", "precision", "iters", "workers",
-          "data", "elapsed_s", "images_per_s", "step_median_ms", "step_iqr_ms", "data_wait_share", "first_loss",
-          "last_loss", "wall_s", "user_s", "sys_s", "peak_rss_bytes", "predicted_train_bytes", "gflops",
-          "roof_fraction", "os", "kernel", "cpu", "isa", "cores", "clock_mhz", "memory_bytes", "compiler", "onednn",
-          "command"}) {
+    const char* columns[] = {"label", "run", "date", "git", "host", "device", "backend", "net", "batch", "precision",
+                             "iters", "workers", "data", "elapsed_s", "images_per_s", "step_median_ms", "step_iqr_ms",
+                             "data_wait_share", "first_loss", "last_loss", "wall_s", "user_s", "sys_s",
+                             "peak_rss_bytes", "predicted_train_bytes", "gflops", "roof_fraction", "os", "kernel",
+                             "cpu", "isa", "cores", "clock_mhz", "memory_bytes", "compiler", "onednn", "command"};
+    for (const char* col : columns) {
         CAPTURE(col);
         CHECK(!l.at(0, col).empty());
     }
@@ -124,7 +126,8 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     ridge::Analysis a = ridge::analyze(ridge::build(*ridge::find_net("resnet18"), 16, 32, 32, 4), ridge::DType::fp32);
     CHECK(l.at(0, "train_flops_per_step") == std::to_string(a.totals.fwd_flops + a.totals.bwd_flops()));
     CHECK(l.at(0, "predicted_train_bytes") == std::to_string(a.totals.train_memory_bytes));
-    CHECK(l.num(0, "gflops") == doctest::Approx(double(a.totals.fwd_flops + a.totals.bwd_flops()) * 40 / elapsed / 1e9).epsilon(1e-4));
+    CHECK(l.num(0, "gflops") ==
+          doctest::Approx(double(a.totals.fwd_flops + a.totals.bwd_flops()) * 40 / elapsed / 1e9).epsilon(1e-4));
     CHECK(l.num(0, "roof_fraction") == doctest::Approx(l.num(0, "gflops") / l.num(0, "roof_gflops")).epsilon(1e-4));
     CHECK(l.num(0, "data_wait_share") >= 0);
     CHECK(l.num(0, "data_wait_share") <= 1);
@@ -134,14 +137,17 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     CHECK(l.num(0, "val_top1") == doctest::Approx(run["val_top1"].num()).epsilon(1e-5));
 
     std::string env = slurp(logs / "env_info.md");
-    for (const std::string& want : {l.at(0, "cpu"), l.at(0, "kernel"), l.at(0, "command"), std::string("resnet18_run1")})
+    for (const std::string& want :
+         {l.at(0, "cpu"), l.at(0, "kernel"), l.at(0, "command"), std::string("resnet18_run1")})
         CHECK_MESSAGE(env.find(want) != std::string::npos, want);
 }
 
 TEST_CASE("--synthetic with --runs 2: labels NAME_run1 and NAME_run2, then mean and spread") {
     fs::path logs = scratch() / "syn_logs";
-    Run r = clitest::ridge("train mobilenet_v2 --synthetic --res 32 --batch 4 --iters 3 --warmup-iters 1 --runs 2 --threads 1 "
-                  "--workers 1 --label syn --log-dir " + quoted(logs));
+    Run r = clitest::ridge(
+        "train mobilenet_v2 --synthetic --res 32 --batch 4 --iters 3 --warmup-iters 1 --runs 2 --threads 1 "
+        "--workers 1 --label syn --log-dir " +
+        quoted(logs));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     Ledger l = read_ledger(logs / "metrics.csv");
     REQUIRE(l.rows.size() == 2);
@@ -246,6 +252,7 @@ TEST_CASE("bad input: one line, a non-zero exit, no ledger, nothing written") {
     refused("train resnet18 --synthetic --lr 0", "--lr must be a number above 0");
     refused("train resnet18 --synthetic --lr abc", "--lr must be a number");
     refused("train resnet18 --synthetic --workers -1", "--workers must be a non-negative integer");
+    refused("train resnet18 --synthetic --worker-nice 20", "--worker-nice 20 is above the limit of 19");
     refused("train resnet1 --synthetic", "unknown net 'resnet1'");
     refused("train googlenet --synthetic --res 8", "below googlenet's minimum resolution");
     refused("train resnet18 --data " + quoted(data) + " --val --batch 0", "--batch must be a positive integer");
@@ -253,7 +260,8 @@ TEST_CASE("bad input: one line, a non-zero exit, no ledger, nothing written") {
     // Every image undecodable: found when the first batch is filled; still no row.
     trainimg::write_bytes(root / "junk" / "train" / "a" / "1.jpg", "not a jpeg");
     trainimg::write_bytes(root / "junk" / "train" / "b" / "1.jpg", "nor this");
-    Run junk = clitest::ridge("train resnet18 --data " + quoted(root / "junk") + " --res 32 --batch 2 --iters 1 --runs 1" + log);
+    Run junk = clitest::ridge("train resnet18 --data " + quoted(root / "junk") +
+                              " --res 32 --batch 2 --iters 1 --runs 1" + log);
     CHECK(junk.code == 2);
     CHECK(lines(junk.err) == 1);
     CHECK(junk.err.find("none of the 2 images") != std::string::npos);
@@ -317,8 +325,10 @@ TEST_CASE("Ctrl-C stops after the current step and appends nothing for the unfin
     kill(pid, SIGINT);
     // A guard against a hang, not a timing assertion: a run that ignores Ctrl-C is killed and fails.
     for (int i = 0; i < 3000 && !exited; ++i) {
-        if (waitpid(pid, &status, WNOHANG) == pid) exited = true;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            exited = true;
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (!exited) {
         kill(pid, SIGKILL);
@@ -336,6 +346,7 @@ TEST_CASE("Ctrl-C stops after the current step and appends nothing for the unfin
 TEST_CASE("train --help") {
     Run r = clitest::ridge("train --help");
     CHECK(r.code == 0);
-    for (const char* k : {"--data", "--synthetic", "--workers", "--val", "--runs", "--label", "--log-dir", "--momentum"})
+    for (const char* k :
+         {"--data", "--synthetic", "--workers", "--val", "--runs", "--label", "--log-dir", "--momentum"})
         CHECK_MESSAGE(r.out.find(k) != std::string::npos, k);
 }

@@ -99,9 +99,9 @@ TEST_CASE("a grayscale JPEG has three equal channels; CMYK converts with PIL's f
         CHECK(g.rgb[p] == g.rgb[p + 2]);
     }
     // By hand: nk = 255 - K; R = nk - round(C nk / 255) (PIL's rounding), stored values inverted.
-    const uint8_t stored[] = {255 - 0, 255 - 0, 255 - 0, 255 - 0,      // no ink: white
-                              255 - 255, 255 - 0, 255 - 0, 255 - 0,    // full cyan: (0, 255, 255)
-                              255 - 0, 255 - 0, 255 - 0, 255 - 255,    // full black
+    const uint8_t stored[] = {255 - 0,   255 - 0,  255 - 0,   255 - 0,    // no ink: white
+                              255 - 255, 255 - 0,  255 - 0,   255 - 0,    // full cyan: (0, 255, 255)
+                              255 - 0,   255 - 0,  255 - 0,   255 - 255,  // full black
                               255 - 100, 255 - 50, 255 - 200, 255 - 60};
     uint8_t rgb[12];
     cmyk_to_rgb(stored, rgb, 4, true);
@@ -169,8 +169,8 @@ TEST_CASE("crop-and-resize and resize-and-center-crop match PIL's bilinear resam
     check(down, 2, 3, {161.285721, 178.412704, 153.163269, 134.857147, 95.095238, 95.387756});
     std::vector<float> up(3 * 4 * 5);
     rs.crop_resize(src, {0, 0, 2, 3}, 4, 5, false, up.data());
-    check(up, 4, 5, {0.0,       11.6,      29.0,  46.400002, 58.0,  13.25, 24.85, 42.25, 59.650002, 71.25,
-                     39.75,     51.349998, 68.75, 86.150002, 97.75, 53.0,  64.6,  82.0,  99.400002, 111.0});
+    check(up, 4, 5, {0.0,   11.6,      29.0,  46.400002, 58.0,  13.25, 24.85, 42.25, 59.650002, 71.25,
+                     39.75, 51.349998, 68.75, 86.150002, 97.75, 53.0,  64.6,  82.0,  99.400002, 111.0});
     CenterCrop cc = center_crop(7, 5, 4, 3);
     CHECK(cc.resized_width == 5);
     CHECK(cc.resized_height == 4);
@@ -178,7 +178,8 @@ TEST_CASE("crop-and-resize and resize-and-center-crop match PIL's bilinear resam
     CHECK(cc.left == 1);
     std::vector<float> val(3 * 3 * 3);
     rs.resize_center(src, cc, 3, 3, val.data());
-    check(val, 3, 3, {58.361111, 100.25, 142.138885, 120.19445, 162.083328, 203.972214, 182.027786, 196.765152, 116.472221});
+    check(val, 3, 3,
+          {58.361111, 100.25, 142.138885, 120.19445, 162.083328, 203.972214, 182.027786, 196.765152, 116.472221});
 }
 
 TEST_CASE("the flip mirrors columns; normalization is (v / 255 - mean) / std per channel") {

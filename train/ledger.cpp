@@ -51,6 +51,10 @@ std::string read_all(int fd) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+std::string other_columns(const std::string& path) {
+    return cat(path, " has other columns than this version of ridge train writes; move it aside or use another --log-dir");
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> ledger_fields(const RunRecord& r) {
@@ -199,14 +203,15 @@ void check_ledger(const std::string& path, const std::string& header) {
     if (!fs::is_directory(existing, ec))
         throw std::runtime_error(cat("--log-dir ", dir.string(), ": ", existing.string(), " is not a folder"));
     if (::access(existing.c_str(), W_OK) != 0)
-        throw std::runtime_error(cat("--log-dir ", dir.string(), ": ", existing.string(), " is not writable: ", std::strerror(errno)));
+        throw std::runtime_error(
+            cat("--log-dir ", dir.string(), ": ", existing.string(), " is not writable: ", std::strerror(errno)));
     if (!fs::exists(path, ec)) return;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error(cat(path, " cannot be read: ", std::strerror(errno)));
     Fd guard{fd};
     std::string text = read_all(fd);
     if (!text.empty() && first_line(text) != header)
-        throw std::runtime_error(cat(path, " has other columns than this version of ridge train writes; move it aside or use another --log-dir"));
+        throw std::runtime_error(other_columns(path));
 }
 
 int LedgerTable::column(std::string_view name) const {
@@ -231,7 +236,7 @@ LedgerTable read_ledger(const std::string& path) {
     std::string text = read_all(fd);
     if (text.empty()) return {};
     if (first_line(text) != ledger_header())
-        throw std::runtime_error(cat(path, " has other columns than this version of ridge train writes"));
+        throw std::runtime_error(other_columns(path));
     std::vector<std::vector<std::string>> all = parse_csv(text);
     LedgerTable t{all[0], {}};
     for (size_t i = 1; i < all.size(); ++i)
@@ -251,7 +256,7 @@ void append_row_locked(const std::string& path, const std::string& header, const
         if (errno != EINTR) throw std::runtime_error(cat(path, " cannot be locked: ", std::strerror(errno)));
     std::string text = read_all(fd);
     if (!text.empty() && first_line(text) != header)
-        throw std::runtime_error(cat(path, " has other columns than this version of ridge train writes; move it aside or use another --log-dir"));
+        throw std::runtime_error(other_columns(path));
     std::string out = text.empty() ? header + "\n" : "";
     if (!text.empty() && text.back() != '\n') out += "\n";  // a row cut short by a crash stays alone on its line
     out += row + "\n";

@@ -15,19 +15,19 @@ namespace ridge::train {
 
 // Everything a row records about one run.
 struct RunRecord {
-    std::string label;      // NAME_runK
+    std::string label;  // NAME_runK
     int run = 1, runs = 1;
-    std::string started;    // UTC start of the invocation, shared by its runs
-    std::string date;       // UTC end of this run
+    std::string started;  // UTC start of the invocation, shared by its runs
+    std::string date;     // UTC end of this run
     std::string host;
-    std::string data;       // "synthetic" or the --data folder
+    std::string data;  // "synthetic" or the --data folder
     int64_t train_images = 0;
-    std::string command;    // the exact command line, arguments quoted for a shell
+    std::string command;  // the exact command line, arguments quoted for a shell
     Config config;
     std::string backend;
     int64_t classes = 0;
-    int64_t planned_bytes = 0;           // the executor's plan
-    int64_t predicted_train_bytes = 0;   // the analysis: weights, gradients, momentum, saved activations
+    int64_t planned_bytes = 0;          // the executor's plan
+    int64_t predicted_train_bytes = 0;  // the analysis: weights, gradients, momentum, saved activations
     int64_t flops_per_step = 0, bytes_per_step = 0;
     Result result;
     cli::Env env;
@@ -56,7 +56,7 @@ void append_row_locked(const std::string& path, const std::string& header, const
 struct LedgerTable {
     std::vector<std::string> header;
     std::vector<std::vector<std::string>> rows;
-    int column(std::string_view name) const;                          // -1 when absent
+    int column(std::string_view name) const;                           // -1 when absent
     const std::string& at(size_t row, std::string_view column) const;  // throws when absent
 };
 // Reads a ledger this version of ridge train wrote; throws std::runtime_error naming the file

@@ -36,8 +36,12 @@ Session::Session(const Config& c, const data::Dataset* data) : c_(c), data_(data
     classes_ = data ? int64_t(data->train.classes.size()) : c.classes;
     g_ = std::make_unique<Graph>(build(*find_net(c.net), c.batch, c.height, c.width, classes_));
     an_ = analyze(*g_, DType::fp32);
-    ExecOptions o{.mode = Mode::train, .fused = true, .threads = c.threads, .precision = c.precision,
-                  .momentum = c.momentum, .weight_decay = c.weight_decay};
+    ExecOptions o{.mode = Mode::train,
+                  .fused = true,
+                  .threads = c.threads,
+                  .precision = c.precision,
+                  .momentum = c.momentum,
+                  .weight_decay = c.weight_decay};
     ex_ = make_executor(c.backend, *g_, o);
     const Shape shape = g_->input_shape();
     if (data) {

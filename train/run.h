@@ -26,8 +26,8 @@ struct Config {
     std::string device = "cpu", backend;
     Precision precision = Precision::fp32;
     float lr = 0.1f, momentum = 0.9f, weight_decay = 1e-4f;
-    int threads = 0;     // compute threads; 0: every core
-    uint64_t seed = 1;   // weights, shuffling, crops, synthetic images
+    int threads = 0;         // compute threads; 0: every core
+    uint64_t seed = 1;       // weights, shuffling, crops, synthetic images
     int64_t classes = 1000;  // synthetic data's; a folder's come from its class folders
     // The machine's measured roofline (fp32 FMA peak, STREAM triad), for the fraction reached.
     double peak_flops = 0, bytes_per_s = 0;
@@ -36,22 +36,22 @@ struct Config {
 // Figures of one run.
 struct Result {
     bool interrupted = false;
-    int64_t steps_done = 0;          // warm-up included
-    double elapsed_s = 0;            // the measured iterations, monotonic clock
+    int64_t steps_done = 0;  // warm-up included
+    double elapsed_s = 0;    // the measured iterations, monotonic clock
     double images_per_s = 0;
-    cli::Stats step;                 // seconds per measured iteration: batch, forward, backward, update
-    double data_wait_share = 0;      // of elapsed_s, spent waiting for the loader
-    double first_loss = 0, last_loss = 0;  // the run's first step (untrained) and last step
+    cli::Stats step;                           // seconds per measured iteration: batch, forward, backward, update
+    double data_wait_share = 0;                // of elapsed_s, spent waiting for the loader
+    double first_loss = 0, last_loss = 0;      // the run's first step (untrained) and last step
     double wall_s = 0, user_s = 0, sys_s = 0;  // the whole run: warm-up, measured, validation
-    int64_t peak_rss_bytes = 0;      // the process's high-water mark so far (getrusage)
-    int64_t peak_device_bytes = -1;  // GPU: device memory in use at its highest (-1 on the CPU)
-    double gflops = 0;               // analytic training FLOPs of the measured steps / elapsed
-    double roof_gflops = 0;          // attainable at the step's intensity on the measured roofline
+    int64_t peak_rss_bytes = 0;                // the process's high-water mark so far (getrusage)
+    int64_t peak_device_bytes = -1;            // GPU: device memory in use at its highest (-1 on the CPU)
+    double gflops = 0;                         // analytic training FLOPs of the measured steps / elapsed
+    double roof_gflops = 0;                    // attainable at the step's intensity on the measured roofline
     double roof_fraction = 0;
-    int64_t undecodable = 0;         // distinct files skipped so far (training and validation)
-    std::string undecodable_first;   // "path: reason" of the first
+    int64_t undecodable = 0;        // distinct files skipped so far (training and validation)
+    std::string undecodable_first;  // "path: reason" of the first
     int64_t val_images = 0;
-    double val_top1 = -1;            // fraction; -1 without validation
+    double val_top1 = -1;  // fraction; -1 without validation
 };
 
 using Progress = std::function<void(const std::string& stage, int64_t done, int64_t total)>;
@@ -77,7 +77,9 @@ public:
     int64_t train_flops_per_step() const;  // forward + backward, analytic
     int64_t train_bytes_per_step() const;  // minimum traffic of both
     // The machine's measured roofline, once measured (after the memory check, before the runs).
-    void set_roofline(double peak_flops, double bytes_per_s) { c_.peak_flops = peak_flops, c_.bytes_per_s = bytes_per_s; }
+    void set_roofline(double peak_flops, double bytes_per_s) {
+        c_.peak_flops = peak_flops, c_.bytes_per_s = bytes_per_s;
+    }
 
     // interrupt: checked after every step; when set, the run stops there and reports
     // interrupted. Throws data::DataError when no training image decodes.

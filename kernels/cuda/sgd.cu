@@ -1,6 +1,7 @@
-// SGD with momentum and weight decay (torch.optim.SGD's convention) on fp32 master weights. With 16-bit storage the update is applied in fp32 and the
-// 16-bit copy the layers read is rounded from the result, so updates smaller than a 16-bit ulp of
-// the weight still accumulate over steps. inv_scale undoes fp16's loss scale.
+// SGD with momentum and weight decay (torch.optim.SGD's convention) on fp32 master weights. With
+// 16-bit storage the update is applied in fp32 and the 16-bit copy the layers read is rounded from
+// the result, so updates smaller than a 16-bit ulp of the weight still accumulate over steps.
+// inv_scale undoes fp16's loss scale.
 #include "kernels/cuda/common.cuh"
 
 namespace ridge::gpu {

@@ -57,16 +57,20 @@ void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t pixels, bool inverted
 }
 
 Decoder::Decoder() : tj_(tjInitDecompress()) {
-    if (!tj_) throw std::runtime_error(std::string("TurboJPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
+    if (!tj_)
+        throw std::runtime_error(std::string("TurboJPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
 }
 
 Decoder::~Decoder() { tjDestroy(static_cast<tjhandle>(tj_)); }
 
 std::string Decoder::decode(std::span<const uint8_t> bytes, Image& out) {
     switch (sniff(bytes)) {
-        case Format::jpeg: return decode_jpeg(bytes, out);
-        case Format::png: return decode_png(bytes, out);
-        case Format::unknown: break;
+        case Format::jpeg:
+            return decode_jpeg(bytes, out);
+        case Format::png:
+            return decode_png(bytes, out);
+        case Format::unknown:
+            break;
     }
     return "neither a JPEG nor a PNG (no signature)";
 }

@@ -103,12 +103,14 @@ Dataset scan_dataset(const std::string& dir, bool val) {
     if (fs::directory_iterator(dir, ec) == fs::directory_iterator())
         throw DataError(cat(dir, " is empty (expected ", dir, "/train/<class>/*.jpg)"));
     fs::path train = fs::path(dir) / "train";
-    if (!fs::is_directory(train, ec)) throw DataError(cat(dir, " has no train/ folder (expected ", dir, "/train/<class>/*.jpg)"));
+    if (!fs::is_directory(train, ec))
+        throw DataError(cat(dir, " has no train/ folder (expected ", dir, "/train/<class>/*.jpg)"));
     Dataset d;
     d.train = scan_image_folder(train.string());
     if (val) {
         fs::path v = fs::path(dir) / "val";
-        if (!fs::is_directory(v, ec)) throw DataError(cat("--val: ", dir, " has no val/ folder (expected ", dir, "/val/<class>/*.jpg)"));
+        if (!fs::is_directory(v, ec))
+            throw DataError(cat("--val: ", dir, " has no val/ folder (expected ", dir, "/val/<class>/*.jpg)"));
         d.val = scan_image_folder(v.string(), &d.train.classes);
     }
     return d;

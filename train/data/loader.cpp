@@ -11,7 +11,11 @@
 namespace ridge::data {
 
 Loader::Loader(const Source& src, int64_t first, int64_t count, int workers, int depth, int nice)
-    : src_(src), end_(first + count), depth_(std::max(depth, workers + 1)), slots_(size_t(depth_)), assign_(first),
+    : src_(src),
+      end_(first + count),
+      depth_(std::max(depth, workers + 1)),
+      slots_(size_t(depth_)),
+      assign_(first),
       held_(first) {
     if (workers == 0) {
         own_ = src_.state();

@@ -66,8 +66,8 @@ private:
 
     std::mutex m_;
     std::condition_variable work_cv_, ready_cv_;
-    int64_t assign_;    // the next batch a worker takes
-    int64_t held_;      // the batch the consumer holds (or will take next)
+    int64_t assign_;  // the next batch a worker takes
+    int64_t held_;    // the batch the consumer holds (or will take next)
     bool holding_ = false, stop_ = false;
     std::exception_ptr error_;
     double waited_ = 0;

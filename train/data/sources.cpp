@@ -131,9 +131,7 @@ ValFolderSource::ValFolderSource(const ImageFolder& f, Shape batch)
 
 std::unique_ptr<WorkerState> ValFolderSource::state() const { return std::make_unique<FolderState>(); }
 
-int64_t ValFolderSource::batches() const {
-    return (int64_t(f_.samples.size()) + shape_[0] - 1) / shape_[0];
-}
+int64_t ValFolderSource::batches() const { return (int64_t(f_.samples.size()) + shape_[0] - 1) / shape_[0]; }
 
 void ValFolderSource::fill(int64_t b, Batch& out, WorkerState& ws) const {
     FolderState& st = static_cast<FolderState&>(ws);

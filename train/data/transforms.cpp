@@ -75,7 +75,8 @@ Taps resample_taps(int lo, int hi, double b0, double b1, int out_size, int out_o
         }
         t.first[size_t(i)] = xmin;
         t.count[size_t(i)] = n;
-        for (int k = 0; k < n; ++k) t.w[size_t(i) * size_t(t.taps) + size_t(k)] = float(sum != 0 ? w[size_t(k)] / sum : 0);
+        for (int k = 0; k < n; ++k)
+            t.w[size_t(i) * size_t(t.taps) + size_t(k)] = float(sum != 0 ? w[size_t(k)] / sum : 0);
     }
     return t;
 }
@@ -137,7 +138,8 @@ void Resampler::run(const Image& src, const Taps& ty, const Taps& tx, int out_h,
         for (int j = 0; j < out_w; ++j) {
             int x = flip ? out_w - 1 - j : j;
             for (int c = 0; c < 3; ++c)
-                chw[size_t(c) * plane + size_t(i) * size_t(out_w) + size_t(x)] = acc[size_t(j) * 3 + size_t(c)] * mul[c] + add[c];
+                chw[size_t(c) * plane + size_t(i) * size_t(out_w) + size_t(x)] =
+                    acc[size_t(j) * 3 + size_t(c)] * mul[c] + add[c];
         }
     }
 }

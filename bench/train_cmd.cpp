@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 
 #include "bench/bench_run.h"
@@ -99,6 +101,23 @@ std::string shell_quoted(const std::string& s) {
     std::string out = "'";
     for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
+}
+
+// The command as it was typed (argv[0] included, from /proc/self/cmdline), each argument quoted as
+// a shell would need it; "ridge train ARGS" where /proc is not mounted.
+std::string command_line(const std::vector<std::string>& argv) {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
+    for (size_t start = 0; start < raw.size();) {
+        size_t end = raw.find('\0', start);
+        if (end == std::string::npos) end = raw.size();
+        out += (out.empty() ? "" : " ") + shell_quoted(raw.substr(start, end - start));
+        start = end + 1;
+    }
+    if (!out.empty()) return out;
+    out = "ridge train";
+    for (const std::string& s : argv) out += " " + shell_quoted(s);
+    return out;
 }
 
 void check_label(const std::string& label) {
@@ -287,8 +306,7 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     rec.host = host_name();
     rec.data = synthetic ? "synthetic" : data_dir;
     rec.train_images = synthetic ? 0 : int64_t(dataset.train.samples.size());
-    rec.command = "ridge train";
-    for (const std::string& s : argv) rec.command += " " + shell_quoted(s);
+    rec.command = command_line(argv);
     rec.config = c;
     rec.backend = session.backend();
     rec.classes = session.classes();

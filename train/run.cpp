@@ -105,7 +105,10 @@ Result Session::run(const std::atomic<bool>& interrupt, const Progress& progress
             const float loss = ex_->backward();
             ex_->update(c_.lr);
             if (i >= c_.warmup) steps.push_back(since(t0));
-            if (i == 0) r.first_loss = loss, sample_device();
+            if (i == 0) {
+                r.first_loss = loss;
+                sample_device();  // after the first step every buffer and library workspace exists
+            }
             r.last_loss = loss;
             r.steps_done = i + 1;
             progress(i < c_.warmup ? "warm-up" : "steps", i < c_.warmup ? i + 1 : i + 1 - c_.warmup,

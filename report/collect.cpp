@@ -1,6 +1,7 @@
 #include "report/collect.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "bench/format.h"
 #include "engine/backend/executor.h"
@@ -8,6 +9,7 @@
 #include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 #include "roofline/cpu_clocks.h"
+#include "train/ledger.h"
 
 namespace ridge::report {
 
@@ -79,6 +81,53 @@ std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB
 
 }  // namespace
 
+std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::string>& notes) {
+    std::vector<TrainRun> runs;
+    if (path.empty()) return runs;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        notes.push_back(cat("training runs: ", path, " does not exist (`ridge train` writes it)"));
+        return runs;
+    }
+    train::LedgerTable t;
+    try {
+        t = train::read_ledger(path);
+    } catch (const std::runtime_error& e) {
+        notes.push_back(cat("training runs: ", e.what()));
+        return runs;
+    }
+    auto d = [](const std::string& v) { return v.empty() ? 0.0 : std::stod(v); };
+    auto i = [](const std::string& v) { return v.empty() ? int64_t(0) : int64_t(std::stoll(v)); };
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+        TrainRun x;
+        x.label = t.at(r, "label");
+        x.date = t.at(r, "date");
+        x.host = t.at(r, "host");
+        x.device = t.at(r, "device");
+        x.backend = t.at(r, "backend");
+        x.net = t.at(r, "net");
+        x.data = t.at(r, "data");
+        x.batch = i(t.at(r, "batch"));
+        x.height = i(t.at(r, "height"));
+        x.width = i(t.at(r, "width"));
+        x.workers = i(t.at(r, "workers"));
+        x.iters = i(t.at(r, "iters"));
+        x.images_per_s = d(t.at(r, "images_per_s"));
+        x.step_median_s = d(t.at(r, "step_median_ms")) / 1e3;
+        x.data_wait_share = d(t.at(r, "data_wait_share"));
+        x.achieved_flops = d(t.at(r, "gflops")) * 1e9;
+        x.flops_per_step = i(t.at(r, "train_flops_per_step"));
+        x.bytes_per_step = i(t.at(r, "train_bytes_per_step"));
+        x.roof_fraction = d(t.at(r, "roof_fraction"));
+        x.first_loss = d(t.at(r, "first_loss"));
+        x.last_loss = d(t.at(r, "last_loss"));
+        x.val_top1 = t.at(r, "val_top1").empty() ? -1 : d(t.at(r, "val_top1"));
+        runs.push_back(std::move(x));
+    }
+    if (runs.empty()) notes.push_back(cat("training runs: ", path, " has no rows"));
+    return runs;
+}
+
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
     s.host = cli::host_name();
@@ -90,6 +139,8 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     s.batches = plan.batches;
     s.train_batch = plan.train_batch;
     s.layer_net = plan.layer_net;
+    s.train_log = plan.train_log;
+    s.train_runs = read_train_runs(plan.train_log, s.notes);
     for (const std::string& net : plan.nets)
         for (int64_t b : {int64_t(1), s.large_batch}) s.counts.push_back({net, b, analyze(build_net(net, b), DType::fp32)});
 

@@ -140,6 +140,28 @@ std::string fwdbwd_table(const Study& s) {
            table({"net", "device", "batch", "forward (ms)", "backward (ms)", "time ratio", "FLOPs ratio"}, rows);
 }
 
+std::string train_table(const Study& s) {
+    if (s.train_log.empty()) return "";
+    std::string out = cat("## Training runs (`ridge train`)\n\nThe rows of `", s.train_log,
+                          "`: whole fixed-iteration runs with data loading and SGD (momentum, weight decay), on "
+                          "whichever host wrote them. images/s is the measured iterations' images over their elapsed "
+                          "time; \"data wait\" the share of it the compute waited for the loader; GFLOP/s the "
+                          "analytic training FLOPs over it; \"of roof\" against the roofline that run measured; the "
+                          "loss is the run's first step and its last.\n\n");
+    if (s.train_runs.empty()) return out + "None found.\n\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const TrainRun& t : s.train_runs)
+        rows.push_back({t.label, t.host, t.device, t.net, std::to_string(t.batch), cat(t.height, "x", t.width),
+                        t.data == "synthetic" ? "synthetic" : "images", std::to_string(t.workers),
+                        fixed(t.images_per_s, 1), ms(t.step_median_s), fixed(100 * t.data_wait_share, 1) + " %",
+                        gflops(t.achieved_flops), fixed(100 * t.roof_fraction, 0) + " %",
+                        fixed(t.first_loss, 2) + " → " + fixed(t.last_loss, 2),
+                        t.val_top1 < 0 ? "—" : fixed(100 * t.val_top1, 1) + " %"});
+    return out + table({"label", "host", "device", "net", "batch", "input", "data", "workers", "images/s",
+                        "step (ms)", "data wait", "GFLOP/s", "of roof", "loss", "val top-1"},
+                       rows);
+}
+
 struct Roof {
     std::string name;
     double peak, bw;
@@ -224,6 +246,7 @@ std::string report_markdown(const Study& s, const std::vector<Figure>& figures, 
     out += ceilings_table(s);
     out += latency_table(s);
     out += fwdbwd_table(s);
+    out += train_table(s);
     out += bound_table(s);
     out += rank_table(s);
     out += figures_section(figures);

@@ -75,7 +75,9 @@ const Command report_cmd{
     "ceilings, their benchmarks (inference at each batch, a training step, one net layer by layer),\n"
     "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
     "results/<host>/ (written beside it and renamed into place when complete). A folder already\n"
-    "there is replaced only if ridge report wrote it (it holds .ridge-report) or it is empty.\n"
+    "there is replaced only if ridge report wrote it (it holds .ridge-report) or it is empty. The\n"
+    "training runs of `ridge train`'s ledger (--train-log) join the report as a table and, for this\n"
+    "host, as points on the measured-runs roofline.\n"
     "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
     "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; about two\n"
     "hours on a 2-core CPU.\n"
@@ -93,6 +95,7 @@ const Command report_cmd{
      {"--threads", "N", "CPU threads (default: every core)"},
      {"--precision", "P", "the chips figures' peaks: fp32 (default), fp64, tf32, fp16, bf16, fp8, int8"},
      {"--out", "DIR", "where to write (default: results/<host>)"},
+     {"--train-log", "FILE", "`ridge train`'s ledger whose runs join the report (default logs/metrics.csv)"},
      {"--quiet", "", "no progress line"}}};
 
 int run_report(const Args& a) {
@@ -126,6 +129,8 @@ int run_report(const Args& a) {
     plan.chips_precision =
         *roofline::parse_precision(a.choice("--precision", "fp32", {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}));
     fs::path out = report::check_destination(a.get("--out", "results/" + host_name()));
+    plan.train_log = a.get("--train-log", "logs/metrics.csv");
+    if (plan.train_log.empty()) throw UsageError("ridge report: --train-log must name a file");
 
     // Refused before anything is measured: a study that cannot draw its figures is not one.
     RunOptions silent;

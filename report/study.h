@@ -60,6 +60,20 @@ struct Run {
     double achieved_flops() const { return double(flops()) / step.median; }  // FLOP/s
 };
 
+// A whole training run from `ridge train`'s ledger (LOG_DIR/metrics.csv): fixed iterations with
+// data loading and SGD, timed end to end, on whatever host wrote it.
+struct TrainRun {
+    std::string label, date, host, device, backend, net, data;
+    int64_t batch = 0, height = 0, width = 0, workers = 0, iters = 0;
+    double images_per_s = 0, step_median_s = 0, data_wait_share = 0;
+    double achieved_flops = 0;  // FLOP/s: the analytic training FLOPs of the measured steps over their time
+    int64_t flops_per_step = 0, bytes_per_step = 0;
+    double roof_fraction = 0;   // against the roofline that run measured
+    double first_loss = 0, last_loss = 0;
+    double val_top1 = -1;       // -1: no validation
+    double intensity() const { return bytes_per_step > 0 ? double(flops_per_step) / double(bytes_per_step) : 0; }
+};
+
 struct Study {
     std::string host;  // results/<host>/
     cli::Env env;
@@ -73,6 +87,8 @@ struct Study {
     std::vector<NetCounts> counts;    // every net at batch 1 and at large_batch
     std::vector<Run> runs;
     std::string layer_net;            // the net whose layers were timed (training step)
+    std::string train_log;            // the `ridge train` ledger read, and its runs
+    std::vector<TrainRun> train_runs;
     // What was left out and why, one line each: "cuda: no CUDA device is available".
     std::vector<std::string> notes;
 

@@ -317,6 +317,33 @@ TEST_CASE("measured: every run at its FLOPs over its median time, against FLOPs 
     CHECK_FALSE(fs::exists(w.dir / "measured-cuda.dat"));
 }
 
+TEST_CASE("measured: this host's ridge train runs join the cpu figure as a block of their own") {
+    Study s = fixture::study(false);
+    auto train_run = [](std::string host, std::string device, std::string net, double gflops) {
+        TrainRun t;
+        t.host = std::move(host);
+        t.device = std::move(device);
+        t.net = std::move(net);
+        t.flops_per_step = 600;
+        t.bytes_per_step = 40;  // intensity 15 FLOP/B
+        t.achieved_flops = gflops * 1e9;
+        return t;
+    };
+    s.train_runs = {train_run("fixture", "cpu", "mobilenet_v2", 12.5), train_run("fixture", "cpu", "googlenet", 30),
+                    train_run("elsewhere", "cpu", "resnet18", 50), train_run("fixture", "cuda", "resnet18", 900)};
+    Written w(s, "measured_train");
+    std::vector<Block> b = w.blocks("measured-cpu");
+    REQUIRE(b.size() == 2 + 4 + 1);  // roofs, the bench runs' four configurations, the training runs
+    const Block& t = b.back();
+    REQUIRE(t.size() == 2);  // the other host's and the GPU's runs are not on this CPU's roofline
+    CHECK(d(t[0][0]) == doctest::Approx(15));
+    CHECK(d(t[0][1]) == doctest::Approx(12.5));  // GFLOP/s, the figure's unit at this peak
+    CHECK(t[0][2] == "2");   // mobilenet_v2 is the study's second net
+    CHECK(t[1][2] == "20");  // googlenet is not studied: black
+    std::string gpv = clitest::slurp(w.dir / "measured-cpu.gpv");
+    CHECK(gpv.find("ridge train runs") != std::string::npos);
+}
+
 TEST_CASE("measured-layers: layers without FLOPs or time are left out; backward intensity from half the bwd traffic") {
     Study s = fixture::study(false);
     Run* r = nullptr;

@@ -11,8 +11,10 @@
 
 #include "cli.h"
 #include "roofline/probes/cuda/probes.h"
+#include "bench/env.h"
 #include "report/folder.h"
 #include "report/markdown.h"
+#include "train/ledger.h"
 #include "study_fixture.h"
 
 using namespace ridge::report;
@@ -67,13 +69,41 @@ TEST_CASE("report.md on a fixture study: tables, every figure, GPU rows only wit
     }
 }
 
+TEST_CASE("report.md lists the training ledger's runs, or says it found none") {
+    Study s = fixture::study(false);
+    s.train_log = "logs/metrics.csv";
+    TrainRun t;
+    t.label = "r18_run2";
+    t.host = "box";
+    t.device = "cpu";
+    t.net = "resnet18";
+    t.data = "/data/imagenet-subset";
+    t.batch = 32;
+    t.height = t.width = 224;
+    t.workers = 2;
+    t.images_per_s = 14.25;
+    t.step_median_s = 2.25;
+    t.data_wait_share = 0.012;
+    t.achieved_flops = 152.4e9;
+    t.roof_fraction = 0.31;
+    t.first_loss = 6.91;
+    t.last_loss = 6.5;
+    s.train_runs = {t};
+    std::string md = report_markdown(s, {}, {"ridge report --quick", "quick", 61});
+    CHECK(md.find("## Training runs (`ridge train`)") != std::string::npos);
+    CHECK(md.find("| r18_run2 | box | cpu | resnet18 | 32 | 224x224 | images | 2 | 14.2 | 2250.0 | 1.2 % | 152.4 | "
+                  "31 % | 6.91 → 6.50 | — |") != std::string::npos);
+    s.train_runs.clear();
+    CHECK(report_markdown(s, {}, {"ridge report --quick", "quick", 61}).find("None found.") != std::string::npos);
+}
+
 // One tiny real study, shared by the cases below. Its --out has everything a shell, make or gnuplot
 // could misread (spaces, quotes, ';', $(...), backticks, a trailing slash), names a folder a
 // previous ridge report left (its marker and a stale file), and ridge runs in a folder of its own,
 // so that a command smuggled in through the path would leave its file there.
 struct TinyStudy {
     clitest::Run run;
-    fs::path root, cwd, out;
+    fs::path root, cwd, out, log;
 };
 
 const TinyStudy& tiny_study() {
@@ -86,9 +116,22 @@ const TinyStudy& tiny_study() {
         fs::create_directories(t.out);
         std::ofstream(t.out / marker_file) << "";
         std::ofstream(t.out / "stale.txt") << "from an earlier study\n";
+        // A training run of this host in the ledger, written as `ridge train` writes it.
+        t.log = t.root / "train_log" / "metrics.csv";
+        ridge::train::RunRecord rec;
+        rec.label = "tiny_run1";
+        rec.host = ridge::cli::host_name();
+        rec.config.net = "squeezenet1_1";
+        rec.config.batch = 4;
+        rec.data = "synthetic";
+        rec.flops_per_step = 4000;
+        rec.bytes_per_step = 100;
+        rec.result.images_per_s = 3.5;
+        rec.result.gflops = 1.25;
+        ridge::train::append_row_locked(t.log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
         t.run = clitest::run({"report", "--nets", "squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0", "--batches",
-                              "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--precision", "bf16", "--quiet", "--out",
-                              t.out.string() + "/"},
+                              "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--precision", "bf16", "--quiet", "--train-log",
+                              t.log.string(), "--out", t.out.string() + "/"},
                              t.cwd);
         return t;
     }();
@@ -109,7 +152,7 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     // Written beside the final folder and put in its place: nothing else is left in the parent.
     std::set<fs::path> left;
     for (const auto& e : fs::directory_iterator(t.root)) left.insert(e.path());
-    CHECK(left == std::set<fs::path>{t.cwd, t.out});
+    CHECK(left == std::set<fs::path>{t.cwd, t.out, t.log.parent_path()});
     // --precision bf16: the chips figures' titles name it; the stacked ceilings and the datasheet
     // line's basis beside the measured clock are there whatever the precision.
     CHECK(md.find("### Datasheet rooflines (bf16): every chip in the database\n") != std::string::npos);
@@ -121,6 +164,10 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     // The layer net is the first net when resnet18 is not studied, timed in its training step.
     std::string layers = clitest::slurp(t.out / "layers.csv");
     CHECK(layers.find("\ncpu,squeezenet1_1,train,2,") != std::string::npos);
+    // The training run: a row of the table, a point on the measured-runs roofline (40 FLOP/B).
+    CHECK(md.find("| tiny_run1 | " + ridge::cli::host_name() + " | cpu | squeezenet1_1 | 4 |") != std::string::npos);
+    std::string dat = clitest::slurp(t.out / "data" / "measured-cpu.dat");
+    CHECK(dat.find("\n40 1.25 1\n") != std::string::npos);
 }
 
 TEST_CASE("ridge report: no command hidden in --out runs, through a shell, make or gnuplot") {

@@ -90,3 +90,20 @@ TEST_CASE("the zoo has the 31 nets of the issue, each building at its default re
         CHECK(g.tensor(g.output()).shape == Shape{1, 1000});
     }
 }
+
+// torchvision's modules built with num_classes=4 (python3-torchvision 0.14:
+// sum(p.numel() for p in getattr(torchvision.models, name)(num_classes=4).parameters())).
+TEST_CASE("a classifier for another number of classes, as torchvision's num_classes") {
+    const std::pair<const char*, int64_t> nets[] = {{"resnet18", 11178564},
+                                                    {"mobilenet_v2", 2228996},
+                                                    {"squeezenet1_0", 737476},
+                                                    {"vit_b_16", 85801732},
+                                                    {"densenet121", 6957956}};
+    for (auto [name, params] : nets) {
+        CAPTURE(name);
+        const ZooEntry& e = *find_net(name);
+        Graph g = build(e, 2, e.default_res, e.default_res, 4);
+        CHECK(g.tensor(g.output()).shape == Shape{2, 4});
+        CHECK(analyze(g, DType::fp32).totals.params == params);
+    }
+}

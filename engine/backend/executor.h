@@ -10,7 +10,11 @@
 // - Epsilon is 1e-5 for batchnorm and layernorm. GELU is the exact (erf) form.
 // - The loss is softmax cross-entropy of the graph's output (N, classes) against the labels,
 //   averaged over the batch; backward starts from its gradient.
-// - update() is plain SGD, w -= lr * dw, over the learned tensors.
+// - update() is SGD over the learned tensors in torch.optim.SGD's convention (no dampening, not
+//   Nesterov), with ExecOptions' momentum m and weight decay wd, every learned tensor decayed
+//   (biases and normalization scales too, as PyTorch's default): g = dw + wd * w;
+//   v = m * v + g; w -= lr * v. The velocity v starts at zero at each load(); with m = 0 none is
+//   kept and the step is w -= lr * g; the defaults (0, 0) give plain w -= lr * dw.
 // - Precision: fp32 everywhere on the CPU. On the GPU, tf32 rounds the inputs of convolutions and
 //   matrix products to 10 mantissa bits; fp16 and bf16 store activations, gradients and a copy of
 //   the weights in 16 bits, keep fp32 master weights for update(), and accumulate every sum in fp32.
@@ -41,6 +45,9 @@ struct ExecOptions {
     // CUDA graph and replayed, so a small batch is not bound by kernel launches. Per-layer timing
     // needs events between the layers and runs without it.
     bool cuda_graph = false;
+    // Training: the SGD update's momentum and weight decay (see update() above). A non-zero
+    // momentum adds a velocity buffer the size of the learned tensors to planned_bytes().
+    float momentum = 0, weight_decay = 0;
 };
 
 // Seconds one layer spent in each phase during the last step timed with time_layers(true).

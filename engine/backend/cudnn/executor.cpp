@@ -268,8 +268,9 @@ void CudnnExecutor::build_steps() {
             upd_.push_back({int(i), Phase::update, [this, q] {
                                 Dt gt = q.library ? plan_.dt : Dt::f32;
                                 void* copy = q.copy != q.master ? dev_.at(q.copy) : nullptr;
-                                gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), plan_.dt, copy, q.count, lr_,
-                                         1.0f / plan_.loss_scale, dev_.s);
+                                gpu::SgdStep step{lr_, o_.momentum, o_.weight_decay, 1.0f / plan_.loss_scale};
+                                gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), dev_.f(q.velocity), plan_.dt, copy,
+                                         q.count, step, dev_.s);
                             }});
         }
 }
@@ -389,6 +390,11 @@ void CudnnExecutor::load(const Weights& w) {
         write(plan_.fold_bias[size_t(conv)], bias.data(), K, Dt::f32);
         // The conv's own bias, if it has one, is inside the folded bias: the layer adds only that.
     }
+    // The SGD velocity starts at zero with every load (executor.h).
+    for (const auto& layer : plan_.params)
+        for (const Param& q : layer)
+            if (q.velocity >= 0) RIDGE_CUDA_CHECK(cudaMemsetAsync(dev_.at(q.velocity), 0, size_t(q.count) * 4, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     loaded_ = w;
 }
 

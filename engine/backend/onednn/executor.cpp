@@ -106,6 +106,7 @@ private:
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
     std::vector<size_t> offsets_;
+    std::vector<int> velocities_;  // SGD velocity memories (training with momentum)
 
     bool prepared_ = false;
     char* arena_ = nullptr;
@@ -183,9 +184,11 @@ void OnednnExecutor::plan_loss() {
         {output_, dlogits});
 }
 
-// Plain SGD, w -= lr * dw, over each learned tensor in the layout its primitive chose (a gradient
-// in another layout is reordered first). Padding of blocked layouts is zero in both and stays so.
+// SGD (executor.h) over each learned tensor in the layout its primitive chose (a gradient in
+// another layout is reordered first); the velocity takes the weight's layout. Padding of blocked
+// layouts is zero in all three and stays so: 0 = m * 0 + (0 + wd * 0).
 void OnednnExecutor::plan_update() {
+    const bool velocity = o_.momentum != 0;
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         const Node& n = g_.nodes()[i];
         std::vector<ParamSpec> specs = g_.params(n);
@@ -196,15 +199,33 @@ void OnednnExecutor::plan_update() {
             plan_.at(&plan_.upd, int(i), Phase::update);
             dw = plan_.as(dw, plan_.md(w));
             int64_t count = int64_t(plan_.md(w).get_size() / sizeof(float));
+            if (!velocity) {
+                plan_.kernel(
+                    [this, count](const std::vector<float*>& a) {
+                        float* w = a[0];
+                        const float* d = a[1];
+                        const float lr = lr_, wd = o_.weight_decay;
+#pragma omp parallel for schedule(static)
+                        for (int64_t k = 0; k < count; ++k) w[k] -= lr * (d[k] + wd * w[k]);
+                    },
+                    {w, dw});
+                continue;
+            }
+            int v = plan_.mem(plan_.md(w), true);
+            velocities_.push_back(v);
             plan_.kernel(
                 [this, count](const std::vector<float*>& a) {
                     float* w = a[0];
                     const float* d = a[1];
-                    const float lr = lr_;
+                    float* v = a[2];
+                    const float lr = lr_, m = o_.momentum, wd = o_.weight_decay;
 #pragma omp parallel for schedule(static)
-                    for (int64_t k = 0; k < count; ++k) w[k] -= lr * d[k];
+                    for (int64_t k = 0; k < count; ++k) {
+                        v[k] = m * v[k] + (d[k] + wd * w[k]);
+                        w[k] -= lr * v[k];
+                    }
                 },
-                {w, dw});
+                {w, dw, v});
         }
     }
 }
@@ -335,6 +356,7 @@ void OnednnExecutor::load(const Weights& w) {
         write(plan_.param[size_t(f.conv)][0], weight.data());
         write(plan_.param[size_t(f.conv)][1], bias.data());
     }
+    for (int v : velocities_) std::memset(memories_[size_t(v)].get_data_handle(), 0, plan_.md(v).get_size());
 }
 
 void OnednnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& labels) {

@@ -43,7 +43,8 @@ public:
             bytes += 4 * e * (training() && t.requires_grad ? 2 : 1);
         }
         for (const auto& specs : specs_)
-            for (const ParamSpec& p : specs) bytes += 4 * numel(p.shape) * (training() && p.learned ? 2 : 1);
+            for (const ParamSpec& p : specs)
+                bytes += 4 * numel(p.shape) * (training() && p.learned ? (with_velocity() ? 3 : 2) : 1);
         return bytes + 24 * largest;
     }
 
@@ -58,10 +59,12 @@ public:
         }
         w_.resize(specs_.size());
         dw_.resize(specs_.size());
+        v_.resize(specs_.size());
         for (size_t i = 0; i < specs_.size(); ++i)
             for (const ParamSpec& p : specs_[i]) {
                 w_[i].emplace_back(p.shape);
                 dw_[i].push_back(training() && p.learned ? HostTensor(p.shape) : HostTensor());
+                v_[i].push_back(training() && p.learned && with_velocity() ? HostTensor(p.shape) : HostTensor());
             }
         prepared_ = true;
     }
@@ -81,6 +84,7 @@ public:
                                                     " is ", to_string(specs_[i][j].shape), ", the weights give ",
                                                     to_string(w[i][j].shape)));
                 w_[i][j] = w[i][j];
+                std::fill(v_[i][j].v.begin(), v_[i][j].v.end(), 0.0f);
             }
         }
     }
@@ -180,10 +184,23 @@ public:
     }
 
     void update(float lr) override {
-        // Plain SGD over the learned tensors: w -= lr * dw
+        if (!training()) throw std::logic_error(cat(g_.model(), ": update() needs an executor made with Mode::train"));
+        const float m = o_.momentum, wd = o_.weight_decay;
         for (size_t i = 0; i < w_.size(); ++i)
-            for (size_t j = 0; j < w_[i].size(); ++j)
-                for (size_t k = 0; k < dw_[i][j].v.size(); ++k) w_[i][j].v[k] -= lr * dw_[i][j].v[k];
+            for (size_t j = 0; j < w_[i].size(); ++j) {
+                std::vector<float>& w = w_[i][j].v;
+                const std::vector<float>& dw = dw_[i][j].v;
+                std::vector<float>& v = v_[i][j].v;
+                for (size_t k = 0; k < dw.size(); ++k) {
+                    const float g = dw[k] + wd * w[k];
+                    if (v.empty()) {
+                        w[k] -= lr * g;
+                    } else {
+                        v[k] = m * v[k] + g;
+                        w[k] -= lr * v[k];
+                    }
+                }
+            }
     }
 
     HostTensor output() const override { return act_.empty() ? HostTensor() : act_[g_.output()]; }
@@ -196,6 +213,7 @@ public:
 
 private:
     bool training() const { return o_.mode == Mode::train; }
+    bool with_velocity() const { return o_.momentum != 0; }
 
     const Graph& g_;
     ExecOptions o_;
@@ -205,6 +223,7 @@ private:
     std::vector<HostTensor> act_;   // by tensor id
     std::vector<HostTensor> grad_;  // by tensor id; empty unless training and the tensor requires a gradient
     Weights w_, dw_;                // dw_ empty for running statistics and in inference
+    Weights v_;                     // SGD velocity; empty unless training with momentum
     std::vector<int32_t> labels_;
     StepTimes times_;
 };

@@ -19,7 +19,8 @@ struct Stats {
 };
 
 // Batch statistics of x seen as (N,C,S): two passes in double, mean first, then the biased variance.
-Stats batch_stats(const float* x, int64_t N, int64_t C, int64_t S) {
+template <class Real>
+Stats batch_stats(const Real* x, int64_t N, int64_t C, int64_t S) {
     Stats st{std::vector<double>(size_t(C)), std::vector<double>(size_t(C))};
     const double M = double(N * S);
     for (int64_t c = 0; c < C; ++c) {
@@ -40,7 +41,8 @@ Stats batch_stats(const float* x, int64_t N, int64_t C, int64_t S) {
 }
 
 // Statistics of one layernorm row of D elements spaced `stride` apart.
-void row_stats(const float* x, int64_t D, int64_t stride, double& mean, double& istd) {
+template <class Real>
+void row_stats(const Real* x, int64_t D, int64_t stride, double& mean, double& istd) {
     double sum = 0;
     for (int64_t i = 0; i < D; ++i) sum += x[i * stride];
     mean = sum / double(D);
@@ -54,16 +56,17 @@ void row_stats(const float* x, int64_t D, int64_t stride, double& mean, double& 
 
 }  // namespace
 
-void fwd(const BatchNorm&, const Fwd& f) {
+template <class Real>
+void fwd(const BatchNorm&, const FwdT<Real>& f) {
     const Shape& xs = f.in[0].shape;
     const int64_t N = xs[0], C = xs[1], S = numel(xs) / (N * C);
-    const float* x = f.in[0].p;
-    const float *gamma = f.params[0], *beta = f.params[1];
+    const Real* x = f.in[0].p;
+    const Real *gamma = f.params[0], *beta = f.params[1];
     Stats st;
     if (f.training) {
         st = batch_stats(x, N, C, S);
     } else {
-        const float *rmean = f.params[2], *rvar = f.params[3];
+        const Real *rmean = f.params[2], *rvar = f.params[3];
         for (int64_t c = 0; c < C; ++c) {
             st.mean.push_back(rmean[c]);
             st.istd.push_back(1.0 / std::sqrt(double(rvar[c]) + eps));
@@ -74,17 +77,18 @@ void fwd(const BatchNorm&, const Fwd& f) {
         for (int64_t c = 0; c < C; ++c)
             for (int64_t s = 0; s < S; ++s) {
                 int64_t i = (n * C + c) * S + s;
-                f.y.p[i] = float(gamma[c] * (x[i] - st.mean[c]) * st.istd[c] + beta[c]);
+                f.y.p[i] = Real(gamma[c] * (x[i] - st.mean[c]) * st.istd[c] + beta[c]);
             }
 }
 
-void bwd(const BatchNorm&, const Bwd& b) {
+template <class Real>
+void bwd(const BatchNorm&, const BwdT<Real>& b) {
     const Shape& xs = b.in[0].shape;
     const int64_t N = xs[0], C = xs[1], S = numel(xs) / (N * C);
     const double M = double(N * S);
-    const float *x = b.in[0].p, *dy = b.dy.p, *gamma = b.params[0];
-    float* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
-    float* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
+    const Real *x = b.in[0].p, *dy = b.dy.p, *gamma = b.params[0];
+    Real* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
+    Real* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
     const Stats st = batch_stats(x, N, C, S);
     for (int64_t c = 0; c < C; ++c) {
         // The two sums over the channel: sum dy and sum dy * xhat, xhat = (x - mean) * istd.
@@ -95,49 +99,51 @@ void bwd(const BatchNorm&, const Bwd& b) {
                 sdy += dy[i];
                 sdyx += dy[i] * (x[i] - st.mean[c]) * st.istd[c];
             }
-        if (dgamma) dgamma[c] += float(sdyx);
-        if (dbeta) dbeta[c] += float(sdy);
+        if (dgamma) dgamma[c] += Real(sdyx);
+        if (dbeta) dbeta[c] += Real(sdy);
         // dx = gamma * istd * (dy - (sum dy + xhat * sum dy*xhat) / M): the batch statistics
         // depend on x too, hence the two subtracted means.
-        if (float* dx = b.dx[0].p)
+        if (Real* dx = b.dx[0].p)
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t s = 0; s < S; ++s) {
                     int64_t i = (n * C + c) * S + s;
                     double xhat = (x[i] - st.mean[c]) * st.istd[c];
-                    dx[i] += float(gamma[c] * st.istd[c] * (dy[i] - (sdy + xhat * sdyx) / M));
+                    dx[i] += Real(gamma[c] * st.istd[c] * (dy[i] - (sdy + xhat * sdyx) / M));
                 }
     }
 }
 
-void fwd(const LayerNorm& op, const Fwd& f) {
+template <class Real>
+void fwd(const LayerNorm& op, const FwdT<Real>& f) {
     const Shape& xs = f.in[0].shape;
     const Around a = around(xs, normalize_dim(op.dim, xs.size()));
-    const float *gamma = f.params[0], *beta = f.params[1];
+    const Real *gamma = f.params[0], *beta = f.params[1];
     // For each row (o, j): y[o,i,j] = gamma[i] * (x[o,i,j] - mean) * istd + beta[i]
     for (int64_t o = 0; o < a.outer; ++o)
         for (int64_t j = 0; j < a.inner; ++j) {
-            const float* x = f.in[0].p + o * a.n * a.inner + j;
-            float* y = f.y.p + o * a.n * a.inner + j;
+            const Real* x = f.in[0].p + o * a.n * a.inner + j;
+            Real* y = f.y.p + o * a.n * a.inner + j;
             double mean, istd;
             row_stats(x, a.n, a.inner, mean, istd);
             for (int64_t i = 0; i < a.n; ++i)
-                y[i * a.inner] = float(gamma[i] * (x[i * a.inner] - mean) * istd + beta[i]);
+                y[i * a.inner] = Real(gamma[i] * (x[i * a.inner] - mean) * istd + beta[i]);
         }
 }
 
-void bwd(const LayerNorm& op, const Bwd& b) {
+template <class Real>
+void bwd(const LayerNorm& op, const BwdT<Real>& b) {
     const Shape& xs = b.in[0].shape;
     const Around a = around(xs, normalize_dim(op.dim, xs.size()));
     const double D = double(a.n);
-    const float* gamma = b.params[0];
-    float* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
-    float* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
+    const Real* gamma = b.params[0];
+    Real* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
+    Real* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
     // dgamma[i], dbeta[i] collect sum dy*xhat and sum dy over all O*I rows.
     std::vector<double> sg(size_t(a.n), 0.0), sb(size_t(a.n), 0.0);
     for (int64_t o = 0; o < a.outer; ++o)
         for (int64_t j = 0; j < a.inner; ++j) {
             const int64_t base = o * a.n * a.inner + j;
-            const float *x = b.in[0].p + base, *dy = b.dy.p + base;
+            const Real *x = b.in[0].p + base, *dy = b.dy.p + base;
             double mean, istd;
             row_stats(x, a.n, a.inner, mean, istd);
             // With g = dy * gamma: dx = istd * (g - mean(g) - xhat * mean(g * xhat))
@@ -149,15 +155,18 @@ void bwd(const LayerNorm& op, const Bwd& b) {
                 sg[i] += d * xhat;
                 sb[i] += d;
             }
-            if (float* dx = b.dx[0].p)
+            if (Real* dx = b.dx[0].p)
                 for (int64_t i = 0; i < a.n; ++i) {
                     double xhat = (x[i * a.inner] - mean) * istd;
                     double g = double(dy[i * a.inner]) * gamma[i];
-                    dx[base + i * a.inner] += float(istd * (g - sum_g / D - xhat * sum_gx / D));
+                    dx[base + i * a.inner] += Real(istd * (g - sum_g / D - xhat * sum_gx / D));
                 }
         }
     if (dgamma) add_into(dgamma, sg);
     if (dbeta) add_into(dbeta, sb);
 }
+
+RIDGE_REF_INSTANTIATE(BatchNorm);
+RIDGE_REF_INSTANTIATE(LayerNorm);
 
 }  // namespace ridge::ref

@@ -51,15 +51,15 @@ double slope(Fn fn, double x) {
 
 }  // namespace
 
-template <class Real>
-void fwd(const Activation& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Activation& op, const FwdT<Real, Acc>& f) {
     const int64_t E = numel(f.y.shape);
     // y[e] = fn(x[e])
     for (int64_t e = 0; e < E; ++e) f.y.p[e] = Real(value(op.fn, f.in[0].p[e]));
 }
 
-template <class Real>
-void bwd(const Activation& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Activation& op, const BwdT<Real, Acc>& b) {
     Real* dx = b.dx[0].p;
     if (!dx) return;
     const int64_t E = numel(b.y.shape);

@@ -28,8 +28,8 @@ Geometry geometry(const Conv2d& op, const Shape& x, const Shape& y) {
 
 }  // namespace
 
-template <class Real>
-void fwd(const Conv2d& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Conv2d& op, const FwdT<Real, Acc>& f) {
     const Geometry g = geometry(op, f.in[0].shape, f.y.shape);
     const Real* x = f.in[0].p;
     const Real* w = f.params[0];
@@ -41,7 +41,7 @@ void fwd(const Conv2d& op, const FwdT<Real>& f) {
             const int64_t c0 = (k / g.Kg) * g.Cg;  // first input channel of k's group
             for (int64_t p = 0; p < g.P; ++p)
                 for (int64_t q = 0; q < g.Q; ++q) {
-                    double acc = bias ? bias[k] : 0.0;
+                    Acc acc = bias ? bias[k] : 0.0;
                     for (int64_t c = 0; c < g.Cg; ++c) {
                         const Real* xc = x + (n * g.C + c0 + c) * g.H * g.W;
                         const Real* wk = w + (k * g.Cg + c) * g.R * g.S;
@@ -51,7 +51,7 @@ void fwd(const Conv2d& op, const FwdT<Real>& f) {
                             for (int64_t s = 0; s < g.S; ++s) {
                                 int64_t wi = g.col(q, s);
                                 if (wi < 0 || wi >= g.W) continue;
-                                acc += double(xc[h * g.W + wi]) * wk[r * g.S + s];
+                                acc += Acc(xc[h * g.W + wi]) * wk[r * g.S + s];
                             }
                         }
                     }
@@ -60,8 +60,8 @@ void fwd(const Conv2d& op, const FwdT<Real>& f) {
         }
 }
 
-template <class Real>
-void bwd(const Conv2d& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Conv2d& op, const BwdT<Real, Acc>& b) {
     const Geometry g = geometry(op, b.in[0].shape, b.dy.shape);
     const Real* x = b.in[0].p;
     const Real* w = b.params[0];
@@ -71,7 +71,7 @@ void bwd(const Conv2d& op, const BwdT<Real>& b) {
     // db[k] += sum over n,p,q of dy[n,k,p,q]
     if (op.bias && b.dparams.size() > 1 && b.dparams[1])
         for (int64_t k = 0; k < g.K; ++k) {
-            double acc = 0;
+            Acc acc = 0;
             for (int64_t n = 0; n < g.N; ++n)
                 for (int64_t p = 0; p < g.P; ++p)
                     for (int64_t q = 0; q < g.Q; ++q) acc += dy_at(n, k, p, q);
@@ -85,7 +85,7 @@ void bwd(const Conv2d& op, const BwdT<Real>& b) {
             for (int64_t c = 0; c < g.Cg; ++c)
                 for (int64_t r = 0; r < g.R; ++r)
                     for (int64_t s = 0; s < g.S; ++s) {
-                        double acc = 0;
+                        Acc acc = 0;
                         for (int64_t n = 0; n < g.N; ++n) {
                             const Real* xc = x + (n * g.C + c0 + c) * g.H * g.W;
                             for (int64_t p = 0; p < g.P; ++p) {
@@ -94,7 +94,7 @@ void bwd(const Conv2d& op, const BwdT<Real>& b) {
                                 for (int64_t q = 0; q < g.Q; ++q) {
                                     int64_t wi = g.col(q, s);
                                     if (wi < 0 || wi >= g.W) continue;
-                                    acc += double(dy_at(n, k, p, q)) * xc[h * g.W + wi];
+                                    acc += Acc(dy_at(n, k, p, q)) * xc[h * g.W + wi];
                                 }
                             }
                         }
@@ -103,17 +103,17 @@ void bwd(const Conv2d& op, const BwdT<Real>& b) {
         }
 
     // dx[n,c,h,w] += sum over the taps that read it of dy[n,k,p,q] * w[k,c,r,s]: the forward's
-    // loops with the product scattered back; a double scratch collects the K/G*R*S terms.
+    // loops with the product scattered back; a scratch of Acc collects the K/G*R*S terms.
     if (b.dx[0].p) {
-        std::vector<double> dx(size_t(g.N * g.C * g.H * g.W), 0.0);
+        std::vector<Acc> dx(size_t(g.N * g.C * g.H * g.W), 0.0);
         for (int64_t n = 0; n < g.N; ++n)
             for (int64_t k = 0; k < g.K; ++k) {
                 const int64_t c0 = (k / g.Kg) * g.Cg;
                 for (int64_t p = 0; p < g.P; ++p)
                     for (int64_t q = 0; q < g.Q; ++q) {
-                        const double d = dy_at(n, k, p, q);
+                        const Acc d = dy_at(n, k, p, q);
                         for (int64_t c = 0; c < g.Cg; ++c) {
-                            double* dxc = dx.data() + (n * g.C + c0 + c) * g.H * g.W;
+                            Acc* dxc = dx.data() + (n * g.C + c0 + c) * g.H * g.W;
                             const Real* wk = w + (k * g.Cg + c) * g.R * g.S;
                             for (int64_t r = 0; r < g.R; ++r) {
                                 int64_t h = g.row(p, r);

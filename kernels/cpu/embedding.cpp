@@ -5,8 +5,8 @@
 
 namespace ridge::ref {
 
-template <class Real>
-void fwd(const ClassToken&, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const ClassToken&, const FwdT<Real, Acc>& f) {
     const Shape& s = f.in[0].shape;
     const int64_t N = s[0], T = s[1], D = s[2];
     const Real* token = f.params[0];
@@ -17,14 +17,14 @@ void fwd(const ClassToken&, const FwdT<Real>& f) {
     }
 }
 
-template <class Real>
-void bwd(const ClassToken&, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const ClassToken&, const BwdT<Real, Acc>& b) {
     const Shape& s = b.in[0].shape;
     const int64_t N = s[0], T = s[1], D = s[2];
     // dtoken[d] += sum over n of dy[n,0,d]
     if (!b.dparams.empty() && b.dparams[0])
         for (int64_t d = 0; d < D; ++d) {
-            double acc = 0;
+            Acc acc = 0;
             for (int64_t n = 0; n < N; ++n) acc += b.dy.p[n * (T + 1) * D + d];
             b.dparams[0][d] += Real(acc);
         }
@@ -34,8 +34,8 @@ void bwd(const ClassToken&, const BwdT<Real>& b) {
             for (int64_t e = 0; e < T * D; ++e) dx[n * T * D + e] += b.dy.p[n * (T + 1) * D + D + e];
 }
 
-template <class Real>
-void fwd(const PosEmbedding&, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const PosEmbedding&, const FwdT<Real, Acc>& f) {
     const Shape& s = f.in[0].shape;
     const int64_t N = s[0], TD = s[1] * s[2];
     const Real* emb = f.params[0];
@@ -44,8 +44,8 @@ void fwd(const PosEmbedding&, const FwdT<Real>& f) {
         for (int64_t e = 0; e < TD; ++e) f.y.p[n * TD + e] = f.in[0].p[n * TD + e] + emb[e];
 }
 
-template <class Real>
-void bwd(const PosEmbedding&, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const PosEmbedding&, const BwdT<Real, Acc>& b) {
     const Shape& s = b.in[0].shape;
     const int64_t N = s[0], TD = s[1] * s[2];
     // dx[n,t,d] += dy[n,t,d]
@@ -54,7 +54,7 @@ void bwd(const PosEmbedding&, const BwdT<Real>& b) {
     // de[t,d] += sum over n of dy[n,t,d]
     if (!b.dparams.empty() && b.dparams[0])
         for (int64_t e = 0; e < TD; ++e) {
-            double acc = 0;
+            Acc acc = 0;
             for (int64_t n = 0; n < N; ++n) acc += b.dy.p[n * TD + e];
             b.dparams[0][e] += Real(acc);
         }

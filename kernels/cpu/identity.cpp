@@ -5,14 +5,14 @@
 
 namespace ridge::ref {
 
-template <class Real>
-void fwd(const Dropout&, const FwdT<Real>& f) { copy_through(f); }
-template <class Real>
-void bwd(const Dropout&, const BwdT<Real>& b) { add_through(b); }
-template <class Real>
-void fwd(const StochasticDepth&, const FwdT<Real>& f) { copy_through(f); }
-template <class Real>
-void bwd(const StochasticDepth&, const BwdT<Real>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Dropout&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Dropout&, const BwdT<Real, Acc>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const StochasticDepth&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const StochasticDepth&, const BwdT<Real, Acc>& b) { add_through(b); }
 
 RIDGE_REF_INSTANTIATE(Dropout);
 RIDGE_REF_INSTANTIATE(StochasticDepth);

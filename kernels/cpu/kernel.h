@@ -4,9 +4,12 @@
 // op. They are the oracle the library backends are checked against, and the fallback for the few
 // ops a library lacks; nothing else should call them on a hot path.
 //
-// Every kernel exists for float (what the executors run) and for double (Real = double), the same
-// source instantiated twice: tests compare float results with the double ones to separate a
-// backend's rounding from a wrong formula.
+// Every kernel is one source instantiated three times, on the element type Real and the type Acc
+// its sums are accumulated in: float elements with double sums (what the executors run: the
+// oracle, rounded once per output element), double with double (the yardstick tests measure float
+// backends against), and float with float sums (the "float sums" reference: as a float32 library
+// would round, in the least accurate order; tests use its distance from double as the size of
+// float32 rounding).
 #include <vector>
 
 #include "engine/op.h"
@@ -26,7 +29,7 @@ struct CViewT {
 
 // One layer's forward: y = op(in, params). params in op_params() order (batchnorm's running
 // statistics included). training: batchnorm uses batch statistics; otherwise its running ones.
-template <class Real>
+template <class Real, class Acc = double>
 struct FwdT {
     std::vector<CViewT<Real>> in;
     std::vector<const Real*> params;
@@ -37,7 +40,7 @@ struct FwdT {
 // One layer's backward after a training forward. Gradients are ADDED into dx and dparams (the
 // caller zeroes them), so a tensor read by several layers collects each one's share. A null dx[i].p
 // or dparams[j] means that gradient is not wanted and is not computed.
-template <class Real>
+template <class Real, class Acc = double>
 struct BwdT {
     std::vector<CViewT<Real>> in;
     CViewT<Real> y;   // the forward's output
@@ -56,6 +59,8 @@ void forward(const Op& op, const Fwd& f);
 void backward(const Op& op, const Bwd& b);
 void forward(const Op& op, const FwdT<double>& f);
 void backward(const Op& op, const BwdT<double>& b);
+void forward(const Op& op, const FwdT<float, float>& f);
+void backward(const Op& op, const BwdT<float, float>& b);
 
 // Softmax cross-entropy of logits (N,K) against labels, averaged over N; writes dlogits (N,K).
 float softmax_cross_entropy(CView logits, const std::vector<int32_t>& labels, View dlogits);

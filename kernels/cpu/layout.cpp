@@ -61,8 +61,8 @@ int64_t shuffled_from(int64_t j, int64_t C, int64_t G) {
 
 }  // namespace
 
-template <class Real>
-void fwd(const Concat& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Concat& op, const FwdT<Real, Acc>& f) {
     const int d = normalize_dim(op.dim, f.y.shape.size());
     const Around ya = around(f.y.shape, d);
     int64_t start = 0;
@@ -73,8 +73,8 @@ void fwd(const Concat& op, const FwdT<Real>& f) {
     }
 }
 
-template <class Real>
-void bwd(const Concat& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Concat& op, const BwdT<Real, Acc>& b) {
     const int d = normalize_dim(op.dim, b.dy.shape.size());
     const Around ya = around(b.dy.shape, d);
     int64_t start = 0;
@@ -85,8 +85,8 @@ void bwd(const Concat& op, const BwdT<Real>& b) {
     }
 }
 
-template <class Real>
-void fwd(const ChannelShuffle& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const ChannelShuffle& op, const FwdT<Real, Acc>& f) {
     const Shape& s = f.in[0].shape;
     const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
     // y[n, j, :] = x[n, shuffled_from(j), :]
@@ -96,8 +96,8 @@ void fwd(const ChannelShuffle& op, const FwdT<Real>& f) {
                 f.y.p[(n * C + j) * HW + e] = f.in[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e];
 }
 
-template <class Real>
-void bwd(const ChannelShuffle& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const ChannelShuffle& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Shape& s = b.in[0].shape;
     const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
@@ -108,54 +108,54 @@ void bwd(const ChannelShuffle& op, const BwdT<Real>& b) {
                 b.dx[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e] += b.dy.p[(n * C + j) * HW + e];
 }
 
-template <class Real>
-void fwd(const Flatten&, const FwdT<Real>& f) { copy_through(f); }
-template <class Real>
-void bwd(const Flatten&, const BwdT<Real>& b) { add_through(b); }
-template <class Real>
-void fwd(const Reshape&, const FwdT<Real>& f) { copy_through(f); }
-template <class Real>
-void bwd(const Reshape&, const BwdT<Real>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Flatten&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Flatten&, const BwdT<Real, Acc>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Reshape&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Reshape&, const BwdT<Real, Acc>& b) { add_through(b); }
 
-template <class Real>
-void fwd(const Permute& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Permute& op, const FwdT<Real, Acc>& f) {
     const auto src = permuted_offsets(f.in[0].shape, op.order);
     // y[e] = x[src[e]]
     for (size_t e = 0; e < src.size(); ++e) f.y.p[e] = f.in[0].p[src[e]];
 }
 
-template <class Real>
-void bwd(const Permute& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Permute& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const auto src = permuted_offsets(b.in[0].shape, op.order);
     // dx[src[e]] += dy[e]
     for (size_t e = 0; e < src.size(); ++e) b.dx[0].p[src[e]] += b.dy.p[e];
 }
 
-template <class Real>
-void fwd(const Slice& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Slice& op, const FwdT<Real, Acc>& f) {
     const Around xa = around(f.in[0].shape, normalize_dim(op.dim, f.in[0].shape.size()));
     // y[o, k, j] = x[o, start + k, j]
     copy_rows(f.in[0].p, f.y.p, xa, op.start, op.length, false, false);
 }
 
-template <class Real>
-void bwd(const Slice& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Slice& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Around xa = around(b.in[0].shape, normalize_dim(op.dim, b.in[0].shape.size()));
     // dx[o, start + k, j] += dy[o, k, j]
     copy_rows(b.dy.p, b.dx[0].p, xa, op.start, op.length, true, true);
 }
 
-template <class Real>
-void fwd(const Select& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Select& op, const FwdT<Real, Acc>& f) {
     const Around xa = around(f.in[0].shape, normalize_dim(op.dim, f.in[0].shape.size()));
     // y[o, j] = x[o, index, j]
     copy_rows(f.in[0].p, f.y.p, xa, op.index, 1, false, false);
 }
 
-template <class Real>
-void bwd(const Select& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Select& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Around xa = around(b.in[0].shape, normalize_dim(op.dim, b.in[0].shape.size()));
     // dx[o, index, j] += dy[o, j]

@@ -22,8 +22,8 @@ int64_t b_at(bool transposed, const Dims& d, int64_t l, int64_t j) { return tran
 
 }  // namespace
 
-template <class Real>
-void fwd(const Matmul& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Matmul& op, const FwdT<Real, Acc>& f) {
     const Dims d = dims(op, f.in[0].shape, f.in[1].shape);
     // y[i,m,j] = sum over l of a[i,m,l] * b[i,l,j]
     for (int64_t i = 0; i < d.B; ++i) {
@@ -32,15 +32,15 @@ void fwd(const Matmul& op, const FwdT<Real>& f) {
         Real* y = f.y.p + i * d.M * d.J;
         for (int64_t m = 0; m < d.M; ++m)
             for (int64_t j = 0; j < d.J; ++j) {
-                double acc = 0;
-                for (int64_t l = 0; l < d.L; ++l) acc += double(a[m * d.L + l]) * b[b_at(op.transpose_b, d, l, j)];
+                Acc acc = 0;
+                for (int64_t l = 0; l < d.L; ++l) acc += Acc(a[m * d.L + l]) * b[b_at(op.transpose_b, d, l, j)];
                 y[m * d.J + j] = Real(acc);
             }
     }
 }
 
-template <class Real>
-void bwd(const Matmul& op, const BwdT<Real>& bw) {
+template <class Real, class Acc>
+void bwd(const Matmul& op, const BwdT<Real, Acc>& bw) {
     const Dims d = dims(op, bw.in[0].shape, bw.in[1].shape);
     for (int64_t i = 0; i < d.B; ++i) {
         const Real* a = bw.in[0].p + i * d.M * d.L;
@@ -51,8 +51,8 @@ void bwd(const Matmul& op, const BwdT<Real>& bw) {
             Real* da = bw.dx[0].p + i * d.M * d.L;
             for (int64_t m = 0; m < d.M; ++m)
                 for (int64_t l = 0; l < d.L; ++l) {
-                    double acc = 0;
-                    for (int64_t j = 0; j < d.J; ++j) acc += double(dy[m * d.J + j]) * b[b_at(op.transpose_b, d, l, j)];
+                    Acc acc = 0;
+                    for (int64_t j = 0; j < d.J; ++j) acc += Acc(dy[m * d.J + j]) * b[b_at(op.transpose_b, d, l, j)];
                     da[m * d.L + l] += Real(acc);
                 }
         }
@@ -61,8 +61,8 @@ void bwd(const Matmul& op, const BwdT<Real>& bw) {
             Real* db = bw.dx[1].p + i * d.L * d.J;
             for (int64_t l = 0; l < d.L; ++l)
                 for (int64_t j = 0; j < d.J; ++j) {
-                    double acc = 0;
-                    for (int64_t m = 0; m < d.M; ++m) acc += double(a[m * d.L + l]) * dy[m * d.J + j];
+                    Acc acc = 0;
+                    for (int64_t m = 0; m < d.M; ++m) acc += Acc(a[m * d.L + l]) * dy[m * d.J + j];
                     db[b_at(op.transpose_b, d, l, j)] += Real(acc);
                 }
         }

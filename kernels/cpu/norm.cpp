@@ -14,62 +14,63 @@ namespace {
 
 constexpr double eps = 1e-5;
 
+template <class Acc>
 struct Stats {
-    std::vector<double> mean, istd;  // per channel: mean and 1/sqrt(var + eps)
+    std::vector<Acc> mean, istd;  // per channel: mean and 1/sqrt(var + eps)
 };
 
-// Batch statistics of x seen as (N,C,S): two passes in double, mean first, then the biased variance.
-template <class Real>
-Stats batch_stats(const Real* x, int64_t N, int64_t C, int64_t S) {
-    Stats st{std::vector<double>(size_t(C)), std::vector<double>(size_t(C))};
-    const double M = double(N * S);
+// Batch statistics of x seen as (N,C,S): two passes, mean first, then the biased variance.
+template <class Acc, class Real>
+Stats<Acc> batch_stats(const Real* x, int64_t N, int64_t C, int64_t S) {
+    Stats<Acc> st{std::vector<Acc>(size_t(C)), std::vector<Acc>(size_t(C))};
+    const Acc M = Acc(N * S);
     for (int64_t c = 0; c < C; ++c) {
-        double sum = 0;
+        Acc sum = 0;
         for (int64_t n = 0; n < N; ++n)
             for (int64_t s = 0; s < S; ++s) sum += x[(n * C + c) * S + s];
-        const double mean = sum / M;
-        double sq = 0;
+        const Acc mean = sum / M;
+        Acc sq = 0;
         for (int64_t n = 0; n < N; ++n)
             for (int64_t s = 0; s < S; ++s) {
-                double d = x[(n * C + c) * S + s] - mean;
+                Acc d = x[(n * C + c) * S + s] - mean;
                 sq += d * d;
             }
         st.mean[c] = mean;
-        st.istd[c] = 1.0 / std::sqrt(sq / M + eps);
+        st.istd[c] = Acc(1.0 / std::sqrt(sq / M + eps));
     }
     return st;
 }
 
 // Statistics of one layernorm row of D elements spaced `stride` apart.
-template <class Real>
-void row_stats(const Real* x, int64_t D, int64_t stride, double& mean, double& istd) {
-    double sum = 0;
+template <class Real, class Acc>
+void row_stats(const Real* x, int64_t D, int64_t stride, Acc& mean, Acc& istd) {
+    Acc sum = 0;
     for (int64_t i = 0; i < D; ++i) sum += x[i * stride];
-    mean = sum / double(D);
-    double sq = 0;
+    mean = sum / Acc(D);
+    Acc sq = 0;
     for (int64_t i = 0; i < D; ++i) {
-        double d = x[i * stride] - mean;
+        Acc d = x[i * stride] - mean;
         sq += d * d;
     }
-    istd = 1.0 / std::sqrt(sq / double(D) + eps);
+    istd = Acc(1.0 / std::sqrt(sq / Acc(D) + eps));
 }
 
 }  // namespace
 
-template <class Real>
-void fwd(const BatchNorm&, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const BatchNorm&, const FwdT<Real, Acc>& f) {
     const Shape& xs = f.in[0].shape;
     const int64_t N = xs[0], C = xs[1], S = numel(xs) / (N * C);
     const Real* x = f.in[0].p;
     const Real *gamma = f.params[0], *beta = f.params[1];
-    Stats st;
+    Stats<Acc> st;
     if (f.training) {
-        st = batch_stats(x, N, C, S);
+        st = batch_stats<Acc>(x, N, C, S);
     } else {
         const Real *rmean = f.params[2], *rvar = f.params[3];
         for (int64_t c = 0; c < C; ++c) {
             st.mean.push_back(rmean[c]);
-            st.istd.push_back(1.0 / std::sqrt(double(rvar[c]) + eps));
+            st.istd.push_back(Acc(1.0 / std::sqrt(double(rvar[c]) + eps)));
         }
     }
     // y[n,c,s] = gamma[c] * (x[n,c,s] - mean[c]) * istd[c] + beta[c]
@@ -81,18 +82,18 @@ void fwd(const BatchNorm&, const FwdT<Real>& f) {
             }
 }
 
-template <class Real>
-void bwd(const BatchNorm&, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const BatchNorm&, const BwdT<Real, Acc>& b) {
     const Shape& xs = b.in[0].shape;
     const int64_t N = xs[0], C = xs[1], S = numel(xs) / (N * C);
-    const double M = double(N * S);
+    const Acc M = Acc(N * S);
     const Real *x = b.in[0].p, *dy = b.dy.p, *gamma = b.params[0];
     Real* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
     Real* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
-    const Stats st = batch_stats(x, N, C, S);
+    const Stats<Acc> st = batch_stats<Acc>(x, N, C, S);
     for (int64_t c = 0; c < C; ++c) {
         // The two sums over the channel: sum dy and sum dy * xhat, xhat = (x - mean) * istd.
-        double sdy = 0, sdyx = 0;
+        Acc sdy = 0, sdyx = 0;
         for (int64_t n = 0; n < N; ++n)
             for (int64_t s = 0; s < S; ++s) {
                 int64_t i = (n * C + c) * S + s;
@@ -107,14 +108,14 @@ void bwd(const BatchNorm&, const BwdT<Real>& b) {
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t s = 0; s < S; ++s) {
                     int64_t i = (n * C + c) * S + s;
-                    double xhat = (x[i] - st.mean[c]) * st.istd[c];
+                    Acc xhat = (x[i] - st.mean[c]) * st.istd[c];
                     dx[i] += Real(gamma[c] * st.istd[c] * (dy[i] - (sdy + xhat * sdyx) / M));
                 }
     }
 }
 
-template <class Real>
-void fwd(const LayerNorm& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const LayerNorm& op, const FwdT<Real, Acc>& f) {
     const Shape& xs = f.in[0].shape;
     const Around a = around(xs, normalize_dim(op.dim, xs.size()));
     const Real *gamma = f.params[0], *beta = f.params[1];
@@ -123,33 +124,33 @@ void fwd(const LayerNorm& op, const FwdT<Real>& f) {
         for (int64_t j = 0; j < a.inner; ++j) {
             const Real* x = f.in[0].p + o * a.n * a.inner + j;
             Real* y = f.y.p + o * a.n * a.inner + j;
-            double mean, istd;
+            Acc mean, istd;
             row_stats(x, a.n, a.inner, mean, istd);
             for (int64_t i = 0; i < a.n; ++i)
                 y[i * a.inner] = Real(gamma[i] * (x[i * a.inner] - mean) * istd + beta[i]);
         }
 }
 
-template <class Real>
-void bwd(const LayerNorm& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const LayerNorm& op, const BwdT<Real, Acc>& b) {
     const Shape& xs = b.in[0].shape;
     const Around a = around(xs, normalize_dim(op.dim, xs.size()));
-    const double D = double(a.n);
+    const Acc D = Acc(a.n);
     const Real* gamma = b.params[0];
     Real* dgamma = b.dparams.empty() ? nullptr : b.dparams[0];
     Real* dbeta = b.dparams.size() > 1 ? b.dparams[1] : nullptr;
     // dgamma[i], dbeta[i] collect sum dy*xhat and sum dy over all O*I rows.
-    std::vector<double> sg(size_t(a.n), 0.0), sb(size_t(a.n), 0.0);
+    std::vector<Acc> sg(size_t(a.n), 0), sb(size_t(a.n), 0);
     for (int64_t o = 0; o < a.outer; ++o)
         for (int64_t j = 0; j < a.inner; ++j) {
             const int64_t base = o * a.n * a.inner + j;
             const Real *x = b.in[0].p + base, *dy = b.dy.p + base;
-            double mean, istd;
+            Acc mean, istd;
             row_stats(x, a.n, a.inner, mean, istd);
             // With g = dy * gamma: dx = istd * (g - mean(g) - xhat * mean(g * xhat))
-            double sum_g = 0, sum_gx = 0;
+            Acc sum_g = 0, sum_gx = 0;
             for (int64_t i = 0; i < a.n; ++i) {
-                double xhat = (x[i * a.inner] - mean) * istd, d = dy[i * a.inner];
+                Acc xhat = (x[i * a.inner] - mean) * istd, d = dy[i * a.inner];
                 sum_g += d * gamma[i];
                 sum_gx += d * gamma[i] * xhat;
                 sg[i] += d * xhat;
@@ -157,8 +158,8 @@ void bwd(const LayerNorm& op, const BwdT<Real>& b) {
             }
             if (Real* dx = b.dx[0].p)
                 for (int64_t i = 0; i < a.n; ++i) {
-                    double xhat = (x[i * a.inner] - mean) * istd;
-                    double g = double(dy[i * a.inner]) * gamma[i];
+                    Acc xhat = (x[i * a.inner] - mean) * istd;
+                    Acc g = Acc(dy[i * a.inner]) * gamma[i];
                     dx[base + i * a.inner] += Real(istd * (g - sum_g / D - xhat * sum_gx / D));
                 }
         }

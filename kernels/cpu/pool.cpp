@@ -54,8 +54,8 @@ int64_t argmax(const Real* x, int64_t W, Span rh, Span rw) {
 
 }  // namespace
 
-template <class Real>
-void fwd(const Pool2d& op, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const Pool2d& op, const FwdT<Real, Acc>& f) {
     const Dims d = dims(f.in[0].shape, f.y.shape);
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
         const Real* x = f.in[0].p + nc * d.H * d.W;
@@ -69,19 +69,19 @@ void fwd(const Pool2d& op, const FwdT<Real>& f) {
                     y[p * d.Q + q] = x[argmax(x, d.W, rh, rw)];
                 } else {
                     // y[p,q] = sum of the window's input elements / divisor; padding adds zeros
-                    double sum = 0;
+                    Acc sum = 0;
                     for (int64_t h = rh.lo; h < rh.hi; ++h)
                         for (int64_t w = rw.lo; w < rw.hi; ++w) sum += x[h * d.W + w];
                     int64_t div = op.count_include_pad ? rh.padded * rw.padded : (rh.hi - rh.lo) * (rw.hi - rw.lo);
-                    y[p * d.Q + q] = Real(sum / double(div));
+                    y[p * d.Q + q] = Real(sum / Acc(div));
                 }
             }
         }
     }
 }
 
-template <class Real>
-void bwd(const Pool2d& op, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const Pool2d& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Dims d = dims(b.in[0].shape, b.dy.shape);
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
@@ -98,7 +98,7 @@ void bwd(const Pool2d& op, const BwdT<Real>& b) {
                 } else {
                     // every input element of the window += dy[p,q] / divisor
                     int64_t div = op.count_include_pad ? rh.padded * rw.padded : (rh.hi - rh.lo) * (rw.hi - rw.lo);
-                    Real g = Real(double(dy[p * d.Q + q]) / double(div));
+                    Real g = Real(Acc(dy[p * d.Q + q]) / Acc(div));
                     for (int64_t h = rh.lo; h < rh.hi; ++h)
                         for (int64_t w = rw.lo; w < rw.hi; ++w) dx[h * d.W + w] += g;
                 }
@@ -107,8 +107,8 @@ void bwd(const Pool2d& op, const BwdT<Real>& b) {
     }
 }
 
-template <class Real>
-void fwd(const AdaptiveAvgPool2d&, const FwdT<Real>& f) {
+template <class Real, class Acc>
+void fwd(const AdaptiveAvgPool2d&, const FwdT<Real, Acc>& f) {
     const Dims d = dims(f.in[0].shape, f.y.shape);
     // y[p,q] = mean of x over the window rows (p) x columns (q)
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
@@ -117,17 +117,17 @@ void fwd(const AdaptiveAvgPool2d&, const FwdT<Real>& f) {
             Span rh = adaptive_window(p, d.H, d.P);
             for (int64_t q = 0; q < d.Q; ++q) {
                 Span rw = adaptive_window(q, d.W, d.Q);
-                double sum = 0;
+                Acc sum = 0;
                 for (int64_t h = rh.lo; h < rh.hi; ++h)
                     for (int64_t w = rw.lo; w < rw.hi; ++w) sum += x[h * d.W + w];
-                f.y.p[(nc * d.P + p) * d.Q + q] = Real(sum / double(rh.padded * rw.padded));
+                f.y.p[(nc * d.P + p) * d.Q + q] = Real(sum / Acc(rh.padded * rw.padded));
             }
         }
     }
 }
 
-template <class Real>
-void bwd(const AdaptiveAvgPool2d&, const BwdT<Real>& b) {
+template <class Real, class Acc>
+void bwd(const AdaptiveAvgPool2d&, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Dims d = dims(b.in[0].shape, b.dy.shape);
     // every element of window (p,q) += dy[p,q] / its size; windows may overlap
@@ -137,7 +137,7 @@ void bwd(const AdaptiveAvgPool2d&, const BwdT<Real>& b) {
             Span rh = adaptive_window(p, d.H, d.P);
             for (int64_t q = 0; q < d.Q; ++q) {
                 Span rw = adaptive_window(q, d.W, d.Q);
-                Real g = Real(double(b.dy.p[(nc * d.P + p) * d.Q + q]) / double(rh.padded * rw.padded));
+                Real g = Real(Acc(b.dy.p[(nc * d.P + p) * d.Q + q]) / Acc(rh.padded * rw.padded));
                 for (int64_t h = rh.lo; h < rh.hi; ++h)
                     for (int64_t w = rw.lo; w < rw.hi; ++w) dx[h * d.W + w] += g;
             }

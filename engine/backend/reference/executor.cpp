@@ -13,9 +13,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Real is the element type of every tensor and of the kernels: float for make_reference_executor,
-// double for make_reference64, which adds the double accessors of Reference64.
-template <class Real>
+// Real is the element type of every tensor and of the kernels, Acc the type their sums are
+// accumulated in (kernels/cpu/kernel.h): float and double for make_reference_executor, double and
+// double for make_reference64 (which adds the double accessors of Reference64), float and float
+// for make_reference_float_sums.
+template <class Real, class Acc = double>
 class ReferenceExecutor : public std::conditional_t<std::is_same_v<Real, double>, Reference64, Executor> {
 public:
     using Tensor = HostTensorT<Real>;
@@ -35,7 +37,9 @@ public:
         times_.layers.resize(g.nodes().size());
     }
 
-    std::string name() const override { return std::is_same_v<Real, double> ? "reference64" : "reference"; }
+    std::string name() const override {
+        return std::is_same_v<Real, double> ? "reference64" : std::is_same_v<Acc, float> ? "reference-float-sums" : "reference";
+    }
 
     // Every tensor's buffer, every parameter; in training a gradient for each tensor that needs
     // one and each learned parameter; and the kernels' transient scratch, which is at most three
@@ -116,7 +120,7 @@ public:
         const auto& nodes = g_.nodes();
         for (size_t i = 0; i < nodes.size(); ++i) {
             const Node& n = nodes[i];
-            ref::FwdT<Real> f;
+            ref::FwdT<Real, Acc> f;
             for (int id : n.inputs) f.in.push_back({act_[id].data(), act_[id].shape});
             for (const Tensor& p : w_[i]) f.params.push_back(p.data());
             f.y = {act_[n.output].data(), act_[n.output].shape};
@@ -156,7 +160,7 @@ public:
         for (size_t i = nodes.size(); i-- > 0;) {
             const Node& n = nodes[i];
             if (grad_[n.output].v.empty()) continue;  // nothing before it, nor it, learns
-            ref::BwdT<Real> b;
+            ref::BwdT<Real, Acc> b;
             for (int id : n.inputs) b.in.push_back({act_[id].data(), act_[id].shape});
             b.y = {act_[n.output].data(), act_[n.output].shape};
             b.dy = {grad_[n.output].data(), grad_[n.output].shape};
@@ -178,14 +182,14 @@ public:
             // Timed: the input gradients alone, then the weight gradients alone.
             times_.layers[i].dgrad = times_.layers[i].wgrad = 0;
             if (any_dx) {
-                ref::BwdT<Real> d = b;
+                ref::BwdT<Real, Acc> d = b;
                 d.dparams.clear();
                 t0 = Clock::now();
                 ref::backward(n.op, d);
                 times_.layers[i].dgrad = seconds_since(t0);
             }
             if (any_dw) {
-                ref::BwdT<Real> w = b;
+                ref::BwdT<Real, Acc> w = b;
                 for (auto& v : w.dx) v.p = nullptr;
                 t0 = Clock::now();
                 ref::backward(n.op, w);
@@ -251,6 +255,10 @@ std::unique_ptr<Executor> make_reference_executor(const Graph& g, const ExecOpti
 
 std::unique_ptr<Reference64> make_reference64(const Graph& g, Mode mode) {
     return std::make_unique<Reference64Executor>(g, ExecOptions{.mode = mode});
+}
+
+std::unique_ptr<Executor> make_reference_float_sums(const Graph& g, Mode mode) {
+    return std::make_unique<ReferenceExecutor<float, float>>(g, ExecOptions{.mode = mode});
 }
 
 }  // namespace ridge

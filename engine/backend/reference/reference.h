@@ -40,4 +40,9 @@ public:
 
 std::unique_ptr<Reference64> make_reference64(const Graph& g, Mode mode);
 
+// The float executor with every sum accumulated in float too, in the kernels' plain order (the
+// least accurate a float32 library could be): tests take its distance from make_reference64 as the
+// size of float32 rounding in a net, against which they judge the float backends. Not an oracle.
+std::unique_ptr<Executor> make_reference_float_sums(const Graph& g, Mode mode);
+
 }  // namespace ridge

@@ -385,12 +385,12 @@ TEST_CASE("values PyTorch gives at the edges") {
         HostTensor x = tensor({4}, {-3, 0, 3, 6}), ones = tensor({4}, {1, 1, 1, 1});
         auto slope = [&](const Op& op) {
             HostTensor y = run(op, {x}), dx(x.shape);
-            ref::backward(op, {{{x.data(), x.shape}},
-                               {y.data(), y.shape},
-                               {ones.data(), ones.shape},
-                               {},
-                               {{dx.data(), dx.shape}},
-                               {}});
+            ref::backward(op, ref::Bwd{{{x.data(), x.shape}},
+                                       {y.data(), y.shape},
+                                       {ones.data(), ones.shape},
+                                       {},
+                                       {{dx.data(), dx.shape}},
+                                       {}});
             return dx;
         };
         check_values(slope(relu()), {0, 0, 1, 1});

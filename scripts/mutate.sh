@@ -8,7 +8,8 @@
 #
 # It works on a copy of the tree in $MUTATE_DIR (default build-mutate/: src/ and build/), never on
 # the checkout itself: the copy is refreshed file by file (unchanged files keep their time stamps,
-# so the build there stays incremental), built once without CUDA, and every mutant is applied to
+# so the build there stays incremental; a restored line is touched so it is rebuilt), built once
+# without CUDA, and every mutant is applied to
 # the copy, its tests' targets rebuilt, the tests run (ctest -R), and the line put back, also on
 # Ctrl-C. Before any mutant, the same tests must pass on the unmutated copy. A mutant whose tests
 # still pass has survived; a mutant that does not build, or whose line is not found exactly once,
@@ -33,11 +34,14 @@ die() { echo "mutate: $*" >&2; exit 2; }
 command -v git > /dev/null || die "needs git (to list the tree's files)"
 
 # --- the copy -------------------------------------------------------------------------------
+# A line a killed run left mutated is put back first (its original sits beside it as FILE.orig).
+# Restored files are touched: the objects built from the mutant are newer than the original's stamp.
+find "$SRC" -name '*.orig' -type f 2> /dev/null | while IFS= read -r o; do mv -f "$o" "${o%.orig}" && touch "${o%.orig}"; done
 git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
     [ -f "$f" ] || continue
     if ! cmp -s "$f" "$SRC/$f"; then
         mkdir -p "$SRC/$(dirname "$f")"
-        cp -p "$f" "$SRC/$f"
+        cp "$f" "$SRC/$f"
     fi
 done
 
@@ -76,6 +80,14 @@ for i in "${!names[@]}"; do
 done
 [ ${#chosen[@]} -gt 0 ] || die "no mutant matches MUTANTS=$SELECT"
 
+current=
+restore() {
+    [ -n "$current" ] && [ -f "$current.orig" ] && mv -f "$current.orig" "$current" && touch "$current"
+    current=
+}
+trap 'restore; echo "mutate: interrupted; the copy is restored" >&2; exit 130' INT TERM
+trap restore EXIT
+
 # --- build ----------------------------------------------------------------------------------
 # Without CUDA: no mutant touches the GPU code, and nvcc would double the first build.
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
@@ -93,17 +105,14 @@ echo "running the tests on the unmutated copy"
 run_tests $all_tests || die "the tests fail without any mutant, see $LOG"
 
 # --- mutants --------------------------------------------------------------------------------
-current=
-restore() { [ -n "$current" ] && [ -f "$current.orig" ] && mv -f "$current.orig" "$current"; current=; }
-trap 'restore; echo "mutate: interrupted; the copy is restored" >&2; exit 130' INT TERM
-trap restore EXIT
 
 # Replaces the one line equal to FROM (leading and trailing blanks aside) by TO, keeping its indent.
+# Runs in this shell (not a subshell), so that `current` tells restore what to put back.
 apply() {
     local path=$1 from=$2 to=$3 n
     n=$(FROM="$from" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l); if (l == ENVIRON["FROM"]) n++ }
                           END { print n + 0 }' "$path")
-    [ "$n" = 1 ] || { echo "line found $n times"; return 1; }
+    [ "$n" = 1 ] || { why="line found $n times"; return 1; }
     cp -p "$path" "$path.orig"
     current=$path
     FROM="$from" TO="$to" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
@@ -116,7 +125,8 @@ for i in "${chosen[@]}"; do
     name=${names[$i]} t=${tests[$i]}
     printf '%s ... ' "$name"
     echo "=== $name" >> "$LOG"
-    if ! why=$(apply "$SRC/${files[$i]}" "${froms[$i]}" "${tos[$i]}"); then
+    why=
+    if ! apply "$SRC/${files[$i]}" "${froms[$i]}" "${tos[$i]}"; then
         result="ERROR: ${files[$i]}: $why"; errors=$((errors + 1))
     elif ! build_targets $t; then
         result="ERROR: does not build"; errors=$((errors + 1))

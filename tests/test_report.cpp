@@ -15,6 +15,7 @@
 #include "report/folder.h"
 #include "report/markdown.h"
 #include "train/ledger.h"
+#include "skip.h"
 #include "study_fixture.h"
 
 using namespace ridge::report;
@@ -321,8 +322,9 @@ TEST_CASE("ridge report: bad input is one line and a non-zero exit, nothing writ
     CHECK_FALSE(fs::exists(out));
 }
 
-TEST_CASE("ridge report --device cuda without a GPU: one line, exit 3, nothing written") {
-    if (ridge::probe::gpu::unavailable_reason().empty()) return;  // a GPU is here: the study would run
+TEST_CASE("ridge report --device cuda without a GPU: one line, exit 3, nothing written [may skip]") {
+    if (ridge::probe::gpu::unavailable_reason().empty())
+        return testskip::skip("a GPU is here: the study would run on it");
     fs::path out = clitest::scratch() / "no_gpu";
     auto r = clitest::ridge("report --device cuda --out '" + out.string() + "'");
     CHECK(r.code == 3);

@@ -9,6 +9,7 @@
 #include "bench/bench_run.h"
 #include "bench/env.h"
 #include "engine/analysis.h"
+#include "profile/profile.h"
 #include "roofline/chips.h"
 
 namespace ridge::report {
@@ -67,6 +68,10 @@ struct Study {
     std::vector<NetCounts> counts;    // every net at batch 1 and at large_batch
     std::vector<Run> runs;
     std::string layer_net;            // the net whose layers were timed (training step)
+    // The layer net's counted FLOPs (and bytes where counted) per layer and phase, one profile per
+    // device whose counters could be read; empty where none could, and then the report shows no trace
+    // of them.
+    std::vector<profile::Profile> profiles;
     // What was left out and why, one line each: "cuda: no CUDA device is available".
     std::vector<std::string> notes;
 

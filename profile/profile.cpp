@@ -130,9 +130,6 @@ void step_facts(Row& r, const std::vector<const StepInfo*>& steps) {
     for (const std::string& f : seen) r.why.push_back(f);
 }
 
-// FLOPs that one range may carry from the library's own bookkeeping around a step.
-constexpr int64_t range_noise = 16;
-
 bool gap(int64_t measured, int64_t reference) {
     return reference > 0 && std::abs(ratio(measured, reference) - 1.0) > notable_gap;
 }
@@ -150,9 +147,8 @@ std::string per_element(const std::vector<Counter>& counters, const Measured& m,
 
 void measured_facts(Row& r, const std::vector<Counter>& counters, int64_t out_elements, int64_t main_flops) {
     const Measured& m = *r.measured;
-    // A few FLOPs per range come from the library's bookkeeping around a step (up to 8 seen on
-    // AMD Zen 5); below that, or below 1% of what the row is about, counts say nothing about its
-    // arithmetic.
+    // Below range_noise per step, or below 1% of what the row is about, counts say nothing about
+    // its arithmetic.
     int64_t floor = std::max({m.flops / 100, r.analytic_flops / 100, range_noise * r.steps});
     if (r.analytic_flops == 0 && m.flops > floor) r.why.push_back("the model counts no FLOPs here");
     if (r.analytic_flops > 0 && m.flops <= floor && r.steps > 0) {

@@ -19,6 +19,7 @@ std::vector<Figure> counts_figures(const Study& s, const std::string& data_dir) 
         int n = 0;
         for (const profile::Total& t : p.by_type) {
             int64_t counted = t.measured ? t.measured->flops : 0;
+            if (counted <= profile::range_noise * t.rows) counted = 0;  // bookkeeping, not the layers' arithmetic
             if (t.analytic_flops == 0 && counted == 0) continue;
             int64_t dram = !t.measured ? -1
                                        : std::max<int64_t>(t.measured->dram_read, 0) + std::max<int64_t>(t.measured->dram_write, 0);

@@ -87,7 +87,7 @@ Measured weigh(const std::vector<Counter>& counters, const std::vector<int64_t>&
     return m;
 }
 
-// FLOPs of the counters whose label starts with `prefix` or contains `part` (breakdowns included).
+// FLOPs of the counters whose label starts with `prefix` and contains `part` (breakdowns included).
 int64_t flops_labelled(const std::vector<Counter>& counters, const Measured& m, std::string_view prefix,
                        std::string_view part) {
     int64_t s = 0;
@@ -114,7 +114,7 @@ void step_facts(Row& r, const std::vector<const StepInfo*>& steps) {
     for (const std::string& i : impls) r.impl += (r.impl.empty() ? "" : ",") + i;
 
     if (steps.empty() && r.analytic_flops > 0) r.why.push_back("no step ran for it");
-    if (kernels > 0) r.why.push_back("ridge's own kernel, not a oneDNN primitive");
+    if (kernels > 0) r.why.push_back("ridge's own kernel, not a library's");
     if (reference) r.why.push_back("oneDNN's reference implementation: no optimized one took this shape and layout");
     if (r.with_wgrad) r.why.push_back("one step computes the data and the weight gradients");
     std::vector<std::string> seen;

@@ -10,6 +10,8 @@
 #include "netdefs/zoo.h"
 #include "roofline/cpu_clocks.h"
 #include "train/ledger.h"
+#include "profile/gpu.h"
+#include "profile/perf_events.h"
 
 namespace ridge::report {
 
@@ -218,6 +220,37 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         run.bwd = r.bwd;
         run.layers = std::move(r.layers);
         s.runs.push_back(std::move(run));
+    }
+
+    // The layer net's counts per layer, on each device whose counters can be read. Counting is
+    // one step per counter pass; time is already measured above, so one timed repeat suffices.
+    for (const std::string& d : devices) {
+        if (plan.layer_net.empty()) break;
+        std::string why;
+        std::unique_ptr<profile::CounterSource> src =
+            d == "cpu" ? profile::open_cpu_counters(&why) : profile::open_gpu_counters(&why);
+        if (!src) continue;
+        bool train = plan.train_batch > 0;
+        int64_t N = train ? plan.train_batch : plan.batches.back();
+        Graph g = build_net(plan.layer_net, N);
+        ExecOptions o{.mode = train ? Mode::train : Mode::infer, .fused = false,
+                      .threads = plan.threads > 0 ? plan.threads : cli::hardware_threads()};
+        std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
+        std::unique_ptr<Executor> ex = make_executor(backend, g, o);
+        int64_t need = d == "cpu" ? ex->planned_bytes() + cli::host_copy_bytes(g) : cli::host_copy_bytes(g);
+        if (!cli::fits_in(need, host_available)) continue;
+        progress(cat("counting FLOPs per layer: ", d, " ", plan.layer_net, " ", train ? "train" : "infer", " batch ", N), "");
+        profile::ProfileOptions po;
+        po.mode = o.mode;
+        po.warmup = 1;
+        po.repeat = 1;
+        profile::Profile p = profile::run_profile(*ex, g, src.get(), po);
+        if (!p.measured) continue;
+        p.model = plan.layer_net;
+        p.device = d;
+        p.backend = backend;
+        p.threads = d == "cpu" ? o.threads : 0;
+        s.profiles.push_back(std::move(p));
     }
     return s;
 }

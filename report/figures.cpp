@@ -14,7 +14,8 @@ std::vector<Figure> write_figure_data(const Study& s, const std::string& data_di
     using Writer = std::vector<Figure> (*)(const Study&, const std::string&);
     const Writer writers[] = {chips_figures,      zoo_figures,      overlay_figures,
                               latency_figures,    spearman_figures, throughput_figures,
-                              measured_figures,   fwdbwd_figures,   pies_figures};
+                              measured_figures,   fwdbwd_figures,   pies_figures,
+                              counts_figures};
     std::vector<Figure> all;
     for (Writer w : writers)
         for (Figure& f : w(s, data_dir)) all.push_back(std::move(f));

@@ -224,6 +224,59 @@ std::string rank_table(const Study& s) {
                table(head, rows));
 }
 
+std::string phase_name(const profile::Row& r) {
+    return r.with_wgrad ? "dgrad+wgrad" : std::string(step_phase_name(r.phase));
+}
+
+// Where counts were read: per device, the totals by layer type and the rows whose counted FLOPs
+// differ from the model's by more than 5 %, largest difference first, each with its reasons.
+std::string counts_section(const Study& s) {
+    if (s.profiles.empty()) return "";
+    constexpr size_t shown = 25;
+    std::string out =
+        "## Counted FLOPs beside the model\n\nThe layer net run layer by layer (one executor step per layer and "
+        "phase) with a hardware counter range around every step, as `ridge profile` does. \"expected\" is the "
+        "model's count less the taps on zero padding where a direct convolution ran; the reasons are facts read "
+        "from what ran (implementation, extra steps, padded layouts) and from the counts themselves.\n\n";
+    for (const profile::Profile& p : s.profiles) {
+        out += cat("### ", p.model, " ", p.mode == Mode::train ? "train" : "infer", ", batch ", p.batch, ", ", p.device,
+                   " (", p.backend, ")\n\nCounters: ", p.source, ".", p.scope.empty() ? "" : " They count " + p.scope + ".",
+                   " All rows: `counts-", p.device, ".csv`.\n\n");
+        std::vector<std::vector<std::string>> rows;
+        auto total_row = [&](const profile::Total& t) {
+            int64_t c = t.measured ? t.measured->flops : 0;
+            rows.push_back({t.kind, std::to_string(t.rows), si(double(t.analytic_flops)), si(double(t.expected_flops)),
+                            si(double(c)), t.analytic_flops ? fixed(profile::ratio(c, t.analytic_flops), 2) : "—",
+                            t.expected_flops ? fixed(profile::ratio(c, t.expected_flops), 2) : "—"});
+        };
+        for (const profile::Total& t : p.by_type) total_row(t);
+        total_row(p.total);
+        out += table({"type", "rows", "analytic FLOPs", "expected", "counted", "counted / analytic", "counted / expected"},
+                     rows);
+        std::vector<const profile::Row*> gaps;
+        for (const profile::Row& r : p.rows)
+            if (r.measured && r.analytic_flops > 0 &&
+                std::abs(profile::ratio(r.measured->flops, r.analytic_flops) - 1) > profile::notable_gap)
+                gaps.push_back(&r);
+        std::stable_sort(gaps.begin(), gaps.end(), [](const profile::Row* a, const profile::Row* b) {
+            return std::llabs(a->measured->flops - a->analytic_flops) > std::llabs(b->measured->flops - b->analytic_flops);
+        });
+        std::vector<std::vector<std::string>> g;
+        for (size_t i = 0; i < gaps.size() && i < shown; ++i) {
+            const profile::Row& r = *gaps[i];
+            std::string why;
+            for (const std::string& w : r.why) why += (why.empty() ? "" : "; ") + w;
+            g.push_back({r.name, phase_name(r), r.impl, si(double(r.analytic_flops)), si(double(r.measured->flops)),
+                         fixed(profile::ratio(r.measured->flops, r.analytic_flops), 2), why});
+        }
+        if (g.empty()) continue;
+        out += cat(gaps.size(), " layer phases differ from the model by more than 5 %",
+                   gaps.size() > shown ? cat("; the ", shown, " largest in FLOPs") : std::string(), ":\n\n");
+        out += table({"layer", "phase", "implementation", "analytic", "counted", "ratio", "why"}, g);
+    }
+    return out;
+}
+
 std::string figures_section(const std::vector<Figure>& figures) {
     std::string out = "## Figures\n\nEach as PNG (shown) and SVG (linked); the data behind each is in `data/`.\n\n";
     for (const Figure& f : figures) {
@@ -249,10 +302,12 @@ std::string report_markdown(const Study& s, const std::vector<Figure>& figures, 
     out += train_table(s);
     out += bound_table(s);
     out += rank_table(s);
+    out += counts_section(s);
     out += figures_section(figures);
-    out += "## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), `data/` (each "
-           "figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this folder>` redraws the "
-           "figures after a script is edited.\n\n";
+    out += cat("## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), ",
+               s.profiles.empty() ? "" : "`counts-DEVICE.csv` (the counted FLOPs per layer phase), ",
+               "`data/` (each figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this "
+               "folder>` redraws the figures after a script is edited.\n\n");
     if (!s.notes.empty()) {
         out += "## Left out\n\n";
         for (const std::string& n : s.notes) out += "- " + n + "\n";

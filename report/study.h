@@ -9,6 +9,7 @@
 #include "bench/bench_run.h"
 #include "bench/env.h"
 #include "engine/analysis.h"
+#include "profile/profile.h"
 #include "roofline/chips.h"
 
 namespace ridge::report {
@@ -89,6 +90,10 @@ struct Study {
     std::string layer_net;            // the net whose layers were timed (training step)
     std::string train_log;            // the `ridge train` ledger read, and its runs
     std::vector<TrainRun> train_runs;
+    // The layer net's counted FLOPs (and bytes where counted) per layer and phase, one profile per
+    // device whose counters could be read; empty where none could, and then the report shows no trace
+    // of them.
+    std::vector<profile::Profile> profiles;
     // What was left out and why, one line each: "cuda: no CUDA device is available".
     std::vector<std::string> notes;
 

@@ -32,7 +32,7 @@ TEST_CASE("--help everywhere") {
         CHECK(r.out.find("usage: ridge") != std::string::npos);
         CHECK(r.err.empty());
     }
-    check_usage_error("", "missing command: list, summary, zoo, explain, bench, train, roofline or report");
+    check_usage_error("", "missing command: list, summary, zoo, explain, bench, train, profile, roofline or report");
 }
 
 TEST_CASE("summary json parses, has the documented shape and its totals are the sums of its layers") {

@@ -181,13 +181,22 @@ TEST_CASE("report.md: every number of every table, recomputed") {
                 const auto& row = t.rows[i];
                 CHECK(row.at(0) == c.device);
                 CHECK(row.at(1) == c.name);
-                check_number(row.at(2), c.peak_flops / 1e9, "measured GFLOP/s");
-                check_number(row.at(3), c.bytes_per_s / 1e9, "measured GB/s");
-                check_number(row.at(4), c.peak_flops / c.bytes_per_s, "ridge point");
-                if (c.datasheet_peak_flops) check_number(row.at(5), *c.datasheet_peak_flops / 1e9, "datasheet GFLOP/s");
-                else CHECK(row.at(5) == "—");
-                if (c.datasheet_bytes_per_s) check_number(row.at(6), *c.datasheet_bytes_per_s / 1e9, "datasheet GB/s");
+                CHECK(row.at(2) == (c.isa.empty() ? "—" : c.isa));
+                check_number(row.at(3), c.peak_flops / 1e9, "measured GFLOP/s");
+                check_number(row.at(4), c.bytes_per_s / 1e9, "measured GB/s");
+                check_number(row.at(5), c.peak_flops / c.bytes_per_s, "ridge point");
+                if (c.measured_clock_ghz) check_number(row.at(6), *c.measured_clock_ghz, "measured clock");
                 else CHECK(row.at(6) == "—");
+                // A datasheet peak that is only a lower bound (a hidden CPU model) is printed "≥ N".
+                std::string sheet = row.at(7);
+                if (c.datasheet_lower_bound) {
+                    REQUIRE(sheet.rfind("≥ ", 0) == 0);
+                    sheet = sheet.substr(std::string("≥ ").size());
+                }
+                if (c.datasheet_peak_flops) check_number(sheet, *c.datasheet_peak_flops / 1e9, "datasheet GFLOP/s");
+                else CHECK(sheet == "—");
+                if (c.datasheet_bytes_per_s) check_number(row.at(8), *c.datasheet_bytes_per_s / 1e9, "datasheet GB/s");
+                else CHECK(row.at(8) == "—");
             }
         }
 

@@ -64,6 +64,34 @@ struct StepTimes {
     double forward = -1, backward = -1, update = -1;
 };
 
+// One step of a pass as an executor runs it (a library primitive or ridge's own kernel), for
+// profilers: the layer and phase it is charged to, what ran, and the layouts it touched.
+enum class StepPhase { fwd, dgrad, wgrad, loss, update };
+std::string_view step_phase_name(StepPhase p);
+
+struct StepArg {
+    std::string name;             // the library's name for it: "src", "weights", "diff_dst", ...
+    std::vector<int64_t> dims;    // the tensor's logical shape
+    std::vector<int64_t> padded;  // as laid out: a blocked layout rounds a blocked dimension up
+};
+
+struct StepInfo {
+    int node = -1;  // the layer charged; -1: the loss
+    StepPhase phase = StepPhase::fwd;
+    std::string primitive;  // the library's kind ("convolution", "reorder", ...); "kernel": ridge's code
+    std::string impl;       // the implementation that runs it ("brg:avx512_core", "jit:avx2", "ref:any")
+    std::vector<StepArg> args;
+};
+
+// Called around every step while set: before() just ahead of it, after() once it has finished
+// (the executor waits for it). Profilers bracket counters with these.
+class StepObserver {
+public:
+    virtual ~StepObserver() = default;
+    virtual void before(const StepInfo& s) = 0;
+    virtual void after(const StepInfo& s) = 0;
+};
+
 class Executor {
 public:
     virtual ~Executor() = default;
@@ -94,6 +122,12 @@ public:
     // convolutions: "fwd IMPLICIT_PRECOMP_GEMM, dgrad ..., wgrad ..."); empty elsewhere. Valid after
     // prepare().
     virtual std::string algorithm(int /*node*/) const { return {}; }
+
+    // Every step of forward() and backward(), in the order they run; empty where the executor
+    // does not describe its steps. Valid after prepare().
+    virtual std::vector<StepInfo> steps() const { return {}; }
+    // Sets (or, with null, clears) the observer called around each step of later passes.
+    virtual void observe(StepObserver* /*o*/) {}
 };
 
 // Backends compiled into this build, in order of preference for the CPU: "onednn", "reference".

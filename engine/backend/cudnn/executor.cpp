@@ -104,6 +104,7 @@ struct Step {
     Phase phase;
     std::function<void()> run;
     cudaEvent_t start = nullptr, stop = nullptr;  // created when layers are timed
+    StepInfo info = {};
 };
 
 class CudnnExecutor final : public Executor {
@@ -128,9 +129,12 @@ public:
     std::string algorithm(int node) const override {
         return prepared_ ? layers_[size_t(node)]->algorithm() : std::string();
     }
+    std::vector<StepInfo> steps() const override;
+    void observe(StepObserver* o) override { observer_ = o; }
 
 private:
     void build_steps();
+    void build_passes();
     // Runs a pass: captured into a graph and replayed, or step by step, timed or not. Returns the
     // device time of the whole pass.
     double run(std::vector<Step>& steps, cudaGraphExec_t& graph);
@@ -159,6 +163,7 @@ private:
     float lr_ = 0, graph_lr_ = NAN;
     Weights loaded_;
     StepTimes times_;
+    StepObserver* observer_ = nullptr;
 };
 
 CudnnExecutor::CudnnExecutor(const Graph& g, const ExecOptions& o) : g_(g), o_(o), plan_(g, o) {
@@ -241,6 +246,22 @@ void CudnnExecutor::prepare() {
 }
 
 void CudnnExecutor::build_steps() {
+    build_passes();
+    // What a profiler reads of each step: cuDNN's chosen algorithms where the layer searched them.
+    for (auto* pass : {&fwd_, &bwd_, &upd_})
+        for (Step& s : *pass) {
+            s.info.node = s.node;
+            s.info.phase = s.phase == Phase::fwd     ? StepPhase::fwd
+                           : s.phase == Phase::dgrad ? StepPhase::dgrad
+                           : s.phase == Phase::wgrad ? StepPhase::wgrad
+                           : s.phase == Phase::loss  ? StepPhase::loss
+                                                     : StepPhase::update;
+            s.info.primitive = s.node < 0 ? "kernel" : std::string(op_kind(g_.nodes()[size_t(s.node)].op));
+            s.info.impl = s.node < 0 ? "ridge" : layers_[size_t(s.node)]->algorithm();
+        }
+}
+
+void CudnnExecutor::build_passes() {
     const auto& nodes = g_.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
         LayerRun* l = layers_[i].get();
@@ -275,6 +296,13 @@ void CudnnExecutor::build_steps() {
         }
 }
 
+std::vector<StepInfo> CudnnExecutor::steps() const {
+    std::vector<StepInfo> all;
+    for (const auto* pass : {&fwd_, &bwd_})
+        for (const Step& s : *pass) all.push_back(s.info);
+    return all;
+}
+
 double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
     RIDGE_CUDA_CHECK(cudaEventRecord(begin_, dev_.s));
     auto each = [&](bool timed) {
@@ -287,15 +315,20 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
                     }
                     RIDGE_CUDA_CHECK(cudaEventRecord(s.start, dev_.s));
                 }
+                if (observer_) observer_->before(s.info);
                 s.run();
                 if (timed) RIDGE_CUDA_CHECK(cudaEventRecord(s.stop, dev_.s));
+                if (observer_) {
+                    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+                    observer_->after(s.info);
+                }
             } catch (const std::exception& e) {
                 throw std::runtime_error(cat("cudnn: running ", describe(g_, s.node), ": ", e.what()));
             }
         }
     };
-    if (timing_) {
-        each(true);
+    if (timing_ || observer_) {
+        each(timing_);
     } else if (o_.cuda_graph) {
         if (!graph) {
             cudaGraph_t captured = nullptr;

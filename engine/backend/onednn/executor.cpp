@@ -18,6 +18,7 @@
 
 #include "engine/backend/onednn/onednn.h"
 #include "engine/backend/onednn/ops.h"
+#include "engine/backend/onednn/step_info.h"
 #include "kernels/cpu/kernel.h"
 
 namespace ridge {
@@ -78,6 +79,8 @@ public:
     HostTensor input_gradient() const override;
     void time_layers(bool on) override { timing_ = on; }
     const StepTimes& step_times() const override { return times_; }
+    std::vector<StepInfo> steps() const override;
+    void observe(StepObserver* o) override { observer_ = o; }
 
 private:
     struct Compiled {
@@ -87,6 +90,7 @@ private:
         std::unordered_map<int, dnnl::memory> args;
         Kernel kernel;
         std::vector<float*> ptrs;
+        StepInfo info;
     };
 
     void plan_layers();
@@ -119,6 +123,7 @@ private:
     float loss_ = 0, lr_ = 0;
     bool timing_ = false;
     StepTimes times_;
+    StepObserver* observer_ = nullptr;
 };
 
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
@@ -251,7 +256,7 @@ void OnednnExecutor::prepare() {
 std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<Step>& steps) {
     std::vector<Compiled> out;
     for (const Step& s : steps) {
-        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}};
+        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}, describe_step(plan_, s)};
         if (s.pd) {
             try {
                 c.prim = dnnl::primitive(s.pd.get());
@@ -272,6 +277,7 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
 void OnednnExecutor::run(std::vector<Compiled>& steps) {
     using clock = std::chrono::steady_clock;
     for (Compiled& s : steps) {
+        if (observer_) observer_->before(s.info);
         auto t0 = clock::now();
         try {
             if (s.kernel)
@@ -281,9 +287,13 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
         } catch (const dnnl::error& e) {
             throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
         }
-        if (!timing_) continue;
+        if (!timing_ && !observer_) continue;
         stream_.wait();
-        double dt = std::chrono::duration<double>(clock::now() - t0).count();
+        auto t1 = clock::now();
+        // Before any arithmetic of ridge's own, which a counter range would otherwise include.
+        if (observer_) observer_->after(s.info);
+        if (!timing_) continue;
+        double dt = std::chrono::duration<double>(t1 - t0).count();
         if (s.node < 0) {
             times_.loss += dt;
             continue;
@@ -295,6 +305,13 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
         if (s.phase == Phase::loss) times_.loss += dt;
     }
     stream_.wait();
+}
+
+std::vector<StepInfo> OnednnExecutor::steps() const {
+    std::vector<StepInfo> all;
+    for (const auto* pass : {&fwd_, &bwd_})
+        for (const Compiled& c : *pass) all.push_back(c.info);
+    return all;
 }
 
 void OnednnExecutor::write(int mem, const float* src) const {

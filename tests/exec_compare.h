@@ -117,7 +117,9 @@ inline double global_rel_l2(const Weights& a, const Weights& b) {
 // - two probes: the double step with every weight and input element multiplied by 1 + s*eta*U
 //   (U uniform in [0,1), the same draws, s = +1 and -1: whichever side of a kink a float32 run
 //   lands on, one probe lands there too), eta four times the largest forward error (output
-//   against double) of the runs checked, at least 2^-21.
+//   against double) of the runs checked, within [2^-21, 2^-10]: above 0.1 % a net is chaotic at
+//   this size (deep batchnorm over 4 values), and the float-sums reference, as far off itself,
+//   measures that.
 // A float32 run passes when, for every tensor x (norms over the tensor),
 //   |x - x64| <= k * max(|float sums - x64|, |probe+ - x64|, |probe- - x64|) + floor,
 // floor = phi * (|x64| + |f64| * sqrt(n / nf)), f the first gradient of the same layer (nf
@@ -155,7 +157,7 @@ inline Run32 run32(Executor& ex, const Inputs& in, std::string what) {
 inline Run32 run32(const std::string& backend, const Graph& g, const Inputs& in, bool fused = true,
                    Precision p = Precision::fp32) {
     auto ex = make_executor(backend, g, {.mode = Mode::train, .fused = fused, .precision = p});
-    return run32(*ex, in, cat(backend, fused ? " fused" : " unfused"));
+    return run32(*ex, in, backend == "reference" ? backend : cat(backend, fused ? " fused" : " unfused"));
 }
 
 template <class T>
@@ -239,6 +241,9 @@ struct F64Summary {
     double eta = 0;
     double worst_ratio = 0;  // max over tensors and runs of (error - floor) / spread: k must exceed it
     std::string worst;
+    // The relative error each tensor's tolerance admits, (k spread + floor) / |x64|: its median and
+    // largest over the gradient tensors, what the check can resolve on this net.
+    double median_allowed = 0, max_allowed = 0;
 };
 
 // Runs the double step and the float32 reference, then each backend (name, fused), then the
@@ -269,7 +274,7 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
         drift = std::max(drift, dist.back()[0] / norm(exact.tensors[0]));
     }
     F64Summary sum;
-    sum.eta = std::max(4 * drift, 0x1p-21);
+    sum.eta = std::clamp(4 * drift, 0x1p-21, 0x1p-10);
     auto sums_run = maybe_async([&] {
         auto ex = make_reference_float_sums(g, Mode::train);
         Run32 r = run32(*ex, in, "float sums");
@@ -285,6 +290,7 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
     const std::vector<double> sums = sums_run.get();
     const std::vector<double> minus = probe(-1);
 
+    std::vector<double> allowed;
     for (size_t r = 0; r < runs.size(); ++r)
         for (size_t k = 0; k < T; ++k) {
             const HostTensor64& x = exact.tensors[k];
@@ -292,6 +298,7 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
             const double floor =
                 tol.phi * (norm(x) + norm(first) * std::sqrt(double(x.v.size()) / double(first.v.size())));
             const double spread = std::max({sums[k], plus[k], minus[k]});
+            if (r == 0 && exact.first[k] >= 2) allowed.push_back((tol.k * spread + floor) / std::max(norm(x), 1e-300));
             const double ratio = (dist[r][k] - floor) / std::max(spread, 1e-300);
             if (ratio > sum.worst_ratio) {
                 sum.worst_ratio = ratio;
@@ -302,6 +309,11 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
                  floor);
             CHECK(dist[r][k] <= tol.k * spread + floor);
         }
+    if (!allowed.empty()) {
+        std::sort(allowed.begin(), allowed.end());
+        sum.median_allowed = allowed[allowed.size() / 2];
+        sum.max_allowed = allowed.back();
+    }
     return sum;
 }
 
@@ -318,7 +330,7 @@ inline void check_zoo_against_f64(const std::vector<std::pair<std::string, bool>
         const int64_t params = analyze(g, DType::fp32).totals.params;
         F64Summary s = check_against_f64(g, inputs(g, 11), backends, params < 30'000'000);
         MESSAGE(e.name, " at ", side, "x", side, ": eta ", s.eta, ", worst (error - floor) / spread ", s.worst_ratio,
-                " (", s.worst, ")");
+                " (", s.worst, "); relative error admitted: median ", s.median_allowed, ", max ", s.max_allowed);
     }
 }
 

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -195,6 +198,9 @@ Env capture_env(int threads, bool gpu) {
     if (e.os.empty()) e.os = "unknown";
     utsname u{};
     e.kernel = uname(&u) == 0 ? cat(u.sysname, " ", u.release, " ", u.machine) : "unknown";
+    for (const char* name : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
+                             "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "CUDA_VISIBLE_DEVICES"})
+        if (const char* v = std::getenv(name)) e.runtime_env += cat(e.runtime_env.empty() ? "" : " ", name, "=", v);
     std::string kb = proc_field("/proc/meminfo", "MemTotal");
     e.memory_bytes = kb.empty() ? 0 : std::stoll(kb) * 1024;
 #if defined(__clang__)

@@ -17,6 +17,9 @@ struct Env {
     std::string onednn_isa;  // the instruction set oneDNN dispatches to (ONEDNN_MAX_CPU_ISA caps it)
     std::string os, kernel;  // /etc/os-release PRETTY_NAME; uname's release and machine
     int64_t memory_bytes = 0;  // MemTotal
+    // Environment variables that change how the libraries run (OpenMP's waiting and threads,
+    // oneDNN's instruction set, the visible GPUs), as NAME=value, space-separated; empty: none set.
+    std::string runtime_env;
     std::string compiler, onednn, git, date;  // date: UTC, ISO 8601
     // --device cuda: device 0 and the software stack that ran on it.
     bool gpu = false;

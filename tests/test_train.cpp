@@ -114,7 +114,8 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
         CAPTURE(col);
         CHECK(!l.at(0, col).empty());
     }
-    for (const char* col : {"peak_device_bytes", "gpu", "driver", "cuda", "cudnn", "cublas", "clock_max_mhz"})
+    for (const char* col :
+         {"peak_device_bytes", "gpu", "driver", "cuda", "cudnn", "cublas", "clock_max_mhz", "runtime_env"})
         CHECK_MESSAGE(std::find(l.header.begin(), l.header.end(), col) != l.header.end(), col);
     CHECK(l.at(0, "label") == "resnet18_run1");
     CHECK(l.at(0, "data") == data.string());

@@ -52,7 +52,8 @@ std::string read_all(int fd) {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string other_columns(const std::string& path) {
-    return cat(path, " has other columns than this version of ridge train writes; move it aside or use another --log-dir");
+    return cat(path,
+               " has other columns than this version of ridge train writes; move it aside or use another --log-dir");
 }
 
 }  // namespace
@@ -124,6 +125,7 @@ std::vector<std::pair<std::string, std::string>> ledger_fields(const RunRecord& 
         {"memory_bytes", num(e.memory_bytes)},
         {"compiler", s(e.compiler)},
         {"onednn", e.onednn},
+        {"runtime_env", s(e.runtime_env)},
         {"gpu", s(e.gpu ? e.gpu_name : "")},
         {"gpu_memory_bytes", e.gpu ? num(e.gpu_mem_bytes) : ""},
         {"driver", e.gpu ? e.driver : ""},
@@ -296,6 +298,7 @@ std::string env_info_page(const RunRecord& r, const std::string& ledger_text) {
     row("compiler", e.compiler);
     row("oneDNN", e.onednn);
     row("ridge git revision", e.git);
+    row("library settings in the environment", e.runtime_env.empty() ? "none" : "`" + e.runtime_env + "`");
     s += "\n## GPU\n\n";
     if (e.gpu) {
         s += "| | |\n|---|---|\n";

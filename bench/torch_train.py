@@ -62,11 +62,12 @@ def make_data(root, classes, train_per_class, val_per_class, seed=0):
     detail as in a photograph; the files come out at about ImageNet's bytes per pixel."""
     from PIL import Image, ImageDraw, ImageFilter
     rng = random.Random(seed)
+    bases = [(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(classes)]
     for split, n in (("train", train_per_class), ("val", val_per_class)):
         for c in range(classes):
             d = os.path.join(root, split, "class%03d" % c)
             os.makedirs(d, exist_ok=True)
-            base = (rng.randrange(256), rng.randrange(256), rng.randrange(256))
+            base = bases[c]  # the class's hue, the same in train/ and val/
             for i in range(n):
                 w, h = rng.randint(300, 500), rng.randint(300, 500)
                 if rng.random() < 0.1:

@@ -115,11 +115,10 @@ inline double global_rel_l2(const Weights& a, const Weights& b) {
 // - the float-sums reference (make_reference_float_sums): the reference kernels with every sum
 //   accumulated in float in plain order, as inexact as a float32 library may be;
 // - two probes: the double step with every weight and input element multiplied by 1 + s*eta*U
-//   (U uniform in [0,1), the same draws, s = +1 and -1: whichever side of a kink a float32 run
-//   lands on, one probe lands there too), eta four times the largest forward error (output
-//   against double) of the runs checked, within [2^-21, 2^-10]: above 0.1 % a net is chaotic at
-//   this size (deep batchnorm over 4 values), and the float-sums reference, as far off itself,
-//   measures that.
+//   (U uniform in [-1,1), the same draws, s = +1 and -1: whichever side of a kink a float32 run
+//   lands on, one probe lands there too), eta such that the probes' output moves four times as
+//   far from double as the farthest run's (eta from a first probe at 4u, the output's response
+//   being linear in eta; never below 4u).
 // A float32 run passes when, for every tensor x (norms over the tensor),
 //   |x - x64| <= k * max(|float sums - x64|, |probe+ - x64|, |probe- - x64|) + floor,
 // floor = phi * (|x64| + |f64| * sqrt(n / nf)), f the first gradient of the same layer (nf
@@ -191,7 +190,7 @@ inline Step64 step64(const Graph& g, const Inputs& in, double eta = 0, double si
     if (eta > 0) {
         auto perturb = [&](std::vector<double>& v, uint64_t seed) {
             Rng rng(seed);
-            for (double& e : v) e *= 1 + sign * eta * double(rng.next() >> 11) * 0x1p-53;
+            for (double& e : v) e *= 1 + sign * eta * (double(rng.next() >> 11) * 0x1p-52 - 1);
         };
         uint64_t seed = 1000;
         for (auto& layer : w)
@@ -274,21 +273,26 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
         drift = std::max(drift, dist.back()[0] / norm(exact.tensors[0]));
     }
     F64Summary sum;
-    sum.eta = std::clamp(4 * drift, 0x1p-21, 0x1p-10);
     auto sums_run = maybe_async([&] {
         auto ex = make_reference_float_sums(g, Mode::train);
         Run32 r = run32(*ex, in, "float sums");
         return distances(tensors_of(g, r));
     });
-    auto probe = [&](double sign) {
-        const Step64 p = step64(g, in, sum.eta, sign);
+    // The probes' size: a first probe at eta0 = 4u gives the output's response, linear in eta while
+    // no kink is crossed; eta is then set for an output error four times the runs' largest.
+    auto probe = [&](double eta, double sign) {
+        const Step64 p = step64(g, in, eta, sign);
         std::vector<double> d(T);
         for (size_t k = 0; k < T; ++k) d[k] = distance(p.tensors[k], exact.tensors[k]);
         return d;
     };
-    const std::vector<double> plus = probe(1);
+    const double eta0 = 0x1p-22;
+    std::vector<double> plus = probe(eta0, 1);
+    const double response = plus[0] / norm(exact.tensors[0]) / eta0;
+    sum.eta = std::max(eta0, 4 * drift / std::max(response, 1e-300));
+    if (sum.eta > eta0) plus = probe(sum.eta, 1);
     const std::vector<double> sums = sums_run.get();
-    const std::vector<double> minus = probe(-1);
+    const std::vector<double> minus = probe(sum.eta, -1);
 
     std::vector<double> allowed;
     for (size_t r = 0; r < runs.size(); ++r)

@@ -353,7 +353,8 @@ TEST_CASE("small whole nets match the reference in inference and training") {
         Graph g = build(*find_net(net), 2, 64, 64);
         check_against_reference(g, 1e-4, std::nullopt);
         F64Summary s = check_against_f64(g, inputs(g, 11), {{"onednn", false}, {"onednn", true}}, true);
-        MESSAGE(net, ": worst (error - floor) / spread ", s.worst_ratio, " (", s.worst, "), eta ", s.eta);
+        MESSAGE(std::string(net), ": worst (error - floor) / spread ", s.worst_ratio, " (", s.worst, "), eta ", s.eta,
+                ", relative error admitted: median ", s.median_allowed);
     }
 }
 

@@ -2,7 +2,7 @@
 #                               make test  (build and run every test through ctest)
 BUILD ?= build
 JOBS ?= $(shell nproc)
-RIDGE := $(BUILD)/bench/ridge
+RIDGE := $(BUILD)/cli/ridge
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps build zoo report full test mutate clean

@@ -4,7 +4,7 @@
 # machine. ridge: median and range of 11 runs of the whole process. Usage: bench/compare_counters.sh [BUILD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ridge="${1:-build}/bench/ridge"
+ridge="${1:-build}/cli/ridge"
 [ -x "$ridge" ] || { echo "compare_counters: $ridge not built (run make)" >&2; exit 1; }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"

@@ -14,8 +14,9 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "bench/args.h"
 #include "bench/interrupt.h"
+#include "bench/usage_error.h"
+#include "engine/shape.h"
 
 namespace ridge::cli {
 

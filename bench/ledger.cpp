@@ -10,8 +10,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "bench/args.h"
 #include "bench/format.h"
+#include "bench/usage_error.h"
+#include "engine/shape.h"
 
 namespace ridge::cli {
 

@@ -3,14 +3,14 @@
 median training step (forward, cross-entropy on random labels, backward, SGD step) of torchvision
 nets, with a fixed thread count.
 
-With --ridge RIDGE (build/bench/ridge) each configuration is also run through `ridge bench` (the
+With --ridge RIDGE (build/cli/ridge) each configuration is also run through `ridge bench` (the
 oneDNN executor, fused), alternating with PyTorch round by round, so both see the same machine load;
 the ratio ridge/PyTorch of the medians is printed. A training step is forward, cross-entropy and
 backward on both sides; the SGD update is timed apart on both (update columns). Prints CSV with a header on stdout, the environment on
 stderr. Exits 0 with one line "skipped: PyTorch not available" when torch is missing.
 
   python3 bench/torch_bench.py --nets resnet18,mobilenet_v2 --batches 1,16 --mode infer \\
-      --ridge build/bench/ridge
+      --ridge build/cli/ridge
 """
 import argparse
 import json

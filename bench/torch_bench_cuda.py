@@ -13,7 +13,7 @@ own event-timed steps (JSON median_ms). Prints CSV with a header on stdout (one 
 configuration, with the ratio and whether the target is met), the environment on stderr. Exits 0
 with one line "skipped: ..." when torch or a CUDA device is missing.
 
-  python3 bench/torch_bench_cuda.py --ridge build/bench/ridge --out results/torch_cuda.csv
+  python3 bench/torch_bench_cuda.py --ridge build/cli/ridge --out results/torch_cuda.csv
 """
 import argparse
 import json

@@ -6,9 +6,9 @@ decay), alternated round by round with `ridge train` so both see the same machin
 images/s per round and the ratio ridge / PyTorch of the medians. Run with Debian's interpreter,
 /usr/bin/python3, which has python3-torch, python3-torchvision and python3-pil.
 
-  /usr/bin/python3 bench/torch_train.py --ridge build/bench/ridge --nets resnet18,mobilenet_v2 \\
+  /usr/bin/python3 bench/torch_train.py --ridge build/cli/ridge --nets resnet18,mobilenet_v2 \\
       --data /tmp/imagefolder --batch 32 --iters 20 --warmup-iters 3 --workers 2 --rounds 3
-  /usr/bin/python3 bench/torch_train.py --ridge build/bench/ridge --synthetic ...
+  /usr/bin/python3 bench/torch_train.py --ridge build/cli/ridge --synthetic ...
 
 Helpers that write data:
   --make-data DIR          an ImageFolder of generated photograph-like JPEGs (see make_data)

@@ -1,7 +1,7 @@
 #include "report/csv.h"
 
 #include "bench/format.h"
-#include "bench/profile_cmd.h"
+#include "profile/render.h"
 
 namespace ridge::report {
 
@@ -37,7 +37,7 @@ std::string layers_csv(const Study& s) {
 
 std::vector<std::pair<std::string, std::string>> counts_csvs(const Study& s) {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const profile::Profile& p : s.profiles) out.push_back({"counts-" + p.device + ".csv", cli::profile_csv(p)});
+    for (const profile::Profile& p : s.profiles) out.push_back({"counts-" + p.device + ".csv", profile::render_csv(p)});
     return out;
 }
 

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/args.h"
 #include "bench/format.h"
+#include "bench/usage_error.h"
+#include "engine/shape.h"
 
 namespace fs = std::filesystem;
 

@@ -51,7 +51,7 @@ if want test; then
 (cd $B && timeout 300 ctest --output-on-failure -R 'cuda|cudnn' > "$OUT/ctest-gpu.log" 2>&1; echo "ctest gpu rc=$?")
 fi
 
-RIDGE=$B/bench/ridge
+RIDGE=$B/cli/ridge
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if want memcheck; then
 timeout 180 "$SAN" --tool memcheck --leak-check full --error-exitcode 9 \

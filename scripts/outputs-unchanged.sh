@@ -7,14 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD~1}
 build=${2:-build}
-new=$build/bench/ridge
+new=$build/cli/ridge
 [ -x "$new" ] || { echo "outputs-unchanged: no $new: run make build first" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 git worktree add -q --detach "$work/src" "$rev"
 cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$work/build" --target ridge -j "$(nproc)" >/dev/null
-old=$work/build/bench/ridge
+old=$work/build/cli/ridge
 [ -x "$old" ] || old=$(find "$work/build" -name ridge -type f -perm -u+x | head -n 1)
 
 dump() {  # $1: binary, $2: folder

@@ -9,8 +9,8 @@
 #include <limits>
 #include <set>
 
-#include "bench/args.h"
 #include "bench/format.h"
+#include "bench/usage_error.h"
 #include "cli.h"
 #include "json.h"
 

@@ -9,9 +9,9 @@
 #include <set>
 #include <thread>
 
-#include "bench/args.h"
 #include "bench/env.h"
 #include "bench/ledger.h"
+#include "bench/usage_error.h"
 #include "cli.h"
 #include "spawn.h"
 

@@ -1,4 +1,4 @@
-#include "bench/train_cmd.h"
+#include "cli/train_cmd.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "bench/bench_run.h"
 #include "bench/env.h"
 #include "bench/format.h"
-#include "bench/net_arg.h"
+#include "cli/net_arg.h"
 #include "roofline/probes/cpu/probes.h"
 #include "roofline/probes/cuda/probes.h"
 #include "train/ledger.h"

@@ -1,4 +1,4 @@
-#include "bench/analysis_text.h"
+#include "cli/analysis_text.h"
 
 #include "bench/format.h"
 

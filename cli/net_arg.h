@@ -1,6 +1,6 @@
 #pragma once
 // The NET argument and --res of every command that builds a zoo net, with the same messages.
-#include "bench/args.h"
+#include "cli/args.h"
 #include "netdefs/zoo.h"
 
 namespace ridge::cli {

@@ -1,4 +1,4 @@
-#include "bench/net_arg.h"
+#include "cli/net_arg.h"
 
 namespace ridge::cli {
 

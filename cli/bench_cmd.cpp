@@ -1,4 +1,4 @@
-#include "bench/bench_cmd.h"
+#include "cli/bench_cmd.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include "bench/env.h"
 #include "bench/format.h"
 #include "bench/ledger.h"
-#include "bench/net_arg.h"
+#include "cli/net_arg.h"
 #include "roofline/probes/cuda/probes.h"
 
 namespace ridge::cli {

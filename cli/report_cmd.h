@@ -1,7 +1,7 @@
 #pragma once
 // `ridge report`: the whole study in one command: analysis, ceilings, benchmarks, figures and
 // results/<host>/report.md.
-#include "bench/args.h"
+#include "cli/args.h"
 
 namespace ridge::cli {
 

@@ -1,7 +1,7 @@
 #pragma once
 // `ridge train`: fixed-iteration training runs on an image folder or synthetic data, timed and
 // logged to LOG_DIR/metrics.csv and LOG_DIR/env_info.md.
-#include "bench/args.h"
+#include "cli/args.h"
 
 namespace ridge::cli {
 

@@ -1,6 +1,6 @@
 #pragma once
 // `ridge bench`: measured time of a zoo net, whole step and per layer, beside the analytic counts.
-#include "bench/args.h"
+#include "cli/args.h"
 
 namespace ridge::cli {
 

@@ -1,4 +1,4 @@
-#include "report/report_cmd.h"
+#include "cli/report_cmd.h"
 
 #include <chrono>
 #include <filesystem>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "bench/format.h"
-#include "bench/net_arg.h"
+#include "cli/net_arg.h"
 #include "bench/spawn.h"
 #include "roofline/probes/cuda/probes.h"
 #include "report/collect.h"

@@ -1,4 +1,4 @@
-#include "bench/args.h"
+#include "cli/args.h"
 
 #include <algorithm>
 #include <charconv>

@@ -2,17 +2,17 @@
 #include <cstdio>
 #include <iostream>
 
-#include "bench/args.h"
-#include "bench/bench_cmd.h"
+#include "cli/args.h"
+#include "cli/bench_cmd.h"
 #include "bench/format.h"
 #include "bench/interrupt.h"
-#include "bench/net_arg.h"
-#include "bench/profile_cmd.h"
-#include "bench/analysis_text.h"
-#include "bench/roofline_cmd.h"
-#include "bench/train_cmd.h"
+#include "cli/net_arg.h"
+#include "cli/profile_cmd.h"
+#include "cli/analysis_text.h"
+#include "cli/roofline_cmd.h"
+#include "cli/train_cmd.h"
 #include "netdefs/zoo.h"
-#include "report/report_cmd.h"
+#include "cli/report_cmd.h"
 
 using namespace ridge;
 using namespace ridge::cli;

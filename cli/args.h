@@ -3,19 +3,14 @@
 // unknown-option errors and typed validation all come from that declaration.
 #include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bench/usage_error.h"
 #include "engine/shape.h"
 
 namespace ridge::cli {
-
-// A user error: printed as one line on stderr, exit code 2, nothing written.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 struct Option {
     std::string_view name;   // "--batch"

@@ -83,7 +83,8 @@ void check_csv_ledger(const std::string& path, const std::string& header) {
     require_header(f.fd, path, header, st.st_size);
 }
 
-void append_csv_rows(const std::string& path, const std::string& header, const std::vector<std::string>& rows) {
+void append_csv_rows(const std::string& path, const std::string& header, const std::vector<std::string>& rows,
+                     const std::function<void(const std::string&)>& after) {
     if (path.empty()) throw UsageError("ridge: the ledger's file name is empty");
     std::error_code ec;
     if (fs::path dir = fs::path(path).parent_path(); !dir.empty() && !fs::exists(dir, ec)) {
@@ -124,6 +125,18 @@ void append_csv_rows(const std::string& path, const std::string& header, const s
         done += size_t(w);
     }
     if (::fsync(f.fd) != 0 && errno != EINVAL) refuse(path, std::strerror(errno));
+    if (!after) return;
+    std::string whole;
+    char buf[65536];
+    for (off_t at = 0;;) {
+        ssize_t n = ::pread(f.fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) refuse(path, std::strerror(errno));
+        if (n == 0) break;
+        whole.append(buf, size_t(n));
+        at += n;
+    }
+    after(whole);
 }
 
 bool same_file(const std::string& a, const std::string& b) {

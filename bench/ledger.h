@@ -3,6 +3,7 @@
 // metrics), so a study can compare today's numbers with last week's. Several processes may append
 // to one ledger at once; none of their rows may be lost and the file stays the user's file (its
 // mode, owner and hard links are kept: rows are appended in place, the file is never replaced).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,14 @@ namespace ridge::cli {
 // file with another header is refused rather than mixed; a file whose last row lacks its newline
 // (a writer killed mid-row) gets one before the new rows. Missing folders are created. A write
 // that fails part way (disk full) is cut back, so no half row stays. Errors are UsageErrors naming
-// the file.
-void append_csv_rows(const std::string& path, const std::string& header, const std::vector<std::string>& rows);
-inline void append_csv_row(const std::string& path, const std::string& header, const std::string& row) {
-    append_csv_rows(path, header, {row});
+// the file. Then, still under the lock, `after` (if given) is called with the whole file's text,
+// so that a page derived from the ledger (ridge train's env_info.md) is written from rows no
+// other appender is adding to.
+void append_csv_rows(const std::string& path, const std::string& header, const std::vector<std::string>& rows,
+                     const std::function<void(const std::string&)>& after = {});
+inline void append_csv_row(const std::string& path, const std::string& header, const std::string& row,
+                           const std::function<void(const std::string&)>& after = {}) {
+    append_csv_rows(path, header, {row}, after);
 }
 
 // Checks, before any work, that rows could be appended to path under header: the file is a regular

@@ -13,24 +13,20 @@ stderr. Exits 0 with one line "skipped: PyTorch not available" when torch is mis
       --ridge build/cli/ridge
 """
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import time
+
+import torch_common
 
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nets", default="resnet18,resnet50,mobilenet_v2")
     p.add_argument("--batches", default="1,16")
-    p.add_argument("--res", type=int, default=224)
     p.add_argument("--mode", choices=["infer", "train"], default="infer")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--repeats", type=int, default=10, help="timed runs per round")
-    p.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and ridge")
-    p.add_argument("--ridge", metavar="RIDGE", help="path of the ridge CLI to run side by side")
+    torch_common.add_common_args(p, warmup=3, repeats=10)
     return p.parse_args()
 
 
@@ -66,21 +62,17 @@ def torch_times(torch, model, x, labels, mode, warmup, repeats):
 
 
 def ridge_median(args, net, batch):
-    cmd = [args.ridge, "bench", net, "--batch", str(batch), "--res", str(args.res), "--mode", args.mode,
-           "--threads", str(args.threads), "--warmup", str(args.warmup), "--repeat", str(args.repeats),
-           "--no-layers", "--no-ledger", "--quiet", "--format", "json"]
-    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    return out["median_ms"], out.get("update_ms", 0.0)
+    return torch_common.ridge_bench(args.ridge, [
+        net, "--batch", str(batch), "--res", str(args.res), "--mode", args.mode, "--threads", str(args.threads),
+        "--warmup", str(args.warmup), "--repeat", str(args.repeats)])
 
 
 def main():
     args = parse()
-    try:
-        import torch
-        import torchvision
-    except ImportError:
-        print("skipped: PyTorch not available")
+    imported = torch_common.import_torch()
+    if not imported:
         return 0
+    torch, torchvision = imported
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"# torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
@@ -94,25 +86,18 @@ def main():
             model = getattr(torchvision.models, net)(weights=None)
             x = torch.rand(batch, 3, args.res, args.res) * 2 - 1
             labels = torch.randint(0, 1000, (batch,))
-            torch_ms, round_torch, round_update, ridge_ms, ridge_update = [], [], [], [], []
-            for _ in range(args.rounds):
-                t, u = torch_times(torch, model, x, labels, args.mode, args.warmup, args.repeats)
-                torch_ms += t
-                round_torch.append(statistics.median(t))
-                round_update.append(statistics.median(u))
-                if args.ridge:
-                    r, ru = ridge_median(args, net, batch)
-                    ridge_ms.append(r)
-                    ridge_update.append(ru)
-            med = statistics.median(round_torch)
-            spread = (max(torch_ms) - min(torch_ms)) / med
+            rounds = torch_common.alternate(
+                args.rounds, lambda: torch_times(torch, model, x, labels, args.mode, args.warmup, args.repeats),
+                (lambda: ridge_median(args, net, batch)) if args.ridge else None)
+            med = rounds.median()
+            spread = (max(rounds.torch_all) - min(rounds.torch_all)) / med
             if spread > 0.5:
                 print(f"# warning: {net} batch {batch}: PyTorch times spread {spread:.0%} of the median", file=sys.stderr)
-            line = (f"{net},{batch},{args.res},{args.mode},{args.threads},{med:.2f},{min(torch_ms):.2f},"
-                    f"{max(torch_ms):.2f},{statistics.median(round_update):.2f}")
+            line = (f"{net},{batch},{args.res},{args.mode},{args.threads},{med:.2f},{min(rounds.torch_all):.2f},"
+                    f"{max(rounds.torch_all):.2f},{statistics.median(rounds.torch_update):.2f}")
             if args.ridge:
-                r = statistics.median(ridge_ms)
-                line += f",{r:.2f},{statistics.median(ridge_update):.2f},{r / med:.3f}"
+                r = statistics.median(rounds.ridge)
+                line += f",{r:.2f},{statistics.median(rounds.ridge_update):.2f},{r / med:.3f}"
             print(line, flush=True)
     return 0
 

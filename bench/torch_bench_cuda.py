@@ -16,10 +16,10 @@ with one line "skipped: ..." when torch or a CUDA device is missing.
   python3 bench/torch_bench_cuda.py --ridge build/cli/ridge --out results/torch_cuda.csv
 """
 import argparse
-import json
 import statistics
-import subprocess
 import sys
+
+import torch_common
 
 CONFIGS = [("infer", 1), ("infer", 256), ("train", 64)]
 
@@ -28,11 +28,7 @@ def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nets", default="resnet50,mobilenet_v2,vgg16")
     p.add_argument("--precisions", default="fp32,bf16")
-    p.add_argument("--res", type=int, default=224)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=20, help="timed steps per round")
-    p.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and ridge")
-    p.add_argument("--ridge", metavar="RIDGE", help="path of the ridge CLI to run side by side")
+    torch_common.add_common_args(p, warmup=5, repeats=20)
     p.add_argument("--out", help="also write the CSV here")
     return p.parse_args()
 
@@ -79,13 +75,11 @@ def torch_times(torch, model, x, labels, mode, precision, warmup, repeats):
 
 
 def ridge_run(args, net, mode, batch, precision):
-    cmd = [args.ridge, "bench", net, "--device", "cuda", "--precision", precision, "--batch", str(batch),
-           "--res", str(args.res), "--mode", mode, "--warmup", str(args.warmup), "--repeat", str(args.repeats),
-           "--no-layers", "--no-ledger", "--quiet", "--format", "json"]
+    bench = [net, "--device", "cuda", "--precision", precision, "--batch", str(batch), "--res", str(args.res),
+             "--mode", mode, "--warmup", str(args.warmup), "--repeat", str(args.repeats)]
     if mode == "infer" and batch == 1:
-        cmd.append("--cuda-graph")
-    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    return out["median_ms"], out.get("update_ms", 0.0)
+        bench.append("--cuda-graph")
+    return torch_common.ridge_bench(args.ridge, bench)
 
 
 def target(mode, batch, ratio):
@@ -97,12 +91,10 @@ def target(mode, batch, ratio):
 
 def main():
     args = parse()
-    try:
-        import torch
-        import torchvision
-    except ImportError:
-        print("skipped: PyTorch not available")
+    imported = torch_common.import_torch()
+    if not imported:
         return 0
+    torch, torchvision = imported
     if not torch.cuda.is_available():
         print("skipped: no CUDA device for PyTorch")
         return 0
@@ -123,23 +115,17 @@ def main():
                 model = getattr(torchvision.models, net)(weights=None).cuda()
                 x = torch.rand(batch, 3, args.res, args.res, device="cuda") * 2 - 1
                 labels = torch.randint(0, 1000, (batch,), device="cuda")
-                all_ms, round_ms, round_upd, ridge_ms, ridge_upd = [], [], [], [], []
-                for _ in range(args.rounds):
-                    t, u = torch_times(torch, model, x, labels, mode, precision, args.warmup, args.repeats)
-                    all_ms += t
-                    round_ms.append(statistics.median(t))
-                    round_upd.append(statistics.median(u))
-                    if args.ridge:
-                        r, ru = ridge_run(args, net, mode, batch, precision)
-                        ridge_ms.append(r)
-                        ridge_upd.append(ru)
-                med = statistics.median(round_ms)
-                line = (f"{net},{precision},{mode},{batch},{args.res},{med:.3f},{min(all_ms):.3f},"
-                        f"{statistics.median(round_upd):.3f}")
+                rounds = torch_common.alternate(
+                    args.rounds,
+                    lambda: torch_times(torch, model, x, labels, mode, precision, args.warmup, args.repeats),
+                    (lambda: ridge_run(args, net, mode, batch, precision)) if args.ridge else None)
+                med = rounds.median()
+                line = (f"{net},{precision},{mode},{batch},{args.res},{med:.3f},{min(rounds.torch_all):.3f},"
+                        f"{statistics.median(rounds.torch_update):.3f}")
                 if args.ridge:
-                    r = statistics.median(ridge_ms)
+                    r = statistics.median(rounds.ridge)
                     goal, met = target(mode, batch, r / med)
-                    line += f",{r:.3f},{statistics.median(ridge_upd):.3f},{r / med:.3f},{goal},{int(met)}"
+                    line += f",{r:.3f},{statistics.median(rounds.ridge_update):.3f},{r / med:.3f},{goal},{int(met)}"
                 print(line, flush=True)
                 rows.append(line)
                 del model, x, labels

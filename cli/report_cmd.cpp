@@ -6,14 +6,14 @@
 #include <unistd.h>
 
 #include "bench/format.h"
-#include "cli/net_arg.h"
 #include "bench/spawn.h"
-#include "roofline/probes/cuda/probes.h"
+#include "cli/net_arg.h"
 #include "report/collect.h"
 #include "report/csv.h"
 #include "report/figures.h"
 #include "report/folder.h"
 #include "report/markdown.h"
+#include "roofline/probes/cuda/probes.h"
 
 namespace fs = std::filesystem;
 

@@ -2,17 +2,17 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/args.h"
-#include "cli/bench_cmd.h"
 #include "bench/format.h"
 #include "bench/interrupt.h"
+#include "cli/analysis_text.h"
+#include "cli/args.h"
+#include "cli/bench_cmd.h"
 #include "cli/net_arg.h"
 #include "cli/profile_cmd.h"
-#include "cli/analysis_text.h"
+#include "cli/report_cmd.h"
 #include "cli/roofline_cmd.h"
 #include "cli/train_cmd.h"
 #include "netdefs/zoo.h"
-#include "cli/report_cmd.h"
 
 using namespace ridge;
 using namespace ridge::cli;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bench/format.h"
+#include "bench/ledger.h"
 #include "roofline/roofline.h"
 
 namespace ridge::cli::roofline_sub {

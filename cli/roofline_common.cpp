@@ -35,13 +35,6 @@ std::string time_text(double seconds) {
     return num(seconds) + " s";
 }
 
-std::string csv_cell(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string bytes_text(int64_t b) {
     if (b >= (int64_t(1) << 30) && b % (int64_t(1) << 30) == 0) return cat(b >> 30, " GiB");
     if (b >= (int64_t(1) << 20)) return fixed(double(b) / double(1 << 20), b % (1 << 20) ? 1 : 0) + " MiB";

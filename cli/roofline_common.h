@@ -33,7 +33,6 @@ std::string exact(double v);
 // "8.22 GFLOP", "3.35 TB", "512 FLOP/s": SI-scaled with the prefix on the unit.
 std::string si_unit(double v, std::string_view unit);
 std::string time_text(double seconds);
-std::string csv_cell(const std::string& s);
 std::string bytes_text(int64_t b);  // "1 GiB", "1.5 MiB", "32 KiB", "512 B"
 std::string density_name(bool sparse);
 

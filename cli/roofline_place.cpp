@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "bench/format.h"
+#include "bench/ledger.h"
 #include "cli/net_arg.h"
 #include "engine/analysis.h"
 #include "netdefs/zoo.h"

@@ -14,6 +14,7 @@
 #include "bench/bench_run.h"
 #include "bench/env.h"
 #include "bench/format.h"
+#include "bench/ledger.h"
 #include "cli/net_arg.h"
 #include "roofline/probes/cpu/probes.h"
 #include "roofline/probes/cuda/probes.h"
@@ -354,10 +355,11 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
         }
         rec.date = utc_now();
         try {
-            train::append_row_locked(ledger, train::ledger_header(), train::ledger_row(rec),
-                                     [&](const std::string& text) {
-                                         write_output(log_dir + "/env_info.md", train::env_info_page(rec, text));
-                                     });
+            append_csv_row(ledger, train::ledger_header(), train::ledger_row(rec), [&](const std::string& text) {
+                write_output(log_dir + "/env_info.md", train::env_info_page(rec, text));
+            });
+        } catch (const UsageError&) {
+            throw;  // the ledger's and the page's own messages, each naming its file
         } catch (const std::runtime_error& err) {
             throw UsageError(cat("ridge train: ", err.what()));
         }

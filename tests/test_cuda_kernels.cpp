@@ -23,7 +23,6 @@
 #include "kernels/cuda/reference/from_ops.h"
 
 using namespace ridge;
-using gpu::Dt;
 
 namespace {
 
@@ -31,24 +30,24 @@ namespace {
 struct Buf {
     void* p = nullptr;
     int64_t n = 0;
-    Dt t = Dt::f32;
-    Buf(const HostTensor& h, Dt type) : n(h.size()), t(type) {
+    DType t = DType::fp32;
+    Buf(const HostTensor& h, DType type) : n(h.size()), t(type) {
         RIDGE_CUDA_CHECK(cudaMalloc(&p, size_t(std::max<int64_t>(n, 1) * 4)));
         float* f = nullptr;
         RIDGE_CUDA_CHECK(cudaMalloc(&f, size_t(std::max<int64_t>(n, 1) * 4)));
         RIDGE_CUDA_CHECK(cudaMemcpy(f, h.data(), size_t(n) * 4, cudaMemcpyHostToDevice));
-        gpu::convert(Dt::f32, f, t, p, n, 1.0f, false, nullptr);
+        gpu::convert(DType::fp32, f, t, p, n, 1.0f, false, nullptr);
         RIDGE_CUDA_CHECK(cudaDeviceSynchronize());
         cudaFree(f);
     }
-    Buf(const Shape& s, Dt type) : Buf(HostTensor(s), type) {}
+    Buf(const Shape& s, DType type) : Buf(HostTensor(s), type) {}
     ~Buf() { cudaFree(p); }
     Buf(const Buf&) = delete;
     Buf& operator=(const Buf&) = delete;
     HostTensor get(const Shape& s) const {
         float* f = nullptr;
         RIDGE_CUDA_CHECK(cudaMalloc(&f, size_t(std::max<int64_t>(n, 1) * 4)));
-        gpu::convert(t, p, Dt::f32, f, n, 1.0f, false, nullptr);
+        gpu::convert(t, p, DType::fp32, f, n, 1.0f, false, nullptr);
         HostTensor h(s);
         RIDGE_CUDA_CHECK(cudaMemcpy(h.data(), f, size_t(n) * 4, cudaMemcpyDeviceToHost));
         cudaFree(f);
@@ -64,14 +63,14 @@ HostTensor rnd(const Shape& s, uint64_t seed, float scale = 1) {
 }
 
 // The value a 16-bit storage gives back, so references start from the same inputs.
-HostTensor rounded(const HostTensor& h, Dt t) {
+HostTensor rounded(const HostTensor& h, DType t) {
     Buf b(h, t);
     return b.get(h.shape);
 }
 
-double tol(Dt t) { return t == Dt::f32 ? 1e-5 : t == Dt::f16 ? 4e-3 : 3e-2; }
-const Dt all_types[] = {Dt::f32, Dt::f16, Dt::bf16};
-const char* name(Dt t) { return t == Dt::f32 ? "fp32" : t == Dt::f16 ? "fp16" : "bf16"; }
+double tol(DType t) { return t == DType::fp32 ? 1e-5 : t == DType::fp16 ? 4e-3 : 3e-2; }
+const DType all_types[] = {DType::fp32, DType::fp16, DType::bf16};
+const char* name(DType t) { return t == DType::fp32 ? "fp32" : t == DType::fp16 ? "fp16" : "bf16"; }
 
 void check_close(const HostTensor& a, const HostTensor& b, double t, const std::string& what) {
     INFO(what);
@@ -111,7 +110,7 @@ Ref reference(const Op& op, const std::vector<HostTensor>& in, const std::vector
 
 TEST_CASE("activations: forward and backward in every storage type") {
     for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()})
-        for (Dt t : all_types) {
+        for (DType t : all_types) {
             CAPTURE(fn_name(a.fn));
             CAPTURE(name(t));
             Shape s = {3, 5, 7};
@@ -127,7 +126,7 @@ TEST_CASE("activations: forward and backward in every storage type") {
 
 TEST_CASE("add and mul broadcast both ways; their gradients sum over the broadcast dimensions") {
     Shape sa = {2, 1, 4, 5}, sb = {3, 1, 5}, sy = {2, 3, 4, 5};
-    for (Dt t : all_types) {
+    for (DType t : all_types) {
         CAPTURE(name(t));
         HostTensor a = rounded(rnd(sa, 3), t), b = rounded(rnd(sb, 4), t), dy = rounded(rnd(sy, 5), t);
         for (bool mul : {false, true}) {
@@ -148,16 +147,16 @@ TEST_CASE("add and mul broadcast both ways; their gradients sum over the broadca
 
 TEST_CASE("layernorm over the last dimension and over the channels of NCHW") {
     for (auto [s, dim] : {std::pair{Shape{3, 4, 16}, -1}, std::pair{Shape{2, 12, 3, 4}, 1}})
-        for (Dt t : all_types) {
+        for (DType t : all_types) {
             CAPTURE(name(t));
             int d = normalize_dim(dim, s.size());
             HostTensor x = rounded(rnd(s, 6), t), dy = rounded(rnd(s, 7), t);
             HostTensor g = rnd({s[size_t(d)]}, 8), b = rnd({s[size_t(d)]}, 9);
             Ref r = reference(LayerNorm{dim}, {x}, {g, b}, s, dy);
             gpu::Around3 a = gpu::around3(s, d);
-            Buf bx(x, t), by(s, t), bdy(dy, t), bdx(s, t), bg(g, Dt::f32), bb(b, Dt::f32);
-            Buf mean(Shape{a.outer * a.inner}, Dt::f32), istd(Shape{a.outer * a.inner}, Dt::f32);
-            Buf dg(g.shape, Dt::f32), db(b.shape, Dt::f32);
+            Buf bx(x, t), by(s, t), bdy(dy, t), bdx(s, t), bg(g, DType::fp32), bb(b, DType::fp32);
+            Buf mean(Shape{a.outer * a.inner}, DType::fp32), istd(Shape{a.outer * a.inner}, DType::fp32);
+            Buf dg(g.shape, DType::fp32), db(b.shape, DType::fp32);
             gpu::layernorm_forward(t, bx.p, bg.f(), bb.f(), by.p, mean.f(), istd.f(), a, nullptr);
             gpu::layernorm_backward(t, bx.p, bdy.p, bg.f(), mean.f(), istd.f(), bdx.p, dg.f(), db.f(), a, nullptr);
             check_close(by.get(s), r.y, 2 * tol(t), "y");
@@ -175,7 +174,7 @@ TEST_CASE("pooling windows: padding, ceil_mode, both divisors, adaptive") {
                            Pool2d{Pool2d::Kind::avg, 3, 2, 1, false, false},
                            AdaptiveAvgPool2d{{4, 3}}};
     for (const Op& op : ops)
-        for (Dt t : all_types) {
+        for (DType t : all_types) {
             CAPTURE(op_kind(op));
             CAPTURE(name(t));
             Shape ys = op_shape(op, {s});
@@ -196,7 +195,7 @@ TEST_CASE("pooling windows: padding, ceil_mode, both divisors, adaptive") {
 }
 
 TEST_CASE("layout kernels copy exactly: concat, slice, permute, channel shuffle") {
-    for (Dt t : all_types) {
+    for (DType t : all_types) {
         CAPTURE(name(t));
         Shape s = {2, 6, 3, 4};
         HostTensor x = rounded(rnd(s, 11), t);
@@ -228,11 +227,11 @@ TEST_CASE("softmax cross-entropy: loss and gradient, with a loss scale") {
     std::vector<int32_t> labels = {0, 6, 3, 3, 1};
     HostTensor dref(s);
     float lref = ref::softmax_cross_entropy({logits.data(), s}, labels, {dref.data(), s});
-    Buf bl(logits, Dt::f32), bd(s, Dt::f32), rows(Shape{5}, Dt::f32), loss(Shape{1}, Dt::f32);
+    Buf bl(logits, DType::fp32), bd(s, DType::fp32), rows(Shape{5}, DType::fp32), loss(Shape{1}, DType::fp32);
     int32_t* lab = nullptr;
     RIDGE_CUDA_CHECK(cudaMalloc(&lab, labels.size() * 4));
     RIDGE_CUDA_CHECK(cudaMemcpy(lab, labels.data(), labels.size() * 4, cudaMemcpyHostToDevice));
-    gpu::softmax_cross_entropy(Dt::f32, bl.p, lab, bd.p, rows.f(), loss.f(), 5, 7, 8.0f, nullptr);
+    gpu::softmax_cross_entropy(DType::fp32, bl.p, lab, bd.p, rows.f(), loss.f(), 5, 7, 8.0f, nullptr);
     cudaFree(lab);
     CHECK(loss.get({1}).v[0] == doctest::Approx(lref).epsilon(1e-5));
     HostTensor d = bd.get(s);
@@ -242,8 +241,8 @@ TEST_CASE("softmax cross-entropy: loss and gradient, with a loss scale") {
 
 TEST_CASE("sgd updates fp32 master weights and writes the 16-bit copy") {
     HostTensor w = rnd({100}, 13), g = rnd({100}, 14);
-    for (Dt t : {Dt::f16, Dt::bf16}) {
-        Buf bw(w, Dt::f32), bg(g, t), copy(w.shape, t);
+    for (DType t : {DType::fp16, DType::bf16}) {
+        Buf bw(w, DType::fp32), bg(g, t), copy(w.shape, t);
         HostTensor gr = rounded(g, t);
         gpu::sgd(bw.f(), t, bg.p, nullptr, t, copy.p, 100, {.lr = 0.5f, .inv_scale = 0.25f}, nullptr);
         HostTensor want = w;
@@ -257,10 +256,10 @@ TEST_CASE("sgd updates fp32 master weights and writes the 16-bit copy") {
 // (torch.optim.SGD's: v = m v + (g + wd w); w -= lr v), the gradient held fixed.
 TEST_CASE("sgd with momentum and weight decay") {
     HostTensor w = rnd({100}, 21), g = rnd({100}, 22);
-    Buf bw(w, Dt::f32), bg(g, Dt::f32), bv(w.shape, Dt::f32);
+    Buf bw(w, DType::fp32), bg(g, DType::fp32), bv(w.shape, DType::fp32);
     HostTensor want = w, v({100});
     for (int step = 0; step < 3; ++step) {
-        gpu::sgd(bw.f(), Dt::f32, bg.p, bv.f(), Dt::f32, nullptr, 100,
+        gpu::sgd(bw.f(), DType::fp32, bg.p, bv.f(), DType::fp32, nullptr, 100,
                  {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 0.01f, .inv_scale = 1}, nullptr);
         for (size_t k = 0; k < want.v.size(); ++k) {
             v.v[k] = 0.9f * v.v[k] + (g.v[k] + 0.01f * want.v[k]);
@@ -276,19 +275,19 @@ TEST_CASE("bias, channel scale and class token kernels") {
     HostTensor x = rnd(s, 15), dy = rnd(s, 16), g = rnd({5}, 17);
     gpu::Around3 a{2, 5, 6};
     Ref r = reference(LayerScale{1}, {x}, {g}, s, dy);
-    Buf bx(x, Dt::f32), by(s, Dt::f32), bdy(dy, Dt::f32), bdx(s, Dt::f32), bg(g, Dt::f32), bdg(g.shape, Dt::f32);
-    gpu::channel_scale_forward(Dt::f32, bx.p, bg.f(), by.p, a, nullptr);
-    gpu::channel_scale_backward(Dt::f32, bx.p, bdy.p, bg.f(), bdx.p, bdg.f(), a, nullptr);
+    Buf bx(x, DType::fp32), by(s, DType::fp32), bdy(dy, DType::fp32), bdx(s, DType::fp32), bg(g, DType::fp32), bdg(g.shape, DType::fp32);
+    gpu::channel_scale_forward(DType::fp32, bx.p, bg.f(), by.p, a, nullptr);
+    gpu::channel_scale_backward(DType::fp32, bx.p, bdy.p, bg.f(), bdx.p, bdg.f(), a, nullptr);
     check_close(by.get(s), r.y, 1e-5, "layer scale y");
     check_close(bdx.get(s), r.dx[0], 1e-5, "layer scale dx");
     check_close(bdg.get(g.shape), r.dparams[0], 1e-5, "layer scale dgamma");
     Shape ts = {2, 3, 4}, tys = {2, 4, 4};
     HostTensor tx = rnd(ts, 18), tok = rnd({4}, 19), tdy = rnd(tys, 20);
     Ref rt = reference(ClassToken{}, {tx}, {tok}, tys, tdy);
-    Buf btx(tx, Dt::f32), bty(tys, Dt::f32), btok(tok, Dt::f32), btdy(tdy, Dt::f32), bdtok(tok.shape, Dt::f32);
-    gpu::block_into(Dt::f32, btx.p, bty.p, 2, 4, 1, 3, 4, false, nullptr);
-    gpu::class_token_forward(Dt::f32, btok.f(), bty.p, 2, 4, 4, nullptr);
-    gpu::class_token_backward(Dt::f32, btdy.p, bdtok.f(), 2, 4, 4, nullptr);
+    Buf btx(tx, DType::fp32), bty(tys, DType::fp32), btok(tok, DType::fp32), btdy(tdy, DType::fp32), bdtok(tok.shape, DType::fp32);
+    gpu::block_into(DType::fp32, btx.p, bty.p, 2, 4, 1, 3, 4, false, nullptr);
+    gpu::class_token_forward(DType::fp32, btok.f(), bty.p, 2, 4, 4, nullptr);
+    gpu::class_token_backward(DType::fp32, btdy.p, bdtok.f(), 2, 4, 4, nullptr);
     CHECK(max_rel_diff(bty.get(tys), rt.y) == 0);
     check_close(bdtok.get(tok.shape), rt.dparams[0], 1e-6, "dtoken");
 }
@@ -307,9 +306,9 @@ TEST_CASE("naive CUDA conv and linear match the CPU reference") {
         if (c.op.bias) params.push_back(rnd({c.op.K}, 24));
         Ref r = reference(c.op, {x}, params, ys, dy);
         gpu::ref::ConvShape cs = gpu::ref::conv_shape(c.op, c.x, ys);
-        Buf bx(x, Dt::f32), bw(w, Dt::f32), by(ys, Dt::f32), bdy(dy, Dt::f32), bdx(c.x, Dt::f32), bdw(w.shape, Dt::f32);
+        Buf bx(x, DType::fp32), bw(w, DType::fp32), by(ys, DType::fp32), bdy(dy, DType::fp32), bdx(c.x, DType::fp32), bdw(w.shape, DType::fp32);
         std::unique_ptr<Buf> bb, bdb;
-        if (c.op.bias) bb = std::make_unique<Buf>(params[1], Dt::f32), bdb = std::make_unique<Buf>(params[1].shape, Dt::f32);
+        if (c.op.bias) bb = std::make_unique<Buf>(params[1], DType::fp32), bdb = std::make_unique<Buf>(params[1].shape, DType::fp32);
         gpu::ref::conv_forward(cs, bx.f(), bw.f(), bb ? bb->f() : nullptr, by.f(), nullptr);
         gpu::ref::conv_backward_data(cs, bdy.f(), bw.f(), bdx.f(), nullptr);
         gpu::ref::conv_backward_filter(cs, bx.f(), bdy.f(), bdw.f(), bdb ? bdb->f() : nullptr, nullptr);
@@ -321,8 +320,8 @@ TEST_CASE("naive CUDA conv and linear match the CPU reference") {
     Shape xs = {6, 10}, ys = {6, 4};
     HostTensor x = rnd(xs, 25), w = rnd({4, 10}, 26), b = rnd({4}, 27), dy = rnd(ys, 28);
     Ref r = reference(Linear{4}, {x}, {w, b}, ys, dy);
-    Buf bx(x, Dt::f32), bw(w, Dt::f32), bb(b, Dt::f32), by(ys, Dt::f32), bdy(dy, Dt::f32), bdx(xs, Dt::f32),
-        bdw(w.shape, Dt::f32), bdb(b.shape, Dt::f32);
+    Buf bx(x, DType::fp32), bw(w, DType::fp32), bb(b, DType::fp32), by(ys, DType::fp32), bdy(dy, DType::fp32), bdx(xs, DType::fp32),
+        bdw(w.shape, DType::fp32), bdb(b.shape, DType::fp32);
     gpu::ref::linear_forward(6, 10, 4, bx.f(), bw.f(), bb.f(), by.f(), nullptr);
     gpu::ref::linear_backward(6, 10, 4, bx.f(), bw.f(), bdy.f(), bdx.f(), bdw.f(), bdb.f(), nullptr);
     check_close(by.get(ys), r.y, 1e-5, "linear y");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dat.h"
 #include "report/figures.h"
 #include "report/figures/roofs.h"
 #include "study_fixture.h"
@@ -19,38 +20,13 @@ using namespace ridge::report;
 
 namespace {
 
-using Row = std::vector<std::string>;
-using Block = std::vector<Row>;  // one gnuplot index, its sub-blocks run together
+using dat::Row;
+using Block = std::vector<Row>;  // one gnuplot index
 
-// A data file's index blocks (two blank lines apart), '#' lines dropped, quoted fields unquoted.
+// A data file's index blocks (two blank lines apart), their data sets run together.
 std::vector<Block> read_blocks(const fs::path& p) {
-    std::vector<Block> blocks(1);
-    int blank = 0;
-    std::istringstream in(clitest::slurp(p));
-    for (std::string line; std::getline(in, line);) {
-        if (line.empty()) {
-            if (++blank == 2 && !blocks.back().empty()) blocks.emplace_back();
-            continue;
-        }
-        blank = 0;
-        if (line[0] == '#') continue;
-        Row row;
-        for (size_t i = 0; i < line.size();) {
-            if (line[i] == ' ') {
-                ++i;
-            } else if (line[i] == '"') {
-                size_t end = line.find('"', i + 1);
-                row.push_back(line.substr(i + 1, end - i - 1));
-                i = end + 1;
-            } else {
-                size_t end = std::min(line.find(' ', i), line.size());
-                row.push_back(line.substr(i, end - i));
-                i = end;
-            }
-        }
-        blocks.back().push_back(row);
-    }
-    if (blocks.back().empty()) blocks.pop_back();
+    std::vector<Block> blocks;
+    for (dat::Block& b : dat::read(p, dat::Split::index)) blocks.push_back(std::move(b.rows));
     return blocks;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "bench/ledger.h"
 #include "cli.h"
 #include "roofline/probes/cuda/probes.h"
 #include "bench/env.h"
@@ -129,7 +130,7 @@ const TinyStudy& tiny_study() {
         rec.bytes_per_step = 100;
         rec.result.images_per_s = 3.5;
         rec.result.gflops = 1.25;
-        ridge::train::append_row_locked(t.log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
+        ridge::cli::append_csv_row(t.log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
         t.run = clitest::run({"report", "--nets", "squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0", "--batches",
                               "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--precision", "bf16", "--quiet", "--train-log",
                               t.log.string(), "--out", t.out.string() + "/"},

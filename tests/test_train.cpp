@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "bench/format.h"
+#include "bench/ledger.h"
 #include "cli.h"
 #include "json.h"
 #include "roofline/probes/cuda/probes.h"
@@ -180,7 +181,7 @@ TEST_CASE("concurrent appends leave one header and every row whole") {
         REQUIRE(pid >= 0);
         if (pid == 0) {
             for (int i = 0; i < each; ++i)
-                ridge::train::append_row_locked(p.string(), header, ridge::cat("w", w, "_", i, ",", payload));
+                ridge::cli::append_csv_row(p.string(), header, ridge::cat("w", w, "_", i, ",", payload));
             _exit(0);
         }
         kids.push_back(pid);
@@ -200,7 +201,7 @@ TEST_CASE("concurrent appends leave one header and every row whole") {
         seen.insert(rows[i][0]);
     }
     CHECK(seen.size() == size_t(writers * each));
-    CHECK_THROWS_WITH_AS(ridge::train::append_row_locked(p.string(), "other,header", "a,b"),
+    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(p.string(), "other,header", "a,b"),
                          doctest::Contains("other columns"), std::runtime_error);
     CHECK(ridge::train::parse_csv(slurp(p)).size() == 1 + writers * each);
 }

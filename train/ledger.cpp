@@ -246,32 +246,6 @@ LedgerTable read_ledger(const std::string& path) {
     return t;
 }
 
-void append_row_locked(const std::string& path, const std::string& header, const std::string& row,
-                       const std::function<void(const std::string&)>& after) {
-    std::error_code ec;
-    std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error(cat(path, " cannot be opened for appending: ", std::strerror(errno)));
-    Fd guard{fd};
-    while (::flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR) throw std::runtime_error(cat(path, " cannot be locked: ", std::strerror(errno)));
-    std::string text = read_all(fd);
-    if (!text.empty() && first_line(text) != header)
-        throw std::runtime_error(other_columns(path));
-    std::string out = text.empty() ? header + "\n" : "";
-    if (!text.empty() && text.back() != '\n') out += "\n";  // a row cut short by a crash stays alone on its line
-    out += row + "\n";
-    size_t done = 0;
-    while (done < out.size()) {
-        ssize_t n = ::write(fd, out.data() + done, out.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error(cat(path, " cannot be written: ", std::strerror(errno)));
-        done += size_t(n);
-    }
-    if (after) after(text + out);
-}
-
 std::string env_info_page(const RunRecord& r, const std::string& ledger_text) {
     const cli::Env& e = r.env;
     auto gb = [](double b) { return cli::fixed(b / 1e9, 1) + " GB"; };

@@ -2,7 +2,6 @@
 // The training ledger: LOG_DIR/metrics.csv, one row per run with its configuration, figures and
 // environment, appended under flock by concurrent runs; and LOG_DIR/env_info.md, the same
 // environment as a page with the command lines that produced the rows.
-#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,16 +39,6 @@ std::string ledger_row(const RunRecord& r);
 
 // The fields of a CSV text, quoted fields (with commas, quotes or line breaks) unquoted.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text);
-
-// Appends `row` to the CSV at `path` (its folder made if need be) under an exclusive flock,
-// writing `header` first when the file is empty and refusing (a std::runtime_error naming the
-// file) one whose header differs; then, still under the lock, calls `after` with the whole
-// file's text (to write a page derived from it). The row goes out in one write() on an
-// O_APPEND descriptor; a row cut short by a crash is left on a line of its own by the next one.
-// One locked appender with bench/ledger is the goal: this one is kept small and local until
-// bench/ledger has a general flock-based append that both can share.
-void append_row_locked(const std::string& path, const std::string& header, const std::string& row,
-                       const std::function<void(const std::string&)>& after = {});
 
 // A ledger read back: the header and the rows that have as many fields as it (a row cut short
 // by a crash is skipped).

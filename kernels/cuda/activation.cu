@@ -59,7 +59,7 @@ __global__ void backward_kernel(Fn fn, const T* x, const T* dy, T* dx, int64_t n
 
 }  // namespace
 
-void activation_forward(Dt t, Act fn, const void* x, void* y, int64_t n, cudaStream_t s) {
+void activation_forward(DType t, Act fn, const void* x, void* y, int64_t n, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         forward_kernel<T><<<blocks_for(n), threads_per_block, 0, s>>>(fn, static_cast<const T*>(x),
@@ -68,7 +68,7 @@ void activation_forward(Dt t, Act fn, const void* x, void* y, int64_t n, cudaStr
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void activation_backward(Dt t, Act fn, const void* x, const void* dy, void* dx, int64_t n, cudaStream_t s) {
+void activation_backward(DType t, Act fn, const void* x, const void* dy, void* dx, int64_t n, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         backward_kernel<T><<<blocks_for(n), threads_per_block, 0, s>>>(fn, static_cast<const T*>(x),

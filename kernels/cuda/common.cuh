@@ -42,11 +42,11 @@ inline unsigned blocks_for(int64_t n) {
 
 // Calls f with a null pointer of the storage type, to pick the template instance.
 template <class F>
-void dispatch(Dt t, F&& f) {
+void dispatch(DType t, F&& f) {
     switch (t) {
-        case Dt::f32: f(static_cast<float*>(nullptr)); break;
-        case Dt::f16: f(static_cast<__half*>(nullptr)); break;
-        case Dt::bf16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
+        case DType::fp32: f(static_cast<float*>(nullptr)); break;
+        case DType::fp16: f(static_cast<__half*>(nullptr)); break;
+        case DType::bf16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
     }
 }
 

@@ -7,8 +7,6 @@
 
 namespace ridge::gpu {
 
-int64_t dt_bytes(Dt t) { return t == Dt::f32 ? 4 : 2; }
-
 Around3 around3(const Shape& s, int dim) {
     Around3 a;
     for (int i = 0; i < int(s.size()); ++i) {
@@ -140,7 +138,7 @@ __global__ void convert_kernel(const A* x, B* y, int64_t n, float s, bool accumu
 
 }  // namespace
 
-void add_forward(Dt t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
+void add_forward(DType t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
     int64_t n = count(ba);
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
@@ -150,7 +148,7 @@ void add_forward(Dt t, const void* a, Bcast ba, const void* b, Bcast bb, void* y
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void mul_forward(Dt t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
+void mul_forward(DType t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
     int64_t n = count(ba);
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
@@ -160,7 +158,7 @@ void mul_forward(Dt t, const void* a, Bcast ba, const void* b, Bcast bb, void* y
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void broadcast_backward(Dt t, const void* dy, Bcast bx, int64_t nx, const void* other, Bcast bo, void* dx,
+void broadcast_backward(DType t, const void* dy, Bcast bx, int64_t nx, const void* other, Bcast bo, void* dx,
                         cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
@@ -170,7 +168,7 @@ void broadcast_backward(Dt t, const void* dy, Bcast bx, int64_t nx, const void* 
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void scale_forward(Dt t, const void* x, float scale, void* y, int64_t n, cudaStream_t s) {
+void scale_forward(DType t, const void* x, float scale, void* y, int64_t n, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         scale_kernel<T><<<blocks_for(n), threads_per_block, 0, s>>>(static_cast<const T*>(x), scale,
@@ -179,7 +177,7 @@ void scale_forward(Dt t, const void* x, float scale, void* y, int64_t n, cudaStr
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void scale_backward(Dt t, const void* dy, float scale, void* dx, int64_t n, cudaStream_t s) {
+void scale_backward(DType t, const void* dy, float scale, void* dx, int64_t n, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         scale_kernel<T><<<blocks_for(n), threads_per_block, 0, s>>>(static_cast<const T*>(dy), scale,
@@ -188,7 +186,7 @@ void scale_backward(Dt t, const void* dy, float scale, void* dx, int64_t n, cuda
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void bias_forward(Dt t, const void* x, const float* b, void* y, Around3 a, cudaStream_t s) {
+void bias_forward(DType t, const void* x, const float* b, void* y, Around3 a, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         bias_forward_kernel<T><<<blocks_for(a.outer * a.n * a.inner), threads_per_block, 0, s>>>(
@@ -197,7 +195,7 @@ void bias_forward(Dt t, const void* x, const float* b, void* y, Around3 a, cudaS
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void bias_backward(Dt t, const void* dy, float* db, Around3 a, cudaStream_t s) {
+void bias_backward(DType t, const void* dy, float* db, Around3 a, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         channel_sum_kernel<T><<<unsigned(a.n), threads_per_block, 0, s>>>(static_cast<const T*>(dy), nullptr, db, a);
@@ -205,7 +203,7 @@ void bias_backward(Dt t, const void* dy, float* db, Around3 a, cudaStream_t s) {
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void channel_scale_forward(Dt t, const void* x, const float* g, void* y, Around3 a, cudaStream_t s) {
+void channel_scale_forward(DType t, const void* x, const float* g, void* y, Around3 a, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         channel_scale_kernel<T><<<blocks_for(a.outer * a.n * a.inner), threads_per_block, 0, s>>>(
@@ -214,7 +212,7 @@ void channel_scale_forward(Dt t, const void* x, const float* g, void* y, Around3
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void channel_scale_backward(Dt t, const void* x, const void* dy, const float* g, void* dx, float* dg, Around3 a,
+void channel_scale_backward(DType t, const void* x, const void* dy, const float* g, void* dx, float* dg, Around3 a,
                             cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
@@ -230,7 +228,7 @@ void channel_scale_backward(Dt t, const void* x, const void* dy, const float* g,
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void convert(Dt from, const void* x, Dt to, void* y, int64_t n, float scale, bool accumulate, cudaStream_t s) {
+void convert(DType from, const void* x, DType to, void* y, int64_t n, float scale, bool accumulate, cudaStream_t s) {
     dispatch(from, [&](auto* pa) {
         using A = std::remove_pointer_t<decltype(pa)>;
         dispatch(to, [&](auto* pb) {

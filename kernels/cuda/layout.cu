@@ -54,7 +54,7 @@ __global__ void token_grad_kernel(const T* dy, float* dtoken, int64_t N, int64_t
     }
 }
 
-void block(Dt t, const void* src, void* dst, int64_t outer, int64_t n_big, int64_t offset, int64_t len, int64_t inner,
+void block(DType t, const void* src, void* dst, int64_t outer, int64_t n_big, int64_t offset, int64_t len, int64_t inner,
            bool into_big, bool accumulate, cudaStream_t s) {
     int64_t n = outer * len * inner;
     if (n == 0) return;
@@ -69,17 +69,17 @@ void block(Dt t, const void* src, void* dst, int64_t outer, int64_t n_big, int64
 
 }  // namespace
 
-void block_into(Dt t, const void* small, void* big, int64_t outer, int64_t n_big, int64_t offset, int64_t len,
+void block_into(DType t, const void* small, void* big, int64_t outer, int64_t n_big, int64_t offset, int64_t len,
                 int64_t inner, bool accumulate, cudaStream_t s) {
     block(t, small, big, outer, n_big, offset, len, inner, true, accumulate, s);
 }
 
-void block_from(Dt t, const void* big, void* small, int64_t outer, int64_t n_big, int64_t offset, int64_t len,
+void block_from(DType t, const void* big, void* small, int64_t outer, int64_t n_big, int64_t offset, int64_t len,
                 int64_t inner, bool accumulate, cudaStream_t s) {
     block(t, big, small, outer, n_big, offset, len, inner, false, accumulate, s);
 }
 
-void permute(Dt t, const void* x, const Shape& dims, const std::vector<int>& order, void* y, bool accumulate,
+void permute(DType t, const void* x, const Shape& dims, const std::vector<int>& order, void* y, bool accumulate,
              cudaStream_t s) {
     if (dims.size() > size_t(max_rank) || order.size() != dims.size())
         throw std::invalid_argument(cat("cuda: permute of ", to_string(dims), " needs an order of its rank <= 6"));
@@ -96,7 +96,7 @@ void permute(Dt t, const void* x, const Shape& dims, const std::vector<int>& ord
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void class_token_forward(Dt t, const float* token, void* y, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
+void class_token_forward(DType t, const float* token, void* y, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         token_kernel<T><<<blocks_for(N * D), threads_per_block, 0, s>>>(token, static_cast<T*>(y), N, T1, D);
@@ -104,7 +104,7 @@ void class_token_forward(Dt t, const float* token, void* y, int64_t N, int64_t T
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void class_token_backward(Dt t, const void* dy, float* dtoken, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
+void class_token_backward(DType t, const void* dy, float* dtoken, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         token_grad_kernel<T><<<blocks_for(D), threads_per_block, 0, s>>>(static_cast<const T*>(dy), dtoken, N, T1, D);

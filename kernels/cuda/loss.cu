@@ -51,7 +51,7 @@ __global__ void mean_kernel(const float* row_loss, float* loss, int64_t N) {
 
 }  // namespace
 
-void softmax_cross_entropy(Dt t, const void* logits, const int32_t* labels, void* dlogits, float* row_loss, float* loss,
+void softmax_cross_entropy(DType t, const void* logits, const int32_t* labels, void* dlogits, float* row_loss, float* loss,
                            int64_t N, int64_t K, float grad_scale, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;

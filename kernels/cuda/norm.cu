@@ -95,7 +95,7 @@ unsigned warp_blocks(int64_t rows) {
 
 }  // namespace
 
-void layernorm_forward(Dt t, const void* x, const float* gamma, const float* beta, void* y, float* mean, float* istd,
+void layernorm_forward(DType t, const void* x, const float* gamma, const float* beta, void* y, float* mean, float* istd,
                        Around3 a, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
@@ -105,7 +105,7 @@ void layernorm_forward(Dt t, const void* x, const float* gamma, const float* bet
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void layernorm_backward(Dt t, const void* x, const void* dy, const float* gamma, const float* mean, const float* istd,
+void layernorm_backward(DType t, const void* x, const void* dy, const float* gamma, const float* mean, const float* istd,
                         void* dx, float* dgamma, float* dbeta, Around3 a, cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;

@@ -88,7 +88,7 @@ __global__ void backward_kernel(PoolShape s, const T* x, const T* dy, T* dx) {
 
 }  // namespace
 
-void pool_forward(Dt t, const PoolShape& p, const void* x, void* y, cudaStream_t s) {
+void pool_forward(DType t, const PoolShape& p, const void* x, void* y, cudaStream_t s) {
     dispatch(t, [&](auto* q) {
         using T = std::remove_pointer_t<decltype(q)>;
         forward_kernel<T><<<blocks_for(p.NC * p.P * p.Q), threads_per_block, 0, s>>>(p, static_cast<const T*>(x),
@@ -97,7 +97,7 @@ void pool_forward(Dt t, const PoolShape& p, const void* x, void* y, cudaStream_t
     RIDGE_CUDA_CHECK_LAUNCH();
 }
 
-void pool_backward(Dt t, const PoolShape& p, const void* x, const void* dy, void* dx, cudaStream_t s) {
+void pool_backward(DType t, const PoolShape& p, const void* x, const void* dy, void* dx, cudaStream_t s) {
     dispatch(t, [&](auto* q) {
         using T = std::remove_pointer_t<decltype(q)>;
         backward_kernel<T><<<blocks_for(p.NC * p.P * p.Q), threads_per_block, 0, s>>>(

@@ -24,7 +24,7 @@ __global__ void sgd_kernel(float* w, const G* g, float* velocity, C* copy, int64
 
 }  // namespace
 
-void sgd(float* w, Dt gt, const void* g, float* velocity, Dt ct, void* copy, int64_t n, const SgdStep& step,
+void sgd(float* w, DType gt, const void* g, float* velocity, DType ct, void* copy, int64_t n, const SgdStep& step,
          cudaStream_t s) {
     dispatch(gt, [&](auto* pg) {
         using G = std::remove_pointer_t<decltype(pg)>;

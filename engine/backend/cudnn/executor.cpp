@@ -79,19 +79,19 @@ std::string describe(const Graph& g, int node) {
 }
 
 // fp32 host data to and from the storage type, rounded to nearest even as the device does.
-std::vector<char> to_storage(const float* x, int64_t n, Dt t) {
-    std::vector<char> out(size_t(n * gpu::dt_bytes(t)));
-    if (t == Dt::f32) std::memcpy(out.data(), x, out.size());
-    for (int64_t i = 0; t == Dt::f16 && i < n; ++i) reinterpret_cast<__half*>(out.data())[i] = __float2half_rn(x[i]);
-    for (int64_t i = 0; t == Dt::bf16 && i < n; ++i)
+std::vector<char> to_storage(const float* x, int64_t n, DType t) {
+    std::vector<char> out(size_t(n * dtype_bytes(t)));
+    if (t == DType::fp32) std::memcpy(out.data(), x, out.size());
+    for (int64_t i = 0; t == DType::fp16 && i < n; ++i) reinterpret_cast<__half*>(out.data())[i] = __float2half_rn(x[i]);
+    for (int64_t i = 0; t == DType::bf16 && i < n; ++i)
         reinterpret_cast<__nv_bfloat16*>(out.data())[i] = __float2bfloat16_rn(x[i]);
     return out;
 }
 
-void from_storage(const char* x, int64_t n, Dt t, float scale, float* y) {
+void from_storage(const char* x, int64_t n, DType t, float scale, float* y) {
     for (int64_t i = 0; i < n; ++i) {
-        float v = t == Dt::f32   ? reinterpret_cast<const float*>(x)[i]
-                  : t == Dt::f16 ? __half2float(reinterpret_cast<const __half*>(x)[i])
+        float v = t == DType::fp32   ? reinterpret_cast<const float*>(x)[i]
+                  : t == DType::fp16 ? __half2float(reinterpret_cast<const __half*>(x)[i])
                                  : __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(x)[i]);
         y[i] = v * scale;
     }
@@ -138,9 +138,9 @@ private:
     // Runs a pass: captured into a graph and replayed, or step by step, timed or not. Returns the
     // device time of the whole pass.
     double run(std::vector<Step>& steps, cudaGraphExec_t& graph);
-    void write(int buffer, const float* src, int64_t n, Dt t) const;
-    void read(int buffer, int64_t n, Dt t, float scale, float* dst) const;
-    HostTensor read_tensor(int buffer, const Shape& s, Dt t, float scale) const {
+    void write(int buffer, const float* src, int64_t n, DType t) const;
+    void read(int buffer, int64_t n, DType t, float scale, float* dst) const;
+    HostTensor read_tensor(int buffer, const Shape& s, DType t, float scale) const {
         HostTensor h(s);
         read(buffer, h.size(), t, scale, h.data());
         return h;
@@ -287,7 +287,7 @@ void CudnnExecutor::build_passes() {
         for (const Param& q : plan_.params[i]) {
             if (q.grad < 0) continue;
             upd_.push_back({int(i), Phase::update, [this, q] {
-                                Dt gt = q.library ? plan_.dt : Dt::f32;
+                                DType gt = q.library ? plan_.dt : DType::fp32;
                                 void* copy = q.copy != q.master ? dev_.at(q.copy) : nullptr;
                                 gpu::SgdStep step{lr_, o_.momentum, o_.weight_decay, 1.0f / plan_.loss_scale};
                                 gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), dev_.f(q.velocity), plan_.dt, copy,
@@ -371,13 +371,13 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
     return ms * 1e-3;
 }
 
-void CudnnExecutor::write(int buffer, const float* src, int64_t n, Dt t) const {
+void CudnnExecutor::write(int buffer, const float* src, int64_t n, DType t) const {
     std::vector<char> bytes = to_storage(src, n, t);
     RIDGE_CUDA_CHECK(cudaMemcpy(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
 }
 
-void CudnnExecutor::read(int buffer, int64_t n, Dt t, float scale, float* dst) const {
-    std::vector<char> bytes(size_t(n * gpu::dt_bytes(t)));
+void CudnnExecutor::read(int buffer, int64_t n, DType t, float scale, float* dst) const {
+    std::vector<char> bytes(size_t(n * dtype_bytes(t)));
     RIDGE_CUDA_CHECK(cudaMemcpy(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost));
     from_storage(bytes.data(), n, t, scale, dst);
 }
@@ -396,7 +396,7 @@ void CudnnExecutor::load(const Weights& w) {
             if (w[i][j].size() != q[j].count)
                 throw std::invalid_argument(cat("cudnn: ", describe(g_, int(i)), ": tensor ", j, " has ", w[i][j].size(),
                                                 " elements, expected ", q[j].count));
-            write(q[j].master, w[i][j].data(), q[j].count, Dt::f32);
+            write(q[j].master, w[i][j].data(), q[j].count, DType::fp32);
             if (q[j].copy != q[j].master) write(q[j].copy, w[i][j].data(), q[j].count, plan_.dt);
         }
     }
@@ -418,9 +418,9 @@ void CudnnExecutor::load(const Weights& w) {
             bias.v[size_t(k)] = float((b - double(s.at(2).v[size_t(k)])) * sc + double(s.at(1).v[size_t(k)]));
         }
         const Param& q = plan_.params[size_t(conv)][0];
-        write(q.master, weight.data(), q.count, Dt::f32);
+        write(q.master, weight.data(), q.count, DType::fp32);
         if (q.copy != q.master) write(q.copy, weight.data(), q.count, plan_.dt);
-        write(plan_.fold_bias[size_t(conv)], bias.data(), K, Dt::f32);
+        write(plan_.fold_bias[size_t(conv)], bias.data(), K, DType::fp32);
         // The conv's own bias, if it has one, is inside the folded bias: the layer adds only that.
     }
     // The SGD velocity starts at zero with every load (executor.h).
@@ -484,7 +484,7 @@ Weights CudnnExecutor::weights() const {
     Weights w = loaded_;
     if (!plan_.train) return w;
     for (size_t i = 0; i < w.size(); ++i)
-        for (size_t j = 0; j < w[i].size(); ++j) w[i][j] = read_tensor(plan_.params[i][j].master, w[i][j].shape, Dt::f32, 1);
+        for (size_t j = 0; j < w[i].size(); ++j) w[i][j] = read_tensor(plan_.params[i][j].master, w[i][j].shape, DType::fp32, 1);
     return w;
 }
 
@@ -499,7 +499,7 @@ Weights CudnnExecutor::gradients() const {
             else if (q.grad < 0 || !prepared_)
                 d[i].emplace_back(specs[j].shape);
             else
-                d[i].push_back(read_tensor(q.grad, specs[j].shape, q.library ? plan_.dt : Dt::f32, 1.0f / plan_.loss_scale));
+                d[i].push_back(read_tensor(q.grad, specs[j].shape, q.library ? plan_.dt : DType::fp32, 1.0f / plan_.loss_scale));
         }
     }
     return d;

@@ -11,11 +11,11 @@ bool aliases(const Op& op) {
            std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
 }
 
-Dt storage(Precision p) {
+DType storage(Precision p) {
     switch (p) {
-        case Precision::fp16: return Dt::f16;
-        case Precision::bf16: return Dt::bf16;
-        default: return Dt::f32;
+        case Precision::fp16: return DType::fp16;
+        case Precision::bf16: return DType::bf16;
+        default: return DType::fp32;
     }
 }
 
@@ -81,7 +81,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
             p.count = numel(specs[j].shape);
             p.library = lib && j == 0;
             p.master = buffer(p.count * 4);
-            p.copy = p.library && dt != Dt::f32 ? buffer(p.count * elem()) : p.master;
+            p.copy = p.library && dt != DType::fp32 ? buffer(p.count * elem()) : p.master;
             if (train && specs[j].learned) p.grad = buffer(p.count * (p.library ? elem() : 4), Region::grads);
             if (train && specs[j].learned && o.momentum != 0) p.velocity = buffer(p.count * 4);
             params[i].push_back(p);
@@ -114,18 +114,18 @@ int64_t Plan::place(std::vector<size_t>& offsets, size_t& grads_begin, size_t& g
 
 // ---- descriptors ----
 
-cudnnDataType_t cudnn_type(Dt t) {
+cudnnDataType_t cudnn_type(DType t) {
     switch (t) {
-        case Dt::f16: return CUDNN_DATA_HALF;
-        case Dt::bf16: return CUDNN_DATA_BFLOAT16;
+        case DType::fp16: return CUDNN_DATA_HALF;
+        case DType::bf16: return CUDNN_DATA_BFLOAT16;
         default: return CUDNN_DATA_FLOAT;
     }
 }
 
-cudaDataType_t blas_type(Dt t) {
+cudaDataType_t blas_type(DType t) {
     switch (t) {
-        case Dt::f16: return CUDA_R_16F;
-        case Dt::bf16: return CUDA_R_16BF;
+        case DType::fp16: return CUDA_R_16F;
+        case DType::bf16: return CUDA_R_16BF;
         default: return CUDA_R_32F;
     }
 }
@@ -146,7 +146,7 @@ TensorDesc::~TensorDesc() {
     if (d) cudnnDestroyTensorDescriptor(d);
 }
 
-void TensorDesc::set(Dt t, int64_t n, int64_t c, int64_t h, int64_t w) {
+void TensorDesc::set(DType t, int64_t n, int64_t c, int64_t h, int64_t w) {
     if (!d) RIDGE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
     RIDGE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, cudnn_type(t), checked_int(n, "n"),
                                                  checked_int(c, "c"), checked_int(h, "h"), checked_int(w, "w")));

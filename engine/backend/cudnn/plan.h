@@ -24,8 +24,6 @@
 
 namespace ridge::cudnn {
 
-using gpu::Dt;
-
 // What a layer needs to run at setup and at every step.
 struct Dev {
     cudnnHandle_t dnn = nullptr;
@@ -58,9 +56,9 @@ public:
     const Graph& g;
     const bool train, fused;
     const Precision precision;
-    const Dt dt;                  // storage type of activations, gradients and library weights
+    const DType dt;               // storage type of activations, gradients and library weights
     const float loss_scale;       // fp16: static, see executor.cpp
-    int64_t elem() const { return gpu::dt_bytes(dt); }
+    int64_t elem() const { return dtype_bytes(dt); }
 
     int buffer(int64_t bytes, Region r = Region::main);
     int value(int t) const { return value_[size_t(root[size_t(t)])]; }
@@ -107,8 +105,8 @@ std::unique_ptr<LayerRun> make_layer(Plan& p, int node);
 
 // ---- descriptors and library settings by precision ----
 
-cudnnDataType_t cudnn_type(Dt t);
-cudaDataType_t blas_type(Dt t);
+cudnnDataType_t cudnn_type(DType t);
+cudaDataType_t blas_type(DType t);
 cublasComputeType_t blas_compute(Precision p);
 
 // RAII over a cuDNN tensor descriptor of a dense row-major 4-d view.
@@ -118,7 +116,7 @@ struct TensorDesc {
     TensorDesc(const TensorDesc&) = delete;
     TensorDesc& operator=(const TensorDesc&) = delete;
     ~TensorDesc();
-    void set(Dt t, int64_t n, int64_t c, int64_t h, int64_t w);
+    void set(DType t, int64_t n, int64_t c, int64_t h, int64_t w);
 };
 
 // A dense (n, c, h, w) view of a shape for descriptors: rank 2 (N,C) -> (N,C,1,1), rank 3

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,44 +56,51 @@ __global__ void peak_fp32(int iters, float* sink, unsigned long long* timing) {
 }
 constexpr double peak_fp32_flops_per_iter = peak_unroll * 8 * 2;
 
-__global__ void peak_fp16x2(int iters, float* sink) {
-    __half2 a[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) a[k] = __float2half2_rn(float(threadIdx.x + k) * 1e-3f);
-    const __half2 m = __float2half2_rn(0.5f), c = __float2half2_rn(0.5f);
-    for (int i = 0; i < iters; ++i) {
-#pragma unroll
-        for (int u = 0; u < peak_unroll; ++u) {
-#pragma unroll
-            for (int k = 0; k < 8; ++k) a[k] = __hfma2(a[k], m, c);
-        }
-    }
-    float s = 0;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) s += __low2float(a[k]) + __high2float(a[k]);
-    if (s == -1.0f) sink[0] = s;
+// Two 16-bit lanes of T2 (__half2 or __nv_bfloat162) set to v. bf16 arithmetic needs sm_80: below
+// it (and in the host pass) the bf16 kernels compile to nothing.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool device_has_bf16 = true;
+#else
+constexpr bool device_has_bf16 = false;
+#endif
+template <typename T2>
+constexpr bool x2_runs = !std::is_same_v<T2, __nv_bfloat162> || device_has_bf16;
+
+template <typename T2>
+__device__ __forceinline__ T2 splat(float v);
+template <>
+__device__ __forceinline__ __half2 splat<__half2>(float v) { return __float2half2_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat162 splat<__nv_bfloat162>(float v) {
+#if __CUDA_ARCH__ >= 800
+    return __float2bfloat162_rn(v);
+#else
+    (void)v;
+    return __nv_bfloat162();
+#endif
 }
 
-__global__ void peak_bf16x2(int iters, float* sink) {
-#if __CUDA_ARCH__ >= 800
-    __nv_bfloat162 a[8];
+template <typename T2>
+__global__ void peak_x2(int iters, float* sink) {
+    if constexpr (!x2_runs<T2>) {
+        (void)iters, (void)sink;
+    } else {
+        T2 a[8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) a[k] = __float2bfloat162_rn(float(threadIdx.x + k) * 1e-3f);
-    const __nv_bfloat162 m = __float2bfloat162_rn(0.5f), c = __float2bfloat162_rn(0.5f);
-    for (int i = 0; i < iters; ++i) {
+        for (int k = 0; k < 8; ++k) a[k] = splat<T2>(float(threadIdx.x + k) * 1e-3f);
+        const T2 m = splat<T2>(0.5f), c = splat<T2>(0.5f);
+        for (int i = 0; i < iters; ++i) {
 #pragma unroll
-        for (int u = 0; u < peak_unroll; ++u) {
+            for (int u = 0; u < peak_unroll; ++u) {
 #pragma unroll
-            for (int k = 0; k < 8; ++k) a[k] = __hfma2(a[k], m, c);
+                for (int k = 0; k < 8; ++k) a[k] = __hfma2(a[k], m, c);
+            }
         }
-    }
-    float s = 0;
+        float s = 0;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) s += __low2float(a[k]) + __high2float(a[k]);
-    if (s == -1.0f) sink[0] = s;
-#else
-    (void)iters, (void)sink;
-#endif
+        for (int k = 0; k < 8; ++k) s += __low2float(a[k]) + __high2float(a[k]);
+        if (s == -1.0f) sink[0] = s;
+    }
 }
 constexpr double peak_x2_flops_per_iter = peak_unroll * 8 * 4;  // two lanes, two FLOPs each
 
@@ -146,19 +154,6 @@ __global__ void sweep_fp32(float4* x, int64_t n) {
     }
 }
 
-template <typename T2>
-__device__ __forceinline__ T2 both_halves();
-template <>
-__device__ __forceinline__ __half2 both_halves<__half2>() { return __float2half2_rn(0.5f); }
-template <>
-__device__ __forceinline__ __nv_bfloat162 both_halves<__nv_bfloat162>() {
-#if __CUDA_ARCH__ >= 800
-    return __float2bfloat162_rn(0.5f);
-#else
-    return __nv_bfloat162();
-#endif
-}
-
 template <typename T2, int K>
 __global__ void sweep_x2(uint4* x, int64_t n) {
 #if __CUDA_ARCH__ >= 800
@@ -167,7 +162,7 @@ __global__ void sweep_x2(uint4* x, int64_t n) {
         T2 v[4];
         static_assert(sizeof(T2) == 4);
         memcpy(v, &raw, sizeof raw);
-        const T2 half = both_halves<T2>();
+        const T2 half = splat<T2>(0.5f);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
 #pragma unroll
@@ -401,9 +396,9 @@ GpuCeilings measure(bool quick) {
         r.measured_clock_mhz = mhz.empty() ? 0 : mhz[mhz.size() / 2];
     }
     {
-        double s = ev.best(repeats, [&] { peak_fp16x2<<<peak_grid, block_threads>>>(iters, sink.p); });
+        double s = ev.best(repeats, [&] { peak_x2<__half2><<<peak_grid, block_threads>>>(iters, sink.p); });
         r.fp16x2_gflops = double(peak_grid) * block_threads * iters * peak_x2_flops_per_iter / s / 1e9;
-        s = ev.best(repeats, [&] { peak_bf16x2<<<peak_grid, block_threads>>>(iters, sink.p); });
+        s = ev.best(repeats, [&] { peak_x2<__nv_bfloat162><<<peak_grid, block_threads>>>(iters, sink.p); });
         r.bf16x2_gflops = double(peak_grid) * block_threads * iters * peak_x2_flops_per_iter / s / 1e9;
         s = ev.best(repeats, [&] { peak_tensor<<<peak_grid, block_threads>>>(iters, sink.p); });
         double warps = double(peak_grid) * block_threads / 32;

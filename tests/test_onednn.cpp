@@ -84,6 +84,29 @@ TEST_CASE("convolutions match the reference") {
                      [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }),
             op_tol);
     }
+    // 5x5 and larger depthwise weight gradients run kernels/simd's depthwise_wgrad: channel counts
+    // that leave a partial block, strides, dilation, asymmetric padding and a bias.
+    SUBCASE("depthwise 5x5, strided, channels not a multiple of the block") {
+        check_against_reference(
+            fragment("conv_dw5", {3, 20, 9, 9},
+                     [](Tensor x) { return x | conv(20, 5, {.stride = 2, .pad = 2, .groups = 20}); }),
+            op_tol);
+    }
+    SUBCASE("depthwise 7x7, dilated, asymmetric padding, with bias") {
+        check_against_reference(fragment("conv_dw7", {2, 16, 12, 11},
+                                         [](Tensor x) {
+                                             return x | conv(16, 7, {.pad = {5, 6, 7, 6}, .dilation = 2, .groups = 16,
+                                                                     .bias = true});
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("depthwise 5x5 over 40 channels, stride 2 in width only") {
+        check_against_reference(fragment("conv_dw5s", {2, 40, 7, 10},
+                                         [](Tensor x) {
+                                             return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40});
+                                         }),
+                                op_tol);
+    }
     SUBCASE("dilated, asymmetric kernel and padding") {
         check_against_reference(fragment("conv_dil", {1, 8, 12, 12},
                                          [](Tensor x) {
@@ -193,6 +216,24 @@ TEST_CASE("elementwise ops match the reference") {
         check_against_reference(
             fragment("mul_se", {2, 12, 4, 4}, [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }),
             op_tol);
+    }
+    // The gate on a conv's blocked output runs kernels/simd's scale_channels (in place in inference
+    // when nothing reads the activation afterwards) and channel_dots for the gate's gradient.
+    SUBCASE("mul, gate on a blocked activation, channels not a multiple of the block") {
+        check_against_reference(fragment("mul_se_blocked", {2, 6, 5, 5},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(20, 1);
+                                             return mul(h | adaptive_avgpool(1) | sigmoid(), h);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("mul, gate on an activation read again afterwards") {
+        check_against_reference(fragment("mul_se_reread", {2, 6, 3, 7},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(16, 1);
+                                             return add(mul(h, h | adaptive_avgpool(1) | sigmoid()), h);
+                                         }),
+                                op_tol);
     }
     SUBCASE("mul, same shapes") {
         check_against_reference(fragment("mul", {2, 8, 3, 3}, [](Tensor x) { return mul(x, x | relu()); }), op_tol);

@@ -4,6 +4,7 @@
 // activations and residual sum are post-ops.
 // x (N,C,H,W)  w (K,C/G,R,S) or, grouped, (G,K/G,C/G,R,S)  b (K)  y (N,K,P,Q)
 #include "engine/backend/onednn/ops.h"
+#include "kernels/simd/simd.h"
 
 namespace ridge::onednn {
 
@@ -27,6 +28,38 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
         Md({K}, f32, Tag::a),           Md(dims_of(ys), f32, Tag::any),
         {op.stride.h, op.stride.w},     {op.dilation.h - 1, op.dilation.w - 1},  // oneDNN counts the gaps: 0 is dense
         {op.pad.top, op.pad.left},      {op.pad.bottom, op.pad.right}};
+}
+
+// A depthwise weight gradient where oneDNN 2.6 has only its reference implementation for the
+// forward's blocked layout (kernels larger than 3x3) runs kernels/simd's depthwise_wgrad, which
+// reads x and dy in that layout and writes dw in the forward's blocked weight layout. False when the
+// layer is not depthwise or the layouts are not ones it reads.
+bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    const int64_t C = xs[1];
+    if (C == 1 || op.G != C || op.K != C) return false;
+    const Plan::Saved& sv = p.saved[size_t(l.node)];
+    const int64_t block = channel_block(p.md(sv.in[0]));
+    if (block != 8 && block != 16) return false;
+    auto f32 = dnnl::memory::data_type::f32;
+    Md w_blocked({C, 1, 1, op.kernel.h, op.kernel.w}, f32, block == 16 ? Tag::Goihw16g : Tag::Goihw8g);
+    Md w = p.md(p.param[size_t(l.node)][0]);
+    simd::Depthwise d{.N = xs[0], .C = C, .H = xs[2], .W = xs[3], .P = ys[2], .Q = ys[3], .R = op.kernel.h,
+                      .S = op.kernel.w, .stride_h = op.stride.h, .stride_w = op.stride.w, .pad_t = op.pad.top,
+                      .pad_l = op.pad.left, .dil_h = op.dilation.h, .dil_w = op.dilation.w, .block = block,
+                      .blocked_weights = w == w_blocked};
+    if (!simd::depthwise_wgrad_supported(d)) return false;
+    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, block == 16 ? Tag::nChw16c : Tag::nChw8c));
+    int dw = p.dparam_mem(l.node, 0, d.blocked_weights ? w : plain({C, 1, 1, op.kernel.h, op.kernel.w}));
+    int scratch = p.mem(plain({int64_t(simd::depthwise_wgrad_scratch(d, p.threads))}));
+    std::vector<int> args = {sv.in[0], dy, dw, scratch};
+    if (op.bias) args.push_back(p.dparam_mem(l.node, 1, plain({C})));
+    p.kernel(
+        [d, threads = p.threads, bias = op.bias](const std::vector<float*>& a) {
+            simd::depthwise_wgrad(a[0], a[1], a[2], bias ? a[4] : nullptr, a[3], d, threads);
+        },
+        args);
+    return true;
 }
 
 }  // namespace
@@ -111,6 +144,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
         return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
     };
     auto pd = weights_pd(src, dst);
+    if (is_ref(pd) && depthwise_wgrad(p, l, op)) return;
     if (is_ref(pd)) pd = weights_pd(c.x, c.y);
     int x = p.as(s.in[0], pd.src_desc());
     int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());

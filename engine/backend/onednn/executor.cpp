@@ -82,9 +82,9 @@ private:
 
     const Graph& g_;
     ExecOptions o_;
-    int threads_;
     Fusion fusion_;
     Plan plan_;
+    int threads_;
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
     std::vector<size_t> offsets_;
@@ -103,7 +103,7 @@ private:
 };
 
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
-    : g_(g), o_(o), threads_(o.threads > 0 ? o.threads : omp_get_num_procs()), fusion_(find_groups(g, o)), plan_(g, o) {
+    : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
     // Primitive descriptors choose their blocking for the thread count they will run with.
     set_threads();

@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstring>
 
+#include <omp.h>
+
 namespace ridge::onednn {
 
 using dnnl::memory;
@@ -17,7 +19,16 @@ Md plain(const Dims& dims) {
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
 }
 
-Plan::Plan(const Graph& graph, const ExecOptions& o) : g(graph), train(o.mode == Mode::train), fused(o.fused) {
+int64_t channel_block(const Md& md) {
+    Dims d = md.dims();
+    if (d.size() != 4 || md.data_type() != memory::data_type::f32) return 0;
+    for (auto [tag, block] : {std::pair{Tag::nchw, int64_t(1)}, {Tag::nChw16c, 16}, {Tag::nChw8c, 8}, {Tag::nhwc, d[1]}})
+        if (md == Md(d, memory::data_type::f32, tag)) return block;
+    return 0;
+}
+
+Plan::Plan(const Graph& graph, const ExecOptions& o)
+    : g(graph), train(o.mode == Mode::train), fused(o.fused), threads(o.threads > 0 ? o.threads : omp_get_num_procs()) {
     size_t T = 0;
     for (const Node& n : g.nodes()) T = std::max(T, size_t(n.output) + 1);
     T = std::max<size_t>(T, 1);

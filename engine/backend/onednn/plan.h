@@ -52,6 +52,9 @@ struct Step {
 // A plain row-major fp32 descriptor of a shape.
 Md plain(const Dims& dims);
 Dims dims_of(const Shape& s);
+// Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
+// nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.
+int64_t channel_block(const Md& md);
 
 class Plan {
 public:
@@ -59,6 +62,7 @@ public:
 
     const Graph& g;
     const bool train, fused;
+    const int threads;  // what the steps run with (ExecOptions::threads, or every core)
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
 
     std::vector<Buffer> buffers;

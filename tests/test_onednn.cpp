@@ -163,6 +163,16 @@ TEST_CASE("activations match the reference") {
     }
 }
 
+TEST_CASE("activations on a blocked layout whose channels leave a partial block match the reference") {
+    // 20 channels pad to 24 (nChw8c) or 32 (nChw16c): the primitives run over the padded shape.
+    for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()}) {
+        CAPTURE(fn_name(a.fn));
+        check_against_reference(fragment(cat(fn_name(a.fn), "_padded"), {2, 6, 4, 4},
+                                         [&](Tensor x) { return x | conv(20, 1, {.bias = true}) | scale(5.0) | a; }),
+                                op_tol);
+    }
+}
+
 TEST_CASE("pooling matches the reference") {
     SUBCASE("max 3x3 stride 2 pad 1") {
         check_against_reference(

@@ -96,6 +96,11 @@ Json& Json::field(std::string_view key, double v) {
     out_ += buf;
     return *this;
 }
+Json& Json::boolean(std::string_view key, bool v) {
+    prefix(key);
+    out_ += v ? "true" : "false";
+    return *this;
+}
 Json& Json::array(std::string_view key, const std::vector<int64_t>& v) {
     prefix(key);
     out_ += "[";

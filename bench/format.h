@@ -23,6 +23,7 @@ public:
     Json& field(std::string_view key, int64_t v);
     Json& field(std::string_view key, int v) { return field(key, int64_t(v)); }
     Json& field(std::string_view key, double v);
+    Json& boolean(std::string_view key, bool v);  // true or false (field() would take a bool as an int)
     Json& array(std::string_view key, const std::vector<int64_t>& v);
     std::string str() const { return out_ + "\n"; }
 

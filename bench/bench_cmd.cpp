@@ -152,7 +152,8 @@ std::string title(const Run& run) {
 
 std::string env_line(const Env& e) {
     std::string s = cat(e.cpu, ", ", e.cores, " cores",
-                        e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "", ", ", e.compiler,
+                        e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "",
+                        e.load_average >= 0 ? cat(", load average ", fixed(e.load_average, 1)) : "", ", ", e.compiler,
                         ", oneDNN ", e.onednn, ", git ", e.git, ", ", e.date);
     if (e.gpu)
         s += cat("\n", e.gpu_name, ", ", e.gpu_sms, " SMs, ", fixed(e.gpu_clock_mhz, 0), " MHz, ",
@@ -213,6 +214,7 @@ void env_json(Json& j, const Env& e) {
         .field("cores", e.cores)
         .field("threads", e.threads)
         .field("clock_mhz", e.clock_mhz)
+        .field("load_average", e.load_average)
         .field("compiler", e.compiler)
         .field("onednn", e.onednn)
         .field("git", e.git)

@@ -74,6 +74,10 @@ Env capture_env(int threads, bool gpu) {
     e.threads = threads;
     std::string mhz = proc_field("/proc/cpuinfo", "cpu MHz");
     e.clock_mhz = mhz.empty() ? 0 : std::stod(mhz);
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &e.load_average) != 1) e.load_average = -1;
+        std::fclose(f);
+    }
 #if defined(__clang__)
     e.compiler = cat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
 #elif defined(__GNUC__)

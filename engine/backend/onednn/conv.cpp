@@ -51,11 +51,11 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     if (!simd::depthwise_wgrad_supported(d)) return false;
     int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, block == 16 ? Tag::nChw16c : Tag::nChw8c));
     int dw = p.dparam_mem(l.node, 0, d.blocked_weights ? w : plain({C, 1, 1, op.kernel.h, op.kernel.w}));
-    int scratch = p.mem(plain({int64_t(simd::depthwise_wgrad_scratch(d, p.threads))}));
+    int scratch = p.mem(plain({int64_t(simd::depthwise_wgrad_scratch(d, p.step_threads()))}));
     std::vector<int> args = {sv.in[0], dy, dw, scratch};
     if (op.bias) args.push_back(p.dparam_mem(l.node, 1, plain({C})));
     p.kernel(
-        [d, threads = p.threads, bias = op.bias](const std::vector<float*>& a) {
+        [d, threads = p.step_threads(), bias = op.bias](const std::vector<float*>& a) {
             simd::depthwise_wgrad(a[0], a[1], a[2], bias ? a[4] : nullptr, a[3], d, threads);
         },
         args);

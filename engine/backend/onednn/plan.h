@@ -47,6 +47,7 @@ struct Step {
     dnnl::primitive_desc_base pd;  // empty for a kernel
     Kernel kernel;
     std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, mem) for a primitive; (index, mem) for a kernel
+    int threads;                            // OpenMP threads it was planned for and runs with
 };
 
 // A plain row-major fp32 descriptor of a shape.
@@ -62,7 +63,7 @@ public:
 
     const Graph& g;
     const bool train, fused;
-    const int threads;  // what the steps run with (ExecOptions::threads, or every core)
+    const int threads;  // the most a step runs with (ExecOptions::threads, or every core)
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
 
     std::vector<Buffer> buffers;
@@ -71,6 +72,10 @@ public:
 
     // Where emitted steps go and whom they are charged to.
     void at(std::vector<Step>* pass, int node, Phase phase) { pass_ = pass, node_ = node, phase_ = phase; }
+    // Threads of the steps planned from now on. OpenMP's count is set to it too, because oneDNN
+    // fixes a primitive's split of the work when its descriptor is created.
+    void use_threads(int t);
+    int step_threads() const { return step_threads_; }
 
     // Every primitive uses the user scratchpad: one shared buffer sized for the largest.
     dnnl::primitive_attr attr() const;
@@ -147,6 +152,7 @@ private:
     std::vector<Step>* pass_ = nullptr;
     int node_ = -1;
     Phase phase_ = Phase::fwd;
+    int step_threads_;
     int scratch_;
     std::vector<std::vector<std::pair<Md, int>>> converted_;  // per memory: its reordered copies
 };

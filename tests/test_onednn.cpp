@@ -78,6 +78,11 @@ TEST_CASE("convolutions match the reference") {
             fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }),
             op_tol);
     }
+    SUBCASE("grouped, 4 channels per group (backward on channels-last where blocked has only oneDNN's reference)") {
+        check_against_reference(
+            fragment("conv_g4", {2, 32, 7, 7}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 8}); }),
+            op_tol);
+    }
     SUBCASE("depthwise with bias") {
         check_against_reference(
             fragment("conv_dw", {2, 24, 10, 10},
@@ -253,6 +258,11 @@ TEST_CASE("elementwise ops match the reference") {
             fragment("layer_scale", {2, 8, 3, 3}, [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }),
             op_tol);
     }
+    SUBCASE("layer scale over the channels of a blocked activation (its gradient on channel_dots)") {
+        check_against_reference(
+            fragment("layer_scale_blocked", {2, 6, 3, 5}, [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }),
+            op_tol);
+    }
     SUBCASE("softmax over the last dimension and over channels") {
         check_against_reference(
             fragment("softmax", {2, 6, 3, 5}, [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }),
@@ -273,6 +283,14 @@ TEST_CASE("data movement matches the reference") {
                                          [](Tensor x) {
                                              Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
                                              return concat({a, b}) | channel_shuffle(3);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("concat of a plain and a blocked input, as shufflenet's units") {
+        check_against_reference(fragment("concat_mixed", {2, 12, 5, 5},
+                                         [](Tensor x) {
+                                             Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | conv(6, 1);
+                                             return concat({a, b}) | channel_shuffle(2);
                                          }),
                                 op_tol);
     }

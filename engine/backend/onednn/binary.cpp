@@ -213,10 +213,30 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
+    int dgamma = p.dparam_mem(l.node, 0, gamma_md(p, l, op));
+    const Shape& xs = p.shape(l.x());
+    int64_t block = xs.size() == 4 && normalize_dim(op.dim, xs.size()) == 1 ? channel_block(m) : 0;
+    if (block) {
+        // ConvNeXt's per-channel gamma: dgamma[c] = sum over n of channel_dots(dy, x)[n, c], one
+        // pass over both instead of a product tensor and oneDNN's reference reduction.
+        simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
+        int per_image = p.mem(plain({xs[0], xs[1]}));
+        p.kernel(
+            [lay](const std::vector<float*>& a) {
+                simd::channel_dots(a[0], a[1], a[2], lay);
+                for (int64_t c = 0; c < lay.C; ++c) {
+                    float sum = 0;
+                    for (int64_t n = 0; n < lay.N; ++n) sum += a[2][n * lay.C + c];
+                    a[3][c] = sum;
+                }
+            },
+            {dy, x, per_image, dgamma});
+        return;
+    }
     int prod = p.mem(m);
     p.primitive(binary_pd(p, algorithm::binary_mul, m, m, m),
                 {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, prod}});
-    reduce_into(p, prod, p.dparam_mem(l.node, 0, gamma_md(p, l, op)));
+    reduce_into(p, prod, dgamma);
 }
 
 // x (N,T,D) + e (T,D), e read as (1,T,D).

@@ -97,6 +97,16 @@ TEST_CASE("convolutions match the reference") {
                      [](Tensor x) { return x | conv(20, 5, {.stride = 2, .pad = 2, .groups = 20}); }),
             op_tol);
     }
+    SUBCASE("depthwise 5x5 and 7x7, stride 1: columns four at a time, and the edges") {
+        check_against_reference(
+            fragment("conv_dw5s1", {2, 24, 13, 14}, [](Tensor x) { return x | conv(24, 5, {.pad = 2, .groups = 24}); }),
+            op_tol);
+        check_against_reference(fragment("conv_dw7s1", {3, 16, 9, 17},
+                                         [](Tensor x) {
+                                             return x | conv(16, 7, {.pad = {3, 3, 2, 4}, .groups = 16, .bias = true});
+                                         }),
+                                op_tol);
+    }
     SUBCASE("depthwise 7x7, dilated, asymmetric padding, with bias") {
         check_against_reference(fragment("conv_dw7", {2, 16, 12, 11},
                                          [](Tensor x) {

@@ -215,6 +215,7 @@ void env_json(Json& j, const Env& e) {
         .field("threads", e.threads)
         .field("clock_mhz", e.clock_mhz)
         .field("load_average", e.load_average)
+        .field("omp_wait", e.omp_wait)
         .field("compiler", e.compiler)
         .field("onednn", e.onednn)
         .field("git", e.git)

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -74,6 +75,8 @@ Env capture_env(int threads, bool gpu) {
     e.threads = threads;
     std::string mhz = proc_field("/proc/cpuinfo", "cpu MHz");
     e.clock_mhz = mhz.empty() ? 0 : std::stod(mhz);
+    for (const char* v : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
+        if (const char* s = std::getenv(v)) e.omp_wait += cat(e.omp_wait.empty() ? "" : " ", v, "=", s);
     if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
         if (std::fscanf(f, "%lf", &e.load_average) != 1) e.load_average = -1;
         std::fclose(f);

@@ -12,6 +12,7 @@ struct Env {
     int threads = 0;       // threads the run used
     double clock_mhz = 0;  // as the OS reports it (0: unknown); in a VM often the base clock
     double load_average = -1;  // 1 minute, before the run (-1: unknown): other work on these cores
+    std::string omp_wait;      // how idle OpenMP threads wait: "GOMP_SPINCOUNT=0" (ridge's), or the user's
     std::string compiler, onednn, git, date;  // date: UTC, ISO 8601
     // --device cuda: device 0 and the software stack that ran on it.
     bool gpu = false;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "bench/ledger.h"
 #include "bench/stats.h"
@@ -63,8 +64,12 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
         CHECK(o["min_ms"].num() <= med);
         CHECK(o["images_per_s"].num() == doctest::Approx(double(b + 1) / (med / 1e3)).epsilon(1e-4));
         CHECK(o["gflops"].num() == doctest::Approx(double(o["flops"].i64()) / (med / 1e3) / 1e9).epsilon(1e-4));
-        for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date"})
+        for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date", "load_average"})
             CHECK_MESSAGE(o["env"].has(k), k);
+        // ridge runs itself again with idle OpenMP threads sleeping at once (bench/ridge.cpp),
+        // unless the caller chose how they wait
+        if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
+            CHECK(o["env"]["omp_wait"].text == "GOMP_SPINCOUNT=0");
         const auto& layers = o["layers"].items;
         REQUIRE(layers.size() == summary["layers"].items.size());
         int64_t flops = 0;

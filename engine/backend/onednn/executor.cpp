@@ -11,12 +11,15 @@
 //
 // Threads: a layer whose work one core does in under a threshold runs on one thread, the rest on
 // all of them. Every multi-threaded step ends in a barrier, where a thread the scheduler has set
-// aside holds up the others for a whole time slice. On an idle machine that costs the OpenMP
-// fork and join (microseconds), so only tiny layers stay on one thread (serial_idle). On a machine
-// whose load average (when the executor is made) exceeds twice its cores, each barrier risks a
-// slice of milliseconds: mobilenet_v3_small's training step at batch 8 took 3.4 to 6.0 s on two
-// threads at a load of 9 to 15 and 0.24 to 0.35 s on one, so there every layer under serial_busy
-// runs on one thread and only large ones use the others.
+// aside holds up the others for a time slice; on an idle machine that costs the OpenMP fork and
+// join (microseconds), so only tiny layers stay on one thread (serial_idle). Training primitives
+// also synchronize inside (oneDNN's batchnorm and weight gradients spin on barriers of their own),
+// and on a machine whose load average, when the executor is made, exceeds twice its cores those
+// spins cost slices of milliseconds: mobilenet_v3_small's training step at batch 8, two threads,
+// load average 10 to 11, took 2.4 to 2.8 s with serial_idle, 1.7 to 2.4 s at 300 us, 0.7 to 1.1 s
+// at 1 ms and 0.22 to 0.26 s at serial_busy (3 ms), which training then uses. Inference has no
+// such spins and keeps serial_idle (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19 to
+// 0.38 s at 3 ms). The CLI also makes idle OpenMP threads sleep at once (bench/ridge.cpp).
 #include <omp.h>
 
 #include <chrono>
@@ -49,13 +52,13 @@ constexpr double core_flops = 50e9, core_bytes_per_s = 20e9;
 constexpr double serial_idle = 30e-6, serial_busy = 3e-3;
 
 // The 1-minute load average over the cores oneDNN may use: above 2 the machine is shared.
-double serial_seconds() {
+double serial_seconds(bool train) {
     double load = 0;
     if (FILE* f = std::fopen("/proc/loadavg", "r")) {
         if (std::fscanf(f, "%lf", &load) != 1) load = 0;
         std::fclose(f);
     }
-    return load > 2.0 * omp_get_num_procs() ? serial_busy : serial_idle;
+    return train && load > 2.0 * omp_get_num_procs() ? serial_busy : serial_idle;
 }
 
 int threads_for(int most, double serial, double flops, double bytes) {
@@ -118,7 +121,7 @@ private:
     Plan plan_;
     int threads_;
     std::vector<Counts> work_;  // per layer: its analytic FLOPs and bytes, which set its threads
-    double serial_ = serial_seconds();
+    double serial_ = serial_seconds(o_.mode == Mode::train);
     int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;

@@ -22,6 +22,7 @@ a git-ignored folder (default .ort):
 library is inside the package.)
 
   /usr/bin/python3 bench/cpu_peers.py --ridge build/bench/ridge --nets resnet50,mobilenet_v2
+  /usr/bin/python3 bench/cpu_peers.py --merge a.csv b.csv --out all   # one table from several runs
 """
 import argparse
 import json
@@ -47,7 +48,9 @@ GOALS = {"infer": ("ort", 0.9, 1.0), "train": ("eager", 0.8, 1.0)}
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ridge", required=True, help="the ridge CLI (build/bench/ridge)")
+    p.add_argument("--ridge", help="the ridge CLI (build/bench/ridge)")
+    p.add_argument("--merge", nargs="+", metavar="CSV",
+                   help="print (and with --out write) the table of earlier runs' CSV files; runs nothing")
     p.add_argument("--nets", default=",".join(NETS))
     p.add_argument("--infer-batches", default="1,16", help="inference batches ('' for none)")
     p.add_argument("--train-batch", type=int, default=8, help="training batch (0 for none)")
@@ -194,8 +197,47 @@ def table(rows, env):
     return "\n".join(lines) + "\n"
 
 
+CSV_HEADER = ("net,mode,batch,res,threads,ridge_ms,ort_ms,torchscript_ms,eager_ms,ridge_rounds,ort_rounds,"
+              "torchscript_rounds,eager_rounds")
+
+
+def write_out(prefix, csv_lines, text):
+    for suffix, body in ((".csv", CSV_HEADER + "\n" + "\n".join(csv_lines) + "\n"), (".md", text)):
+        tmp = f"{prefix}{suffix}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(body)
+        os.replace(tmp, prefix + suffix)
+
+
+def merge(args):
+    rows, lines = [], []
+    for path in args.merge:
+        with open(path) as f:
+            header = f.readline().strip()
+            if header != CSV_HEADER:
+                fail(f"{path} is not a cpu_peers CSV (its header differs)")
+            for line in f:
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                c = line.split(",")
+                num = lambda v: float(v) if v else None
+                rows.append({"net": c[0], "mode": c[1], "batch": int(c[2]), "ridge": num(c[5]), "ort": num(c[6]),
+                             "torchscript": num(c[7]), "eager": num(c[8])})
+                lines.append(line)
+    text = table(rows, f"merged from {', '.join(os.path.basename(p) for p in args.merge)}")
+    print(text)
+    if args.out:
+        write_out(args.out, lines, text)
+    return 0
+
+
 def main():
     args = parse()
+    if args.merge:
+        return merge(args)
+    if not args.ridge:
+        fail("--ridge RIDGE is needed to run (or --merge CSV... to combine runs)")
     try:
         import torch
         import torchvision
@@ -219,8 +261,7 @@ def main():
     t = Torch(torch, torchvision, args.threads)
     ort_version = ""
     ridge_env = None
-    print("net,mode,batch,res,threads,ridge_ms,ort_ms,torchscript_ms,eager_ms,ridge_rounds,ort_rounds,"
-          "torchscript_rounds,eager_rounds", flush=True)
+    print(CSV_HEADER, flush=True)
     rows, csv = [], []
     configs = [("infer", b) for b in infer_batches] + ([("train", args.train_batch)] if args.train_batch > 0 else [])
     for net in nets:
@@ -277,13 +318,7 @@ def main():
     text = table(rows, env)
     print("\n" + text)
     if args.out:
-        for suffix, body in ((".csv", "net,mode,batch,res,threads,ridge_ms,ort_ms,torchscript_ms,eager_ms,"
-                              "ridge_rounds,ort_rounds,torchscript_rounds,eager_rounds\n" + "\n".join(csv) + "\n"),
-                             (".md", text)):
-            tmp = f"{args.out}{suffix}.tmp{os.getpid()}"
-            with open(tmp, "w") as f:
-                f.write(body)
-            os.replace(tmp, args.out + suffix)
+        write_out(args.out, csv, text)
     return 0
 
 

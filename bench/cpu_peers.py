@@ -156,6 +156,28 @@ def ort_times(args, model_path, batch, res):
     return statistics.median(out["ms"]), out["version"]
 
 
+def available_bytes():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def train_fits(args, net, batch):
+    """Whether a training step's weights, gradients, momentum and saved activations (ridge's analytic
+    count) fit in nine tenths of the memory available: every runtime keeps about that much, and one
+    that does not fit would be killed by the kernel rather than fail."""
+    out = subprocess.run([args.ridge, "summary", net, "--batch", str(batch), "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    need, have = json.loads(out)["totals"]["train_memory_bytes"], available_bytes()
+    if have is not None and need > 0.9 * have:
+        print(f"# {net} train batch {batch}: needs {need / 1e9:.1f} GB, {have / 1e9:.1f} GB available; skipped",
+              file=sys.stderr)
+        return False
+    return True
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -270,33 +292,66 @@ def main():
         onnx_path = os.path.join(args.onnx_dir, f"{net}.onnx")
         frozen = None
         for mode, batch in configs:
+            if mode == "train" and not train_fits(args, net, batch):
+                continue
             x = torch.rand(batch, 3, res, res) * 2 - 1
             labels = torch.randint(0, 1000, (batch,))
             steps = {}
+            ort_ok = False
             if mode == "infer":
                 model.eval()
                 if "eager" in runtimes:
                     steps["eager"] = t.infer_step(model, x)
-                if "torchscript" in runtimes:
-                    if frozen is None:
-                        frozen = t.frozen(model, x)
-                    steps["torchscript"] = t.infer_step(frozen, x)
-                if "ort" in runtimes:
-                    t.export_onnx(model, net, res, onnx_path)
+                if "torchscript" in runtimes and frozen is not False:
+                    try:
+                        if frozen is None:
+                            frozen = t.frozen(model, x)
+                        steps["torchscript"] = t.infer_step(frozen, x)
+                    except Exception as e:
+                        print(f"# {net}: TorchScript failed: {str(e).splitlines()[-1][:160]}", file=sys.stderr)
+                        frozen = False
+                ort_ok = "ort" in runtimes
+                if ort_ok:
+                    try:
+                        t.export_onnx(model, net, res, onnx_path)
+                    except Exception as e:
+                        print(f"# {net}: ONNX export failed: {str(e).splitlines()[-1][:160]}", file=sys.stderr)
+                        ort_ok = False
             else:
                 model.train()
                 if "eager" in runtimes:
                     steps["eager"] = t.train_step(model, x, labels)
             per_round = {k: [] for k in ("ridge", "ort", "torchscript", "eager")}
+            failed = set()  # a runtime that fails a configuration sits out its other rounds
+
+            def attempt(name, run):
+                if name in failed:
+                    return
+                try:
+                    per_round[name].append(run())
+                except Exception as e:  # one runtime's failure must not end a run of hours
+                    print(f"# {net} {mode} batch {batch}: {name} failed: {str(e).splitlines()[-1][:160]}",
+                          file=sys.stderr)
+                    failed.add(name)
+                    per_round[name].clear()
+
+            def run_ort():
+                nonlocal ort_version
+                m, ort_version = ort_times(args, onnx_path, batch, res)
+                return m
+
+            def run_ridge():
+                nonlocal ridge_env
+                m, ridge_env = ridge_times(args, net, mode, batch)
+                return m
+
             for _ in range(args.rounds):
                 for name, step in steps.items():
-                    per_round[name].append(statistics.median(timed(step, args.warmup, args.repeats)))
-                if mode == "infer" and "ort" in runtimes:
-                    m, ort_version = ort_times(args, onnx_path, batch, res)
-                    per_round["ort"].append(m)
+                    attempt(name, lambda: statistics.median(timed(step, args.warmup, args.repeats)))
+                if mode == "infer" and ort_ok:
+                    attempt("ort", run_ort)
                 if "ridge" in runtimes:
-                    m, ridge_env = ridge_times(args, net, mode, batch)
-                    per_round["ridge"].append(m)
+                    attempt("ridge", run_ridge)
             med = {k: statistics.median(v) if v else None for k, v in per_round.items()}
             row = {"net": net, "mode": mode, "batch": batch, **med}
             rows.append(row)

@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 RIDGE := $(BUILD)/bench/ridge
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build zoo report full test clean
+.PHONY: all deps build zoo report full test mutate clean
 
 all: zoo report
 
@@ -40,6 +40,11 @@ full: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure
+
+# One-line mutants of the cost formulas, reference kernels, roofline math and report writer
+# (scripts/mutants.txt); fails if the tests miss one. MUTANTS=subset runs the quick set.
+mutate:
+	@scripts/mutate.sh
 
 clean:
 	rm -rf $(BUILD) results

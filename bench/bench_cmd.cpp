@@ -12,8 +12,8 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 #include "bench/net_arg.h"
-#include "kernels/cpu/probes.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "roofline/roofline.h"
 
 namespace ridge::cli {
@@ -29,9 +29,11 @@ const Command bench_cmd{
     "bytes / bandwidth) of its analytic counts (a backward phase: its own FLOPs, the whole backward's\n"
     "bytes) at this machine's ceilings (measured by the quick probes before the run, about 2 s, or\n"
     "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
-    "Before allocating, the memory the executors plan is compared with what the machine has\n"
-    "(MemAvailable, less a tenth kept free); a batch that will not fit is refused up front.\n"
-    "Every run appends one row per batch to the ledger (CSV) with the environment.\n"
+    "Before allocating, the memory the executors plan is compared with what this process may\n"
+    "allocate (the least of MemAvailable, its cgroup's memory limit and ulimit -v, less a tenth kept\n"
+    "free); a batch that will not fit is refused up front, as is an output that cannot be written.\n"
+    "Every run appends one row per batch to the ledger (CSV) with the environment, under a lock, so\n"
+    "concurrent runs keep every row.\n"
     "--device cuda runs the cudnn executor (cuDNN, cuBLAS and ridge's CUDA kernels), times with CUDA\n"
     "events, checks the planned device memory against what the GPU has free, and reports each\n"
     "convolution's algorithm; without a CUDA device it exits with status 3.",
@@ -416,6 +418,26 @@ Roof measure_roof(bool gpu, int threads) {
             cat("fp32 FMA and STREAM triad on ", t, t == 1 ? " core" : " cores", ", quick probes just now")};
 }
 
+// Every file the run will write, checked before anything is planned or timed, so a run is never
+// lost to a destination that was wrong from the start. A file named twice would lose what the
+// first write put there; an output on the ledger would replace the ledger's history.
+void check_destinations(const Args& a, const std::string& ledger, const std::string& header) {
+    std::vector<std::pair<std::string, std::string>> files;  // option, path
+    for (const char* opt : {"--out", "--json"})
+        if (std::string p = a.get(opt, ""); !p.empty() && p != "-") files.emplace_back(opt, p);
+    if (!ledger.empty()) files.emplace_back("--ledger", ledger);
+    for (size_t i = 0; i < files.size(); ++i)
+        for (size_t j = i + 1; j < files.size(); ++j)
+            if (same_file(files[i].second, files[j].second))
+                throw UsageError(cat("ridge bench: ", files[i].first, " '", files[i].second, "' and ", files[j].first,
+                                     " '", files[j].second, "' are the same file",
+                                     files[j].first == "--ledger" ? "; writing one would replace the ledger's rows" : ""));
+    for (const auto& [opt, path] : files) {
+        if (opt == "--ledger") check_csv_ledger(path, header);
+        else check_output(path);
+    }
+}
+
 // One line, rewritten in place on a terminal; nothing when stderr is a file or --quiet.
 struct ProgressLine {
     bool on;
@@ -472,13 +494,15 @@ int run_bench(const Args& a) {
         a.has("--no-ledger") ? "" : a.get("--ledger", gpu ? "results/ledger_cuda.csv" : "results/ledger.csv");
     if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
     std::optional<Roof> roof = roof_arg(a);
+    const char* header = gpu ? gpu_ledger_header : ledger_header;
+    check_destinations(a, ledger, header);
     if (!gpu && run.plan.threads > hardware_threads())
         std::cerr << "ridge bench: warning: " << run.plan.threads << " threads on " << hardware_threads()
                   << " cores; threads will share cores\n";
 
     // Plan every batch before running any, so a batch that will not fit is refused up front.
     std::vector<BenchJob> jobs;
-    int64_t avail = available_memory_bytes();
+    MemoryBudget budget = memory_budget();
     // The device's free memory against the arena the executor plans. cuDNN's and cuBLAS's own
     // allocations (handles, kernels) are not in the plan: a run that only just fits may still fail.
     int64_t device_free = gpu ? probe::gpu::free_memory_bytes() : -1;
@@ -494,11 +518,15 @@ int run_bench(const Args& a) {
                                  " at batch ", N, " in ", precision, " needs ", gb(job.planned_bytes()),
                                  " on the device (planned by the ", run.backend, " executor); the GPU has ",
                                  gb(device_free), " free"));
-        if (!fits_in(need, avail))
+        if (!fits_in(need, budget.bytes))
             throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
                                  " at batch ", N, " needs ", gb(need), " (", gb(job.planned_bytes()), " planned by the ",
-                                 run.backend, " executor, ", gb(host), " of host copies); this machine has ", gb(avail),
-                                 " available and ridge keeps a tenth of it free"));
+                                 run.backend, " executor, ", gb(host), " of host copies); ", gb(budget.bytes),
+                                 " is available (", budget.limit,
+                                 budget.limit != "MemAvailable" && budget.mem_available >= 0
+                                     ? cat("; MemAvailable ", gb(budget.mem_available))
+                                     : std::string(),
+                                 ") and ridge keeps a tenth of it free"));
         jobs.push_back(std::move(job));
     }
 
@@ -524,7 +552,7 @@ int run_bench(const Args& a) {
     std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
     write_output(a.get("--out", ""), text);
     if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
-    if (!ledger.empty()) append_ledger(ledger, gpu ? gpu_ledger_header : ledger_header, ledger_rows(run, results));
+    if (!ledger.empty()) append_csv_rows(ledger, header, ledger_rows(run, results));
     return 0;
 }
 

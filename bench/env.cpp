@@ -1,18 +1,26 @@
 #include "bench/env.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <memory>
+#include <sstream>
 #include <thread>
+#include <vector>
+
+#include "ridge_revision.h"
 
 #include "engine/shape.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #ifdef RIDGE_HAVE_CUDNN
 #include "engine/backend/cudnn/cudnn.h"
 #endif
@@ -36,22 +44,91 @@ std::string proc_field(const char* file, const std::string& key) {
     return "";
 }
 
-std::string run(const std::string& cmd) {
-    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-    if (!p) return "";
-    std::string out;
-    std::array<char, 256> buf;
-    while (fgets(buf.data(), int(buf.size()), p.get())) out += buf.data();
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out;
+// KEY="value" or KEY=value from /etc/os-release.
+std::string os_release(const std::string& key) {
+    std::ifstream f("/etc/os-release");
+    for (std::string line; std::getline(f, line);) {
+        if (!line.starts_with(key + "=")) continue;
+        std::string v = line.substr(key.size() + 1);
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+        return v;
+    }
+    return "";
 }
 
-std::string git_revision() {
-    std::string dir = RIDGE_SOURCE_DIR;
-    std::string rev = run("git -C '" + dir + "' rev-parse --short=12 HEAD 2>/dev/null");
-    if (rev.empty()) return "unknown";
-    bool dirty = !run("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
-    return dirty ? rev + "+dirty" : rev;
+#ifdef RIDGE_HAVE_ONEDNN
+std::string onednn_isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+        case dnnl_cpu_isa_sse41: return "sse41";
+        case dnnl_cpu_isa_avx: return "avx";
+        case dnnl_cpu_isa_avx2: return "avx2";
+        case dnnl_cpu_isa_avx512_core: return "avx512_core";
+        case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+        case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+        case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+        case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+        default: return cat("isa ", int(isa));
+    }
+}
+#endif
+
+// The first integer in a file ("max" and anything unreadable: nullopt).
+std::optional<int64_t> file_integer(const std::string& path) {
+    std::ifstream f(path);
+    int64_t v = 0;
+    if (!(f >> v)) return std::nullopt;
+    return v;
+}
+
+// The value of `key` in a "key value" file such as memory.stat.
+std::optional<int64_t> stat_field(const std::string& path, std::string_view key) {
+    std::ifstream f(path);
+    std::string k;
+    int64_t v = 0;
+    while (f >> k >> v)
+        if (k == key) return v;
+    return std::nullopt;
+}
+
+// cgroup v1 writes "no limit" as the largest page-aligned counter, about 2^63.
+constexpr int64_t no_cgroup_limit = int64_t(1) << 62;
+
+struct Limit {
+    int64_t bytes;
+    std::string name;
+};
+
+// Each cgroup from this process's own up to the hierarchy's root limits it; a group's use counts
+// its descendants'. Page cache the kernel can drop (inactive files) is not counted as use, as
+// container runtimes count the working set.
+void cgroup_limits(const MemorySources& from, std::vector<Limit>& out) {
+    std::ifstream f(from.self_cgroup);
+    for (std::string line; std::getline(f, line);) {
+        size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+        if (b == std::string::npos) continue;
+        std::string controllers = line.substr(a + 1, b - a - 1), rel = line.substr(b + 1);
+        bool v2 = line.compare(0, a, "0") == 0 && controllers.empty();
+        bool v1 = false;
+        std::stringstream list(controllers);
+        for (std::string c; std::getline(list, c, ',');) v1 = v1 || c == "memory";
+        if (!v1 && !v2) continue;
+        std::string base = from.cgroup_root + (v1 ? "/memory" : "");
+        std::string max_file = v1 ? "memory.limit_in_bytes" : "memory.max";
+        std::string use_file = v1 ? "memory.usage_in_bytes" : "memory.current";
+        std::string cache_key = v1 ? "total_inactive_file" : "inactive_file";
+        while (true) {
+            std::string dir = base + (rel == "/" ? "" : rel);
+            if (auto limit = file_integer(dir + "/" + max_file); limit && *limit < no_cgroup_limit) {
+                int64_t use = file_integer(dir + "/" + use_file).value_or(0);
+                use -= std::min(use, stat_field(dir + "/memory.stat", cache_key).value_or(0));
+                out.push_back({std::max<int64_t>(*limit - use, 0),
+                               cat("the cgroup limit ", max_file, " (", *limit / (1 << 20), " MiB) less the group's use")});
+            }
+            if (rel.empty() || rel == "/") break;
+            rel = rel.substr(0, rel.rfind('/'));
+            if (rel.empty()) rel = "/";
+        }
+    }
 }
 }  // namespace
 
@@ -61,11 +138,45 @@ int hardware_threads() {
     return int(std::thread::hardware_concurrency());
 }
 
-int64_t available_memory_bytes() {
-    std::string kb = proc_field("/proc/meminfo", "MemAvailable");
-    if (kb.empty()) return -1;
-    return std::stoll(kb) * 1024;
+MemorySources MemorySources::this_process() {
+    MemorySources s;
+    struct rlimit r;
+    if (::getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY) s.address_space_limit = int64_t(r.rlim_cur);
+    return s;
 }
+
+MemoryBudget memory_budget(const MemorySources& from) {
+    // "MemAvailable:   23981392 kB", "VmSize:  123456 kB": kibibytes.
+    auto kib = [](const std::string& text) -> std::optional<int64_t> {
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || v < 0) return std::nullopt;
+        return v * 1024;
+    };
+    std::vector<Limit> limits;
+    MemoryBudget b;
+    if (auto avail = kib(proc_field(from.meminfo.c_str(), "MemAvailable"))) {
+        b.mem_available = *avail;
+        limits.push_back({*avail, "MemAvailable"});
+    }
+    cgroup_limits(from, limits);
+    if (from.address_space_limit) {
+        int64_t used = kib(proc_field(from.self_status.c_str(), "VmSize")).value_or(0);
+        limits.push_back({std::max<int64_t>(*from.address_space_limit - used, 0),
+                          cat("RLIMIT_AS (ulimit -v, ", *from.address_space_limit / (1 << 20),
+                              " MiB) less this process's address space")});
+    }
+    for (const Limit& l : limits) {
+        if (b.bytes >= 0 && l.bytes >= b.bytes) continue;
+        b.bytes = l.bytes;
+        b.limit = l.name;
+    }
+    return b;
+}
+
+int64_t available_memory_bytes() { return memory_budget().bytes; }
+
+std::string build_revision() { return RIDGE_REVISION; }
 
 Env capture_env(int threads, bool gpu) {
     Env e;
@@ -75,6 +186,23 @@ Env capture_env(int threads, bool gpu) {
     e.threads = threads;
     std::string mhz = proc_field("/proc/cpuinfo", "cpu MHz");
     e.clock_mhz = mhz.empty() ? 0 : std::stod(mhz);
+    if (std::ifstream f("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); f) {
+        double khz = 0;
+        if (f >> khz) e.clock_max_mhz = khz / 1e3;
+    }
+    probe::CpuInfo ci = probe::cpu_info();
+    for (auto [has, name] : {std::pair{ci.avx512f, "avx512f"}, {ci.avx2, "avx2"}, {ci.fma, "fma"}})
+        if (has) e.isa += (e.isa.empty() ? "" : " ") + std::string(name);
+    if (e.isa.empty()) e.isa = "none of avx2, fma, avx512f";
+    e.os = os_release("PRETTY_NAME");
+    if (e.os.empty()) e.os = "unknown";
+    utsname u{};
+    e.kernel = uname(&u) == 0 ? cat(u.sysname, " ", u.release, " ", u.machine) : "unknown";
+    for (const char* name : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
+                             "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "CUDA_VISIBLE_DEVICES"})
+        if (const char* v = std::getenv(name)) e.runtime_env += cat(e.runtime_env.empty() ? "" : " ", name, "=", v);
+    std::string kb = proc_field("/proc/meminfo", "MemTotal");
+    e.memory_bytes = kb.empty() ? 0 : std::stoll(kb) * 1024;
     for (const char* v : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
         if (const char* s = std::getenv(v)) e.omp_wait += cat(e.omp_wait.empty() ? "" : " ", v, "=", s);
     if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
@@ -91,10 +219,12 @@ Env capture_env(int threads, bool gpu) {
 #ifdef RIDGE_HAVE_ONEDNN
     const dnnl_version_t* v = dnnl_version();
     e.onednn = cat(v->major, ".", v->minor, ".", v->patch);
+    e.onednn_isa = onednn_isa_name(dnnl_get_effective_cpu_isa());
 #else
     e.onednn = "none";
+    e.onednn_isa = "none";
 #endif
-    e.git = git_revision();
+    e.git = build_revision();
     if (gpu) {
         probe::gpu::Device d = probe::gpu::device_info();
         e.gpu = true;

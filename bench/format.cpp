@@ -1,14 +1,21 @@
 #include "bench/format.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "bench/args.h"
+#include "bench/interrupt.h"
 
 namespace ridge::cli {
 
@@ -40,13 +47,48 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
+std::string printable(std::string_view s) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        size_t n = utf8_length(s, i);
+        if (n == 0 || is_control(s, i, n)) {
+            for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) {
+                unsigned char c = static_cast<unsigned char>(s[i + k]);
+                out += cat("\\x", hex[c >> 4], hex[c & 15]);
+            }
+            i += std::max<size_t>(n, 1);
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 std::string json_quote(std::string_view s) {
+    static const char* hex = "0123456789abcdef";
     std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\', out += c;
-        else if (c == '\n') out += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20) out += cat("\\u00", "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]);
-        else out += c;
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        size_t n = utf8_length(s, i);
+        if (n == 0) {
+            out += "\\ufffd";
+            ++i;
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (is_control(s, i, n)) {
+            unsigned char code = n == 1 ? c : static_cast<unsigned char>(s[i + 1]);  // C1: U+0080..U+009F
+            out += cat("\\u00", hex[code >> 4], hex[code & 15]);
+        } else {
+            out.append(s.substr(i, n));
+        }
+        i += n;
     }
     return out + "\"";
 }
@@ -91,8 +133,12 @@ Json& Json::field(std::string_view key, int64_t v) {
 }
 Json& Json::field(std::string_view key, double v) {
     prefix(key);
+    if (!std::isfinite(v)) {
+        out_ += "null";
+        return *this;
+    }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
+    std::snprintf(buf, sizeof buf, "%.6g", v);
     out_ += buf;
     return *this;
 }
@@ -128,6 +174,30 @@ std::string table_header(const std::vector<Column>& cols) {
     return table_row(cols, cells);
 }
 
+namespace {
+// Read once, before main, while ridge has one thread: umask() can only be read by setting it.
+const mode_t process_umask = [] {
+    mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+}();
+
+bool write_all(int fd, const std::string& text) {
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        left -= size_t(n);
+    }
+    return true;
+}
+}  // namespace
+
+unsigned new_file_mode(unsigned base) { return base & ~unsigned(process_umask); }
+
 void write_output(const std::string& path, const std::string& text) {
     if (path.empty() || path == "-") {
         std::cout << text << std::flush;
@@ -152,23 +222,75 @@ void write_output(const std::string& path, const std::string& text) {
         if (!f) throw UsageError(cat("ridge: cannot write '", path, "'"));
         return;
     }
-    fs::path tmp = target;
-    tmp += cat(".tmp.", ::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw UsageError(cat("ridge: cannot write '", path, "': no such directory or no permission"));
-        f << text;
-        f.close();
-        if (!f) {
-            fs::remove(tmp);
-            throw UsageError(cat("ridge: cannot write '", path, "': write failed"));
-        }
+    // mkstemp creates a new file of a name nobody could guess (O_EXCL: a link planted there is
+    // never followed), in the target's folder so that the rename stays within one file system.
+    // The name is cut so that the temp name stays within NAME_MAX however long the target's is.
+    std::string tmp = (target.parent_path() / (target.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
+    int fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(errno)));
+    RemovedOnInterrupt guard(tmp);
+    // mkstemp's 0600 would make every output private: an existing file keeps its mode, a new one
+    // gets what the umask allows, as if created by open().
+    struct stat old;
+    mode_t mode = ::stat(target.c_str(), &old) == 0 ? old.st_mode & 07777 : mode_t(new_file_mode(0666));
+    bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+    int err = errno;
+    ok = ::close(fd) == 0 && ok;
+    if (!ok) {
+        ::unlink(tmp.c_str());
+        throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(err)));
     }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp);
-        throw UsageError(cat("ridge: cannot write '", path, "': ", ec.message()));
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+        err = errno;
+        ::unlink(tmp.c_str());
+        throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(err)));
     }
+}
+
+std::string cannot_create(const std::string& path, bool make_folders) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::absolute(path, ec).parent_path();
+    if (ec) return ec.message();
+    struct stat st;
+    while (::stat(dir.c_str(), &st) != 0) {
+        if (errno != ENOENT) return cat("'", dir.string(), "': ", std::strerror(errno));
+        if (!make_folders) return cat("the folder '", dir.string(), "' does not exist");
+        dir = dir.parent_path();
+    }
+    if (!S_ISDIR(st.st_mode)) return cat("'", dir.string(), "' is not a folder");
+    std::string probe = (dir / ".ridge-probe-XXXXXX").string();
+    int fd = ::mkstemp(probe.data());
+    if (fd < 0) return cat("cannot create a file in '", dir.string(), "': ", std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+}
+
+void check_output(const std::string& path) {
+    if (path.empty() || path == "-") return;
+    auto refuse = [&](const std::string& why) { throw UsageError(cat("ridge: cannot write '", path, "': ", why)); };
+    if (path.back() == '/') refuse("it is a directory");
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+        if (errno != ENOENT) refuse(std::strerror(errno));
+        if (std::string why = cannot_create(path, false); !why.empty()) refuse(why);
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) refuse("it is a directory");
+    if (S_ISREG(st.st_mode)) {
+        // The new text goes into a temp file beside the file the name resolves to, then is renamed.
+        std::error_code ec;
+        std::filesystem::path target = std::filesystem::canonical(path, ec);
+        if (ec) refuse(ec.message());
+        if (std::string why = cannot_create(target.string(), false); !why.empty()) refuse(why);
+        return;
+    }
+    // A device or a pipe is written directly; O_NONBLOCK makes a fifo nobody reads fail now
+    // (ENXIO) instead of blocking the run at its end.
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) refuse(errno == ENXIO ? std::string("it is a pipe that nothing reads") : std::strerror(errno));
+    ::close(fd);
 }
 
 }  // namespace ridge::cli

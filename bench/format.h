@@ -22,8 +22,8 @@ public:
     Json& field(std::string_view key, const char* v) { return field(key, std::string_view(v)); }
     Json& field(std::string_view key, int64_t v);
     Json& field(std::string_view key, int v) { return field(key, int64_t(v)); }
-    Json& field(std::string_view key, double v);
-    Json& boolean(std::string_view key, bool v);  // true or false (field() would take a bool as an int)
+    Json& field(std::string_view key, double v);  // NaN and infinities as null: JSON has no spelling for them
+    Json& boolean(std::string_view key, bool v);  // named apart: a bool overload would catch pointers
     Json& array(std::string_view key, const std::vector<int64_t>& v);
     std::string str() const { return out_ + "\n"; }
 
@@ -33,6 +33,12 @@ private:
     std::vector<bool> first_{true};
 };
 
+// s with control characters and bytes that are not UTF-8 written as \xNN: what a user typed or a
+// file held reaches the terminal as text, and an error message stays on one line.
+std::string printable(std::string_view s);
+
+// A JSON string: control characters escaped, and bytes that are not UTF-8 as U+FFFD, since JSON
+// text must be UTF-8.
 std::string json_quote(std::string_view s);
 
 // Columns: a header, a width and whether text is left-aligned; cells longer than the width are
@@ -45,7 +51,22 @@ struct Column {
 std::string table_row(const std::vector<Column>& cols, const std::vector<std::string>& cells);
 std::string table_header(const std::vector<Column>& cols);
 
-// Writes to path through a temp file and a rename; "-" or empty writes to stdout.
+// Writes to path through a temp file (mkstemp, in path's folder) and a rename; "-" or empty
+// writes to stdout. An existing file keeps its mode; a new one gets 0666 less the umask.
 void write_output(const std::string& path, const std::string& text);
+
+// base less the process's umask: the mode open() or mkdir() would give (mkstemp and mkdtemp give
+// 0600 and 0700).
+unsigned new_file_mode(unsigned base);
+
+// Checks, before any work, that write_output(path, ...) will find its destination: not a folder,
+// a folder that exists and takes a new file (tried with a temp file, removed at once), or a
+// device or pipe that opens for writing now. Throws UsageError; creates and leaves nothing.
+void check_output(const std::string& path);
+
+// Why no new file can be created at path, or "" when one can: its folder must exist and take a
+// file (tried). With make_folders, missing folders would be created first, so the nearest
+// existing one is tried instead.
+std::string cannot_create(const std::string& path, bool make_folders);
 
 }  // namespace ridge::cli

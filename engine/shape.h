@@ -41,6 +41,14 @@ struct ShapeError : std::runtime_error {
 template <class... Parts>
 std::string cat(const Parts&... parts);
 
+// Text from outside (a file, the command line) is checked with these before it reaches a
+// terminal or a JSON file. The length of the well-formed UTF-8 sequence at s[i] (1 to 4 bytes;
+// overlong forms and surrogates are not well formed), or 0 when the bytes there are not one.
+size_t utf8_length(std::string_view s, size_t i);
+// Whether the code point at s[i] (of utf8_length n) is a C0 or C1 control character or DEL,
+// which a terminal would act on instead of showing.
+bool is_control(std::string_view s, size_t i, size_t n);
+
 }  // namespace ridge
 
 #include <sstream>

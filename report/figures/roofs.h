@@ -1,15 +1,13 @@
 #pragma once
-// What the roofline figures (chips, overlay, measured) share: numbers written at full precision,
-// the FLOP/s unit of an axis, log-axis bounds and the corner points of a roof.
+// What the roofline figures (chips, overlay, measured) share: numbers written as every data file
+// writes them (dat.h), the FLOP/s unit of an axis, log-axis bounds and the corner points of a roof.
 #include <optional>
 #include <string>
 
+#include "report/figures/dat.h"
 #include "report/study.h"
 
 namespace ridge::report {
-
-// %.9g: enough digits that a double read back from a data file is the one written, to 1e-9.
-std::string num(double v);
 
 // The unit of a FLOP/s axis: GFLOP/s below 10 TFLOP/s, TFLOP/s above, so tic labels stay short.
 struct FlopUnit {
@@ -35,6 +33,10 @@ struct DeviceRoofs {
     int n_blocks = 0;
 };
 DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const FlopUnit& u);
+
+// A sentence for a caption: what the datasheet roof was computed at, beside the measured clock
+// (empty without a datasheet peak).
+std::string datasheet_note(const Ceilings& c);
 
 // "CPU" for "cpu", "GPU" for "cuda": how titles name a device.
 std::string device_title(std::string_view device);

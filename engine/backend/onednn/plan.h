@@ -52,6 +52,9 @@ struct Step {
 
 // A plain row-major fp32 descriptor of a shape.
 Md plain(const Dims& dims);
+// The one descriptor ridge uses for all layouts oneDNN calls equal: size-1 dimensions' strides
+// set to the tensor's extent (plan.cpp says why). Every memory the plan holds is canonical.
+Md canonical(Md md);
 Dims dims_of(const Shape& s);
 // Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
 // nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.

@@ -32,6 +32,7 @@
 #include <cstring>
 
 #include "engine/analysis.h"
+#include "engine/backend/fold.h"
 #include "engine/backend/onednn/onednn.h"
 #include "engine/backend/onednn/ops.h"
 #include "engine/backend/onednn/step_info.h"
@@ -67,14 +68,6 @@ double serial_seconds(bool train) {
 
 int threads_for(int most, double serial, double flops, double bytes) {
     return flops / core_flops + bytes / core_bytes_per_s < serial ? 1 : most;
-}
-
-std::string describe(const Graph& g, int node) {
-    if (node < 0) return "the loss";
-    const Node& n = g.nodes()[size_t(node)];
-    std::string in;
-    for (int t : n.inputs) in += (in.empty() ? "" : ", ") + to_string(g.tensor(t).shape);
-    return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
 }
 
 // The plan sized the scratchpad and checked every argument against the descriptor it made; a
@@ -417,22 +410,10 @@ void OnednnExecutor::load(const Weights& w) {
             write(m, w[i][j].data());
         }
     }
-    // y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta, as one conv: each output channel's
-    // weights scaled by gamma / sqrt(var + eps), and the bias shifted to match.
     for (const Plan::Fold& f : plan_.folds) {
-        const auto& cw = w[size_t(f.conv)];
-        const auto& bn = w[size_t(f.bn)];  // gamma, beta, running_mean, running_var
-        HostTensor weight = cw.at(0), bias({weight.shape[0]});
-        int64_t K = weight.shape[0], per = weight.size() / K;
-        for (int64_t k = 0; k < K; ++k) {
-            double s = double(bn.at(0).v[size_t(k)]) / std::sqrt(double(bn.at(3).v[size_t(k)]) + 1e-5);
-            for (int64_t e = 0; e < per; ++e)
-                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * s);
-            double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
-            bias.v[size_t(k)] = float((b - double(bn.at(2).v[size_t(k)])) * s + double(bn.at(1).v[size_t(k)]));
-        }
-        write(plan_.param[size_t(f.conv)][0], weight.data());
-        write(plan_.param[size_t(f.conv)][1], bias.data());
+        FoldedConv c = fold_batchnorm(w[size_t(f.conv)], w[size_t(f.bn)]);
+        write(plan_.param[size_t(f.conv)][0], c.weight.data());
+        write(plan_.param[size_t(f.conv)][1], c.bias.data());
     }
     for (int v : velocities_) std::memset(memories_[size_t(v)].get_data_handle(), 0, plan_.md(v).get_size());
 }

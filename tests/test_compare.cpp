@@ -261,7 +261,7 @@ TEST_CASE("real fixtures: the same study at 1 and 2 threads on this machine, kep
     // here from the fixture's ledgers.
     std::map<std::string, std::vector<double>> ips;  // "threadsN|net|mode|batch|kind"
     for (const char* env : {"threads1", "threads2"})
-        for (const char* file : {"report/ledger.csv", "logs/metrics.csv"}) {
+        for (const char* file : {"report/ledger.csv", "train/metrics.csv"}) {
             auto rows = ridge::cli::parse_csv(slurp(data_dir / env / file));
             REQUIRE(rows.size() > 1);
             std::map<std::string, size_t> col;

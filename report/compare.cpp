@@ -355,23 +355,32 @@ Comparison load_comparison(const std::vector<std::string>& inputs, const Compare
                         cli::fixed(tr->second.second / 1e9, 1), " GB/s by ridge train")});
     }
 
-    // Names: the base, and where environments share it, the fields that tell them apart.
+    // Names: the base, and where environments share it, as few of the fields that tell them apart
+    // (in naming_fields' order) as make the names unique.
+    std::vector<bool> named(c.envs.size(), false);
     for (size_t i = 0; i < c.envs.size(); ++i) {
+        if (named[i]) continue;
         std::vector<size_t> same;
         for (size_t j = 0; j < c.envs.size(); ++j)
             if (base_names[j] == base_names[i]) same.push_back(j);
-        c.envs[i].name = base_names[i];
-        if (same.size() == 1) continue;
-        std::string extra;
-        int shown = 0;
-        for (const char* f : naming_fields) {
-            bool differs = false;
-            for (size_t j : same) differs |= c.envs[j].field(f) != c.envs[i].field(f);
-            if (!differs || shown == 2) continue;
-            extra += cat(shown ? ", " : "", display(f, c.envs[i].field(f)));
-            ++shown;
+        std::vector<const char*> differing;
+        for (const char* f : naming_fields)
+            for (size_t j : same)
+                if (c.envs[j].field(f) != c.envs[same[0]].field(f)) {
+                    differing.push_back(f);
+                    break;
+                }
+        for (size_t k = 0; k <= differing.size(); ++k) {
+            std::set<std::string> names;
+            for (size_t j : same) {
+                std::string extra;
+                for (size_t f = 0; f < k; ++f) extra += cat(f ? ", " : "", display(differing[f], c.envs[j].field(differing[f])));
+                c.envs[j].name = base_names[j] + (extra.empty() ? "" : " (" + extra + ")");
+                names.insert(c.envs[j].name);
+                named[j] = true;
+            }
+            if (names.size() == same.size()) break;
         }
-        c.envs[i].name += " (" + extra + ")";
     }
     for (size_t i = 0; i < c.envs.size(); ++i)
         for (size_t j = 0; j < i; ++j)

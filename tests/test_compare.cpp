@@ -396,3 +396,19 @@ TEST_CASE("bad input: one line, exit 2, nothing written") {
     CHECK(none.code == 2);
     CHECK(none.err.find("missing argument") != std::string::npos);
 }
+
+TEST_CASE("real fixtures: oneDNN capped at AVX2 by another build, kept apart with both differences named") {
+    fs::path out = scratch() / "compare" / "avx2_out";
+    Run r = run({"compare", (data_dir / "threads1").string(), (data_dir / "avx2").string(), "--out", out.string()});
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    // Named by host (the default), then by the first field that tells them apart.
+    CHECK(r.out.find("baseline vm (runtime_env none)") != std::string::npos);
+    CHECK(r.out.find("vm (runtime_env ONEDNN_MAX_CPU_ISA=AVX2)") != std::string::npos);
+    std::string md = slurp(out / "report.md");
+    CHECK(md.find("with different ridge revisions or settings (onednn_isa avx512_core_bf16 against avx2; runtime_env "
+                  "none against ONEDNN_MAX_CPU_ISA=AVX2; git a5054c3d5d94+dirty against dbc673072bde+dirty)") !=
+          std::string::npos);
+    CHECK(md.find("part of their difference may be ridge's own") != std::string::npos);
+    CHECK(md.find("| **onednn_isa** | **avx512_core_bf16** | **avx2** |") != std::string::npos);
+    CHECK(md.find("| threads | 1 | 1 |") != std::string::npos);
+}

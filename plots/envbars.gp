@@ -16,10 +16,11 @@ do for [fmt in "png svg"] {
     set boxwidth width
     set grid ytics lt 1 lw 1 lc rgb "#d8d8d8"
     if (ngroups > 6) { set xtics rotate by -30 left nomirror scale 0 } else { set xtics norotate nomirror scale 0 }
-    set key outside right top Left reverse box opaque width 1
+    # Above the plot: names of environments are long, and a key at the side would narrow it.
+    set key outside top center horizontal maxcols 2 Left reverse box opaque width 1
     plot dat using 0:(NaN):xtic(1) notitle, \
          for [i=1:hline] 1 with lines lc rgb "black" dt 2 lw 1.5 title "baseline", \
          for [i=1:nbars] dat using ($0 + shift(i)):(column(3 * i - 1)) with boxes lc rgb value("bar_color_".i) title value("bar_title_".i), \
-         for [i=1:nbars] dat using ($0 + shift(i)):(column(3 * i - 1)):(column(3 * i)):(column(3 * i + 1)) with yerrorbars lc rgb "black" pt -1 notitle, \
+         for [i=1:nbars] dat using ($0 + shift(i)):(column(3 * i - 1)):(column(3 * i)):(column(3 * i + 1)) with yerrorbars lc rgb "black" pt 0 ps 0 notitle, \
          for [i=1:nbars] dat using ($0 + shift(i)):(column(3 * i + 1)):(bar_label(column(3 * i - 1))) with labels offset 0,0.7 font ",9" notitle
 }

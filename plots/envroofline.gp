@@ -12,7 +12,8 @@ do for [fmt in "png svg"] {
     set xrange [xmin:xmax]
     set yrange [ymin:ymax]
     set ylabel "achieved performance (".yunit.")"
-    set key outside right top Left reverse box opaque width 1
+    # Above the plot: names of environments are long, and a key at the side would narrow it.
+    set key outside top center horizontal maxcols 2 Left reverse box opaque width 1
     plot for [k=1:nroofs] dat index value("roof_index_".k) with lines lw 2 dt value("roof_dt_".k) \
              lc rgb value("roof_color_".k) title value("roof_title_".k), \
          for [k=1:npoints] dat index value("points_index_".k) using 1:2:3 with points pt variable ps 1.6 \

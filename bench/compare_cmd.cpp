@@ -85,7 +85,7 @@ int run_compare(const Args& a) {
     for (const report::Figure& f : figures) drawn += f.missing.empty();
     std::cout << "ridge compare: " << (out / "report.md").string() << ": " << c.envs.size()
               << (c.envs.size() == 1 ? " environment" : " environments") << ", " << c.groups.size()
-              << " configurations, " << c.rows.size() << " rows, " << drawn << " figures\n";
+              << " configurations, " << c.rows_compared() << " rows, " << drawn << " figures\n";
     if (c.envs.size() == 1) std::cout << "  one environment only: nothing to compare it with, so no speed-ups\n";
     for (size_t e = 0; e < c.envs.size(); ++e)
         std::cout << "  " << (e == c.baseline ? "baseline " : "         ") << c.envs[e].name << "\n";

@@ -138,7 +138,13 @@ std::vector<std::string> ledgers_of(const std::string& input, std::vector<std::s
             }
         }
     };
+    size_t notes_before = notes.size();
     scan(p, 1);
+    if (found.empty() && notes.size() > notes_before) {
+        std::string why = notes[notes_before];
+        why = why.substr(0, why.rfind(why.ends_with("; skipped") ? "; skipped" : ": skipped"));
+        throw UsageError(cat("ridge compare: '", input, "' holds no ledger to compare: ", why));
+    }
     if (found.empty())
         throw UsageError(cat("ridge compare: '", input,
                              "' is not a ridge result: no report folder (.ridge-report) and no ledger (a .csv with "
@@ -193,6 +199,12 @@ const std::string& Environment::field(std::string_view name) const {
     for (const auto& [k, v] : fields)
         if (k == name) return v;
     return none;
+}
+
+size_t Comparison::rows_compared() const {
+    size_t n = 0;
+    for (const Group& g : groups) n += g.rows.size();
+    return n;
 }
 
 std::vector<const Group*> Comparison::groups_of(size_t env) const {

@@ -81,6 +81,7 @@ struct Comparison {
     std::vector<std::string> notes;   // what was skipped and why
     int duplicates = 0;               // identical rows read twice, counted once
 
+    size_t rows_compared() const;  // the rows in groups (--nets may leave rows out)
     std::vector<const Group*> groups_of(size_t env) const;
     // The group of env matching compare_key (the one with the most repeats when several do).
     const Group* match(size_t env, const std::string& compare_key) const;

@@ -156,7 +156,7 @@ std::string compare_markdown(const Comparison& c, const std::vector<Figure>& fig
     std::string out = cat("# Comparing ", n, n == 1 ? " environment" : " environments", "\n\nWritten by `", command,
                           "` from ", c.inputs.size(), c.inputs.size() == 1 ? " input" : " inputs", ": ");
     for (size_t i = 0; i < c.inputs.size(); ++i) out += cat(i ? ", " : "", "`", c.inputs[i], "`");
-    out += cat(". ", c.rows.size(), " rows, ", c.groups.size(), " configurations. Baseline: `",
+    out += cat(". ", c.rows_compared(), " rows, ", c.groups.size(), " configurations. Baseline: `",
                c.envs[c.baseline].name, "`.\n\n");
     out += "An environment is a set of rows that agree on the machine and its settings (host, device, CPU or GPU "
            "and their software, threads, library settings, ridge's revision); rows that differ in any are kept "

@@ -241,6 +241,13 @@ TEST_CASE("hand-made CPU and GPU: environments, repeats, bounds, fractions and s
     sp = dat_rows(out2 / "data" / "envbars-speedup.dat");
     REQUIRE(sp.size() == 3);
     CHECK(d(sp[0][1]) == doctest::Approx(((1000.0 / 60 + 12.5) / 2) / 1000));
+    // --nets: only mobilenet_v2's rows, one per environment.
+    r = run({"compare", in.string(), "--out", out2.string(), "--nets", "mobilenet_v2"});
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out.find("2 configurations, 2 rows") != std::string::npos);
+    CHECK(fs::exists(out2 / "data" / "envbars-mobilenet_v2.dat"));
+    CHECK(!fs::exists(out2 / "data" / "envbars-resnet18.dat"));
+    CHECK(dat_rows(out2 / "data" / "envbars-latency.dat").size() == 1);
     r = run({"compare", in.string(), "--out", out2.string(), "--label-by", "device"});
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.out.find("Example CPU") != std::string::npos);
@@ -383,6 +390,10 @@ TEST_CASE("bad input: one line, exit 2, nothing written") {
     write(d / "oldreport" / ".ridge-report", "");
     write(d / "oldreport" / "report.md", "# old\n");
     refused({(d / "oldreport").string()}, "has no ledger.csv");
+    fs::create_directories(d / "results_old");
+    fs::rename(d / "oldreport", d / "results_old" / "vm");
+    refused({(d / "results_old").string()}, "holds no ledger to compare: '" + (d / "results_old" / "vm").string() +
+                                                "' is a ridge report from before ridge compare");
     refused({(data_dir / "threads1").string(), "--baseline", "nowhere"}, "--baseline 'nowhere' names no environment");
     refused({(data_dir / "threads1").string(), "--nets", "resnet19"}, "not a net of the zoo");
     refused({(data_dir / "threads1").string(), "--label-by", "colour"}, "label-by 'colour'");

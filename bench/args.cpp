@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 namespace ridge::cli {
 
@@ -70,8 +71,10 @@ Args parse(const Command& cmd, const std::vector<std::string>& argv) {
         if (a.opt.count(name)) throw UsageError(where(cmd) + name + " is given twice");
         a.opt[name] = value;
     }
-    if (int(a.pos.size()) != cmd.positionals)
-        throw UsageError(where(cmd) + (int(a.pos.size()) < cmd.positionals ? "missing argument" : "unexpected argument") +
+    // A negative count -n: at least n (ridge compare takes one input or more).
+    bool count_ok = cmd.positionals >= 0 ? int(a.pos.size()) == cmd.positionals : int(a.pos.size()) >= -cmd.positionals;
+    if (!count_ok)
+        throw UsageError(where(cmd) + (int(a.pos.size()) < std::abs(cmd.positionals) ? "missing argument" : "unexpected argument") +
                          " (usage: ridge " + std::string(cmd.name) + " " + std::string(cmd.synopsis) + ")");
     return a;
 }

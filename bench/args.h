@@ -27,7 +27,7 @@ struct Command {
     std::string_view name;      // "summary"
     std::string_view synopsis;  // "NET [options]"
     std::string_view about;
-    int positionals;            // required positional arguments
+    int positionals;            // required positional arguments; -n: n or more
     std::vector<Option> options;
 };
 

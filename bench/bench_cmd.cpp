@@ -11,6 +11,7 @@
 #include "bench/env.h"
 #include "bench/format.h"
 #include "bench/ledger.h"
+#include "bench/ledger_schema.h"
 #include "bench/net_arg.h"
 #include "roofline/probes/cpu/probes.h"
 #include "roofline/probes/cuda/probes.h"
@@ -344,39 +345,42 @@ std::string csv(const Run& run, const std::vector<BenchResult>& rs) {
     return s;
 }
 
-const char* ledger_header =
-    "date,git,model,device,backend,mode,batch,height,width,threads,warmup,repeat,median_ms,min_ms,iqr_ms,"
-    "images_per_s,gflops,bwd_fwd_time,update_ms,cpu,cores,clock_mhz,compiler,onednn";
-
-// GPU runs go to their own ledger, whose rows carry the device and the precision.
-const char* gpu_ledger_header =
-    "date,git,model,device,backend,mode,precision,cuda_graph,batch,height,width,warmup,repeat,median_ms,min_ms,"
-    "iqr_ms,images_per_s,gflops,bwd_fwd_time,update_ms,gpu,sms,clock_mhz,memory_clock_mhz,memory_bytes,driver,cuda,"
-    "cudnn,cublas,cpu,compiler";
-
-std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResult>& rs) {
+// Rows in the one ledger schema (bench/ledger_schema.h): a row per batch, the environment on each.
+std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResult>& rs, const std::string& command) {
     std::vector<std::string> rows;
-    const Env& e = run.env;
-    if (on_gpu(run)) {
-        for (const auto& r : rs)
-            rows.push_back(cat(e.date, ",", e.git, ",", run.model, ",", run.device, ",", run.backend, ",",
-                               run.mode == Mode::train ? "train" : "infer", ",", precision_name(run.precision), ",",
-                               int(run.plan.cuda_graph), ",", batch_of(r), ",", run.H, ",", run.W, ",", run.plan.warmup,
-                               ",", run.plan.repeat, ",", r.step.median * 1e3, ",", r.step.min * 1e3, ",",
-                               r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode), ",",
-                               bwd_fwd_time(r), ",", r.update.median * 1e3, ",", csv_cell(e.gpu_name), ",", e.gpu_sms,
-                               ",", e.gpu_clock_mhz, ",", e.gpu_mem_clock_mhz, ",", e.gpu_mem_bytes, ",", e.driver, ",",
-                               e.cuda_runtime, ",", e.cudnn, ",", e.cublas, ",", csv_cell(e.cpu), ",",
-                               csv_cell(e.compiler)));
-        return rows;
+    bool train = run.mode == Mode::train;
+    for (const auto& r : rs) {
+        const Totals& t = r.analysis.totals;
+        LedgerRow row;
+        set_environment(row, run.env, host_name());
+        row.set("kind", "bench")
+            .set("date", run.env.date)
+            .set("device", run.device)
+            .set("backend", run.backend)
+            .set("precision", std::string(precision_name(run.precision)))
+            .set("cuda_graph", on_gpu(run) ? std::to_string(int(run.plan.cuda_graph)) : "")
+            .set("net", run.model)
+            .set("mode", train ? "train" : "infer")
+            .set("batch", std::to_string(batch_of(r)))
+            .set("height", std::to_string(run.H))
+            .set("width", std::to_string(run.W))
+            .set("threads", on_gpu(run) ? "" : std::to_string(run.plan.threads))
+            .set("warmup_iters", std::to_string(run.plan.warmup))
+            .set("iters", std::to_string(run.plan.repeat))
+            .set("seed", std::to_string(run.plan.seed))
+            .set("images_per_s", ledger_num(images_per_s(r)))
+            .set("step_median_ms", ledger_num(r.step.median * 1e3))
+            .set("step_min_ms", ledger_num(r.step.min * 1e3))
+            .set("step_iqr_ms", ledger_num(r.step.iqr() * 1e3))
+            .set("bwd_fwd_time", train ? ledger_num(bwd_fwd_time(r)) : "")
+            .set("update_ms", train ? ledger_num(r.update.median * 1e3) : "")
+            .set("planned_bytes", std::to_string(r.planned_bytes))
+            .set("flops_per_step", std::to_string(flops_of(r, run.mode)))
+            .set("bytes_per_step", std::to_string(train ? t.fwd_traffic_bytes + t.bwd_traffic_bytes : t.fwd_traffic_bytes))
+            .set("gflops", ledger_num(gflops(r, run.mode)))
+            .set("command", command);
+        rows.push_back(row.csv());
     }
-    for (const auto& r : rs)
-        rows.push_back(cat(e.date, ",", e.git, ",", run.model, ",", run.device, ",", run.backend, ",",
-                           run.mode == Mode::train ? "train" : "infer", ",", batch_of(r), ",", run.H, ",", run.W, ",",
-                           run.plan.threads, ",", run.plan.warmup, ",", run.plan.repeat, ",", r.step.median * 1e3, ",",
-                           r.step.min * 1e3, ",", r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode),
-                           ",", bwd_fwd_time(r), ",", r.update.median * 1e3, ",", csv_cell(e.cpu), ",", e.cores, ",",
-                           e.clock_mhz, ",", csv_cell(e.compiler), ",", e.onednn));
     return rows;
 }
 
@@ -491,10 +495,10 @@ int run_bench(const Args& a) {
     run.plan.layers = !a.has("--no-layers");
     run.plan.seed = uint64_t(a.positive("--seed", 1, int64_t(1) << 62));
     std::string ledger =
-        a.has("--no-ledger") ? "" : a.get("--ledger", gpu ? "results/ledger_cuda.csv" : "results/ledger.csv");
+        a.has("--no-ledger") ? "" : a.get("--ledger", "results/ledger.csv");
     if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
     std::optional<Roof> roof = roof_arg(a);
-    const char* header = gpu ? gpu_ledger_header : ledger_header;
+    const std::string header = ledger_header();
     check_destinations(a, ledger, header);
     if (!gpu && run.plan.threads > hardware_threads())
         std::cerr << "ridge bench: warning: " << run.plan.threads << " threads on " << hardware_threads()
@@ -552,7 +556,7 @@ int run_bench(const Args& a) {
     std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
     write_output(a.get("--out", ""), text);
     if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
-    if (!ledger.empty()) append_csv_rows(ledger, header, ledger_rows(run, results));
+    if (!ledger.empty()) append_csv_rows(ledger, header, ledger_rows(run, results, command_line("ridge bench " + run.model)));
     return 0;
 }
 

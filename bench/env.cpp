@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -252,6 +253,27 @@ Env capture_env(int threads, bool gpu) {
 std::string host_name() {
     char buf[256] = {};
     return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "localhost";
+}
+
+std::string shell_quoted(const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
+                          std::string::npos)
+        return s;
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string command_line(const std::string& fallback) {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
+    for (size_t start = 0; start < raw.size();) {
+        size_t end = raw.find('\0', start);
+        if (end == std::string::npos) end = raw.size();
+        out += (out.empty() ? "" : " ") + shell_quoted(raw.substr(start, end - start));
+        start = end + 1;
+    }
+    return out.empty() ? fallback : out;
 }
 
 }  // namespace ridge::cli

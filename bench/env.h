@@ -62,6 +62,13 @@ std::string build_revision();
 
 int hardware_threads();
 
+// An argument as a POSIX shell would need it written to mean the same.
+std::string shell_quoted(const std::string& s);
+
+// The command as it was typed (argv[0] included, from /proc/self/cmdline), each argument quoted as
+// a shell would need it; `fallback` where /proc is not mounted.
+std::string command_line(const std::string& fallback);
+
 // This machine's name (results/<host>/), "localhost" when it has none.
 std::string host_name();
 

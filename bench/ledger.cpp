@@ -12,6 +12,7 @@
 
 #include "bench/args.h"
 #include "bench/format.h"
+#include "bench/ledger_schema.h"
 
 namespace ridge::cli {
 
@@ -53,9 +54,8 @@ void require_header(int fd, const std::string& path, const std::string& header, 
     while (got < 0 && errno == EINTR);
     if (got < 0) refuse(path, std::strerror(errno));
     std::string_view head(buf.data(), size_t(got));
-    if (head.substr(0, head.find('\n')) != header)
-        throw UsageError(cat("ridge: the ledger '", path,
-                             "' has other columns than this version of ridge writes; move it aside or write to another file"));
+    std::string_view first = head.substr(0, head.find('\n'));
+    if (first != header) throw UsageError(other_columns_message(path, first));
 }
 }  // namespace
 

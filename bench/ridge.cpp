@@ -7,6 +7,7 @@
 
 #include "bench/args.h"
 #include "bench/bench_cmd.h"
+#include "bench/compare_cmd.h"
 #include "bench/format.h"
 #include "bench/interrupt.h"
 #include "bench/net_arg.h"
@@ -45,7 +46,7 @@ const Command explain_cmd{"explain", "NET LAYER [options]",
                           "Layer names are those of `ridge summary NET`.",
                           2, {batch_opt, res_opt, dtype_opt}};
 const Command* commands[] = {&list_cmd,  &summary_cmd, &zoo_cmd,    &explain_cmd,
-                             &bench_cmd, &train_cmd,   &profile_cmd, &report_cmd};
+                             &bench_cmd, &train_cmd,   &profile_cmd, &report_cmd, &compare_cmd};
 
 std::string usage() {
     return "usage: ridge COMMAND [options]     (ridge COMMAND --help for each)\n\n"
@@ -57,7 +58,8 @@ std::string usage() {
            "  train NET            train it on an image folder or synthetic data; log the runs\n"
            "  profile NET          per layer: what ran, its time, counted FLOPs beside the model's, and why\n"
            "  roofline ...         chip ceilings, measured ceilings, a net on a roofline\n"
-           "  report               the whole study: counts, ceilings, benchmarks, figures, report.md\n\n"
+           "  report               the whole study: counts, ceilings, benchmarks, figures, report.md\n"
+           "  compare DIR...       several environments' results side by side: one report, rooflines, speed-ups\n\n"
            "Costs are analytic and exact: nothing runs, nothing is allocated. bench, train and roofline measure.\n"
            "See README.md.\n";
 }
@@ -114,7 +116,7 @@ int run_explain(const Args& a) {
 int dispatch(const std::vector<std::string>& argv) {
     if (argv.empty())
         throw UsageError(
-            "ridge: missing command: list, summary, zoo, explain, bench, train, profile, roofline or report (ridge --help)");
+            "ridge: missing command: list, summary, zoo, explain, bench, train, profile, roofline, report or compare (ridge --help)");
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
         std::cout << usage();
@@ -136,6 +138,7 @@ int dispatch(const std::vector<std::string>& argv) {
         if (c == &train_cmd) return run_train(a, rest);
         if (c == &profile_cmd) return run_profile(a);
         if (c == &report_cmd) return run_report(a);
+        if (c == &compare_cmd) return run_compare(a);
         return run_explain(a);
     }
     std::vector<std::string_view> names;

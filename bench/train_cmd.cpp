@@ -93,33 +93,6 @@ std::string utc_now() {
     return buf;
 }
 
-// An argument as a POSIX shell would need it written to mean the same.
-std::string shell_quoted(const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
-                          std::string::npos)
-        return s;
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// The command as it was typed (argv[0] included, from /proc/self/cmdline), each argument quoted as
-// a shell would need it; "ridge train ARGS" where /proc is not mounted.
-std::string command_line(const std::vector<std::string>& argv) {
-    std::ifstream f("/proc/self/cmdline", std::ios::binary);
-    std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-    for (size_t start = 0; start < raw.size();) {
-        size_t end = raw.find('\0', start);
-        if (end == std::string::npos) end = raw.size();
-        out += (out.empty() ? "" : " ") + shell_quoted(raw.substr(start, end - start));
-        start = end + 1;
-    }
-    if (!out.empty()) return out;
-    out = "ridge train";
-    for (const std::string& s : argv) out += " " + shell_quoted(s);
-    return out;
-}
-
 void check_label(const std::string& label) {
     if (label.empty()) throw UsageError("ridge train: --label must not be empty");
     for (char c : label)
@@ -306,7 +279,9 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     rec.host = host_name();
     rec.data = synthetic ? "synthetic" : data_dir;
     rec.train_images = synthetic ? 0 : int64_t(dataset.train.samples.size());
-    rec.command = command_line(argv);
+    std::string typed = "ridge train";
+    for (const std::string& arg : argv) typed += " " + shell_quoted(arg);
+    rec.command = command_line(typed);
     rec.config = c;
     rec.backend = session.backend();
     rec.classes = session.classes();

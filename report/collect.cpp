@@ -118,8 +118,8 @@ std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::
         x.step_median_s = d(t.at(r, "step_median_ms")) / 1e3;
         x.data_wait_share = d(t.at(r, "data_wait_share"));
         x.achieved_flops = d(t.at(r, "gflops")) * 1e9;
-        x.flops_per_step = i(t.at(r, "train_flops_per_step"));
-        x.bytes_per_step = i(t.at(r, "train_bytes_per_step"));
+        x.flops_per_step = i(t.at(r, "flops_per_step"));
+        x.bytes_per_step = i(t.at(r, "bytes_per_step"));
         x.roof_fraction = d(t.at(r, "roof_fraction"));
         x.first_loss = d(t.at(r, "first_loss"));
         x.last_loss = d(t.at(r, "last_loss"));
@@ -139,6 +139,8 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     std::vector<roofline::CpuClock> clocks = roofline::load_cpu_clocks(roofline::cpu_clocks_path(chips_path));
     s.nets = plan.nets;
     s.batches = plan.batches;
+    s.warmup = plan.warmup;
+    s.repeat = plan.repeat;
     s.train_batch = plan.train_batch;
     s.layer_net = plan.layer_net;
     s.train_log = plan.train_log;

@@ -1,6 +1,8 @@
 #include "report/csv.h"
 
 #include "bench/format.h"
+#include "bench/ledger_schema.h"
+#include "roofline/roofline.h"
 #include "bench/profile_cmd.h"
 
 namespace ridge::report {
@@ -15,6 +17,53 @@ std::string runs_csv(const Study& s) {
                    r.step.median * 1e3, ",", r.step.min * 1e3, ",", r.step.iqr() * 1e3, ",",
                    train ? cat(r.fwd.median * 1e3) : "", ",", train ? cat(r.bwd.median * 1e3) : "", ",",
                    r.images_per_s(), ",", r.flops(), ",", r.bytes(), ",", r.achieved_flops() / 1e9, "\n");
+    }
+    return out;
+}
+
+std::string ledger_csv(const Study& s, const std::string& command) {
+    using cli::ledger_num;
+    std::string out = cli::ledger_header() + "\n";
+    for (const Run& r : s.runs) {
+        bool gpu = r.device == "cuda";
+        cli::Env env = s.env;
+        env.gpu = env.gpu && gpu;  // a CPU row carries no GPU
+        cli::LedgerRow row;
+        cli::set_environment(row, env, s.host);
+        row.set("kind", "bench")
+            .set("date", s.env.date)
+            .set("device", r.device)
+            .set("backend", r.backend)
+            .set("precision", "fp32")
+            .set("cuda_graph", gpu ? "0" : "")
+            .set("net", r.net)
+            .set("mode", r.mode == Mode::train ? "train" : "infer")
+            .set("batch", std::to_string(r.batch))
+            .set("height", std::to_string(r.a.input[2]))
+            .set("width", std::to_string(r.a.input[3]))
+            .set("threads", gpu ? "" : std::to_string(s.env.threads))
+            .set("warmup_iters", std::to_string(s.warmup))
+            .set("iters", std::to_string(s.repeat))
+            .set("images_per_s", ledger_num(r.images_per_s()))
+            .set("step_median_ms", ledger_num(r.step.median * 1e3))
+            .set("step_min_ms", ledger_num(r.step.min * 1e3))
+            .set("step_iqr_ms", ledger_num(r.step.iqr() * 1e3))
+            .set("bwd_fwd_time", r.mode == Mode::train ? ledger_num(r.bwd.median / r.fwd.median) : "")
+            .set("flops_per_step", std::to_string(r.flops()))
+            .set("bytes_per_step", std::to_string(r.bytes()))
+            .set("gflops", ledger_num(r.achieved_flops() / 1e9))
+            .set("command", command);
+        if (const Ceilings* c = s.ceilings_of(r.device)) {
+            double intensity = double(r.flops()) / double(r.bytes());
+            double roof = roofline::attainable(c->peak_flops, c->bytes_per_s, intensity);
+            row.set("roof_peak_gflops", ledger_num(c->peak_flops / 1e9))
+                .set("roof_bandwidth_gbs", ledger_num(c->bytes_per_s / 1e9))
+                .set("roof_gflops", ledger_num(roof / 1e9))
+                .set("roof_fraction", ledger_num(r.achieved_flops() / roof));
+            if (c->datasheet_peak_flops) row.set("roof_datasheet_peak_gflops", ledger_num(*c->datasheet_peak_flops / 1e9));
+            if (c->datasheet_bytes_per_s) row.set("roof_datasheet_bandwidth_gbs", ledger_num(*c->datasheet_bytes_per_s / 1e9));
+        }
+        out += row.csv() + "\n";
     }
     return out;
 }

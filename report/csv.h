@@ -8,6 +8,9 @@ namespace ridge::report {
 
 std::string runs_csv(const Study& s);    // one row per measured step, with its analytic counts
 std::string layers_csv(const Study& s);  // the layer net's run, one row per layer
+// The runs as rows of the one ledger schema (bench/ledger_schema.h), each with its device's
+// measured and datasheet roofs and the environment: what `ridge compare` reads from a report.
+std::string ledger_csv(const Study& s, const std::string& command);
 // Where FLOPs were counted (Study::profiles): per device, `ridge profile --format csv` of the
 // layer net, keyed by the file's name ("counts-cpu.csv").
 std::vector<std::pair<std::string, std::string>> counts_csvs(const Study& s);

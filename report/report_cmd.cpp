@@ -166,6 +166,7 @@ int run_report(const Args& a) {
     write_output((folder.dir() / "report.md").string(), report::report_markdown(study, figures, info));
     write_output((folder.dir() / "runs.csv").string(), report::runs_csv(study));
     write_output((folder.dir() / "layers.csv").string(), report::layers_csv(study));
+    write_output((folder.dir() / "ledger.csv").string(), report::ledger_csv(study, command_line(command)));
     for (const auto& [name, text] : report::counts_csvs(study)) write_output((folder.dir() / name).string(), text);
     try {
         folder.commit();

@@ -83,6 +83,7 @@ struct Study {
     std::vector<Ceilings> ceilings;   // cpu first, then cuda when measured
     std::vector<std::string> nets;    // in the order asked for
     std::vector<int64_t> batches;     // inference batches measured
+    int warmup = 0, repeat = 0;       // untimed and timed steps of each configuration
     int64_t train_batch = 0;          // the training step's batch (0: no training measured)
     int64_t large_batch = 256;        // the "large batch" of the analytic figures
     std::vector<NetCounts> counts;    // every net at batch 1 and at large_batch

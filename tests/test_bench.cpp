@@ -9,6 +9,7 @@
 #include "bench/bench_run.h"
 #include "engine/dsl.h"
 #include "bench/ledger.h"
+#include "bench/ledger_schema.h"
 #include "bench/stats.h"
 #include "cli.h"
 #include "json.h"
@@ -163,7 +164,29 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
     CHECK(j.items[1]["flops"].i64() == summary["totals"]["fwd_flops"].i64());
     std::string led = slurp(ledger);
     CHECK(lines(led) == 3);  // header and a row per batch
-    CHECK(led.rfind("date,git,model,", 0) == 0);
+    CHECK(led.substr(0, led.find('\n')) == ridge::cli::ledger_header());
+    ridge::cli::LedgerFile f = ridge::cli::parse_ledger(led, ledger.string());
+    REQUIRE(f.rows.size() == 2);
+    for (size_t b = 0; b < 2; ++b) {
+        const ridge::cli::LedgerRecord& row = f.rows[b];
+        const testjson::Value& o = j.items[b];
+        CHECK(row.get("kind") == "bench");
+        CHECK(row.get("device") == "cpu");
+        CHECK(row.get("precision") == "fp32");
+        CHECK(row.get("net") == "resnet18");
+        CHECK(row.get("mode") == "infer");
+        CHECK(row.get("batch") == std::to_string(b + 1));
+        CHECK(row.get("height") == "32");
+        CHECK(row.get("iters") == "3");
+        CHECK(row.get("flops_per_step") == std::to_string(o["flops"].i64()));
+        CHECK(std::stod(row.get("step_median_ms")) == doctest::Approx(o["median_ms"].num()).epsilon(1e-5));
+        CHECK(std::stod(row.get("images_per_s")) == doctest::Approx(o["images_per_s"].num()).epsilon(1e-5));
+        // Training-run columns do not apply to a bench row.
+        for (const char* empty : {"label", "workers", "elapsed_s", "roof_fraction", "update_ms"})
+            CHECK_MESSAGE(row.get(empty).empty(), empty);
+        CHECK(!row.get("host").empty());
+        CHECK(row.get("command").find("bench resnet18") != std::string::npos);
+    }
 }
 
 TEST_CASE("bench train: forward and backward halves, the update apart, per-layer dgrad and wgrad") {

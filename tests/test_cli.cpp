@@ -25,14 +25,14 @@ TEST_CASE("ridge list names the 31 nets") {
 
 TEST_CASE("--help everywhere") {
     for (std::string c : {"--help", "help", "list --help", "summary --help", "zoo --help", "explain --help", "summary -h",
-                          "report --help", "train --help"}) {
+                          "report --help", "train --help", "compare --help"}) {
         CAPTURE(c);
         Run r = ridge(c);
         CHECK(r.code == 0);
         CHECK(r.out.find("usage: ridge") != std::string::npos);
         CHECK(r.err.empty());
     }
-    check_usage_error("", "missing command: list, summary, zoo, explain, bench, train, profile, roofline or report");
+    check_usage_error("", "missing command: list, summary, zoo, explain, bench, train, profile, roofline, report or compare");
 }
 
 TEST_CASE("summary json parses, has the documented shape and its totals are the sums of its layers") {

@@ -12,6 +12,7 @@
 #include "bench/args.h"
 #include "bench/env.h"
 #include "bench/ledger.h"
+#include "bench/ledger_schema.h"
 #include "cli.h"
 #include "spawn.h"
 
@@ -176,8 +177,20 @@ TEST_CASE("ridge bench: four runs at once on one ledger keep all four rows") {
     }
     std::vector<std::string> rows = rows_of(ledger);
     REQUIRE(rows.size() == 5);
-    CHECK(rows[0].starts_with("date,git,model,"));
-    for (size_t i = 1; i < rows.size(); ++i) CHECK(rows[i].find(",resnet18,cpu,reference,infer,1,32,32,") != std::string::npos);
+    CHECK(rows[0] == ridge::cli::ledger_header());
+    ridge::cli::LedgerFile f = ridge::cli::read_ledger_file(ledger.string());
+    REQUIRE(f.rows.size() == 4);
+    std::set<std::string> seeds;
+    for (const ridge::cli::LedgerRecord& r : f.rows) {
+        CHECK(r.get("net") == "resnet18");
+        CHECK(r.get("device") == "cpu");
+        CHECK(r.get("backend") == "reference");
+        CHECK(r.get("mode") == "infer");
+        CHECK(r.get("batch") == "1");
+        CHECK(r.get("height") == "32");
+        seeds.insert(r.get("seed"));
+    }
+    CHECK(seeds == std::set<std::string>{"1", "2", "3", "4"});
 }
 
 TEST_CASE("ridge bench refuses an output that is the ledger, in one line, before running") {
@@ -248,6 +261,114 @@ TEST_CASE("the ledger's revision is the build's: ridge never runs git") {
     CHECK(!fs::exists(mark));
     std::vector<std::string> rows = rows_of(ledger);
     REQUIRE(rows.size() == 2);
-    CHECK(rows[1].substr(rows[1].find(',') + 1).starts_with(rev + ","));
+    CHECK(ridge::cli::read_ledger_file(ledger.string()).rows.at(0).get("git") == rev);
     CHECK(r.out.find("\"git\": \"" + rev + "\"") != std::string::npos);
+}
+
+// The one schema: every kind of row has the same columns; older ledgers are read into them.
+TEST_CASE("the ledger schema: every column documented in README with its unit") {
+    std::string readme = slurp(fs::path(RIDGE_TEST_DATA) / ".." / ".." / "README.md");
+    for (const ridge::cli::LedgerColumn& c : ridge::cli::ledger_columns()) {
+        CAPTURE(c.name);
+        std::string line = ridge::cat("| `", c.name, "` | ", c.unit.empty() ? std::string_view("") : c.unit, " |");
+        if (c.unit.empty()) line = ridge::cat("| `", c.name, "` |  |");
+        CHECK(readme.find(line) != std::string::npos);
+    }
+    ridge::cli::LedgerRow row;
+    CHECK_THROWS_AS(row.set("no_such_column", "1"), std::logic_error);
+    row.set("data", "a,\"b\"");
+    CHECK(row.csv().find(",\"a,\"\"b\"\"\",") != std::string::npos);
+}
+
+TEST_CASE("older ledgers are read into the schema: the bench CPU ledger as ridge bench wrote it") {
+    // Two rows of a real results/ledger.csv from before the schema (tests/data/compare/README.md).
+    ridge::cli::LedgerFile f = ridge::cli::read_ledger_file(RIDGE_TEST_DATA "/compare/old_bench_cpu.csv");
+    CHECK(f.format == ridge::cli::LedgerFormat::bench_cpu_v1);
+    REQUIRE(f.rows.size() == 2);
+    const ridge::cli::LedgerRecord& r = f.rows[0];
+    CHECK(r.line == 2);
+    CHECK(r.get("kind") == "bench");
+    CHECK(r.get("precision") == "fp32");
+    CHECK(r.get("net") == "shufflenet_v2_x1_0");  // was "model"
+    CHECK(r.get("date") == "2026-11-22T16:42:06Z");
+    CHECK(r.get("threads") == "2");
+    CHECK(r.get("warmup_iters") == "3");   // was "warmup"
+    CHECK(r.get("iters") == "20");         // was "repeat"
+    CHECK(r.get("step_median_ms") == "0.16727");
+    CHECK(r.get("step_min_ms") == "0.15867");
+    CHECK(r.get("step_iqr_ms") == "0.0422418");
+    CHECK(r.get("clock_mhz") == "2600");
+    CHECK(r.get("onednn") == "2.6.3");
+    CHECK(r.get("host").empty());  // not recorded then
+    CHECK(r.get("flops_per_step").empty());
+}
+
+TEST_CASE("older ledgers: the GPU bench ledger's clock and memory are the GPU's; the train ledger's FLOPs") {
+    std::string gpu =
+        "date,git,model,device,backend,mode,precision,cuda_graph,batch,height,width,warmup,repeat,median_ms,min_ms,"
+        "iqr_ms,images_per_s,gflops,bwd_fwd_time,update_ms,gpu,sms,clock_mhz,memory_clock_mhz,memory_bytes,driver,cuda,"
+        "cudnn,cublas,cpu,compiler\n"
+        "2026-01-01T00:00:00Z,abc,resnet50,cuda,cudnn,infer,tf32,1,64,224,224,3,20,20.5,20,0.4,3121.95,,0,0,"
+        "\"NVIDIA H100, PCIe\",114,1755,1593,85000000000,550.54,12.4,9.1.0,12.4.5,AMD EPYC,g++ 12\n";
+    ridge::cli::LedgerFile f = ridge::cli::parse_ledger(gpu, "gpu.csv");
+    CHECK(f.format == ridge::cli::LedgerFormat::bench_cuda_v1);
+    REQUIRE(f.rows.size() == 1);
+    const ridge::cli::LedgerRecord& r = f.rows[0];
+    CHECK(r.get("gpu") == "NVIDIA H100, PCIe");
+    CHECK(r.get("gpu_sms") == "114");
+    CHECK(r.get("gpu_clock_mhz") == "1755");
+    CHECK(r.get("gpu_memory_clock_mhz") == "1593");
+    CHECK(r.get("gpu_memory_bytes") == "85000000000");
+    CHECK(r.get("clock_mhz").empty());
+    CHECK(r.get("memory_bytes").empty());
+    CHECK(r.get("precision") == "tf32");
+    CHECK(r.get("cuda_graph") == "1");
+    CHECK(r.get("kind") == "bench");
+
+    // The training ledger before the schema: train_flops_per_step is now flops_per_step.
+    std::string header;
+    for (const char* c :
+         {"label", "run", "runs", "started", "date", "git", "host", "device", "backend", "net", "batch", "height", "width",
+          "precision", "iters", "warmup_iters", "workers", "threads", "data", "classes", "train_images", "lr", "momentum",
+          "weight_decay", "seed", "elapsed_s", "images_per_s", "step_median_ms", "step_iqr_ms", "step_min_ms",
+          "data_wait_share", "first_loss", "last_loss", "val_images", "val_top1", "undecodable", "wall_s", "user_s",
+          "sys_s", "peak_rss_bytes", "peak_device_bytes", "planned_bytes", "predicted_train_bytes",
+          "train_flops_per_step", "train_bytes_per_step", "gflops", "roof_peak_gflops", "roof_bandwidth_gbs",
+          "roof_gflops", "roof_fraction", "os", "kernel", "cpu", "isa", "onednn_isa", "cores", "clock_mhz",
+          "clock_max_mhz", "memory_bytes", "compiler", "onednn", "runtime_env", "gpu", "gpu_memory_bytes", "driver",
+          "cuda", "cudnn", "cublas", "command"})
+        header += (header.empty() ? "" : ",") + std::string(c);
+    std::vector<std::string> cells(69);  // every field empty but three
+    cells[0] = "r_run1";
+    cells[43] = "123456";  // train_flops_per_step
+    cells[44] = "789";     // train_bytes_per_step
+    std::string row;
+    for (size_t i = 0; i < cells.size(); ++i) row += (i ? "," : "") + cells[i];
+    f = ridge::cli::parse_ledger(header + "\n" + row + "\n" + "cut,short\n", "metrics.csv");
+    CHECK(f.format == ridge::cli::LedgerFormat::train_v2);
+    REQUIRE(f.rows.size() == 1);
+    CHECK(f.torn_rows == 1);
+    CHECK(f.rows[0].get("label") == "r_run1");
+    CHECK(f.rows[0].get("flops_per_step") == "123456");
+    CHECK(f.rows[0].get("bytes_per_step") == "789");
+    CHECK(f.rows[0].get("kind") == "train");
+    CHECK(f.rows[0].get("mode") == "train");
+}
+
+TEST_CASE("a ledger of an unknown schema is refused in one line; appending to an older one says what it is") {
+    CHECK_THROWS_WITH_AS(ridge::cli::parse_ledger("a,b\n1,2\n", "x.csv"), doctest::Contains("unknown schema"),
+                         ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::cli::parse_ledger("", "x.csv"), doctest::Contains("empty"), ridge::cli::UsageError);
+    fs::path d = fresh("old");
+    fs::path old = d / "ledger.csv";
+    fs::copy_file(RIDGE_TEST_DATA "/compare/old_bench_cpu.csv", old);
+    std::string before = slurp(old);
+    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(old.string(), ridge::cli::ledger_header(), "x"),
+                         doctest::Contains("older ridge bench CPU ledger"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::cli::check_csv_ledger(old.string(), ridge::cli::ledger_header()),
+                         doctest::Contains("ridge compare still reads it"), ridge::cli::UsageError);
+    CHECK(slurp(old) == before);
+    spawn::Result r = spawn::run(tiny_bench({"--ledger", old.string()}));
+    check_refused(r, "older ridge bench CPU ledger");
+    CHECK(slurp(old) == before);
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/ledger_schema.h"
 #include "report/csv.h"
 #include "report/markdown.h"
 #include "study_fixture.h"
@@ -417,4 +418,45 @@ TEST_CASE("layers.csv: every column of every layer of the layer net's run") {
     CHECK(fwd == r->a.totals.fwd_flops);
     CHECK(dgrad == r->a.totals.dgrad_flops);
     CHECK(wgrad == r->a.totals.wgrad_flops);
+}
+
+TEST_CASE("ledger.csv: every run as a row of the one schema, with its device's roofs, recomputed") {
+    for (bool gpu : {false, true}) {
+        CAPTURE(gpu);
+        const Study s = fixture_study(gpu);
+        ridge::cli::LedgerFile f = ridge::cli::parse_ledger(ridge::report::ledger_csv(s, "ridge report --quick"), "ledger.csv");
+        CHECK(f.format == ridge::cli::LedgerFormat::current);
+        REQUIRE(f.rows.size() == s.runs.size());
+        for (size_t i = 0; i < s.runs.size(); ++i) {
+            const Run& r = s.runs[i];
+            const ridge::cli::LedgerRecord& x = f.rows[i];
+            CAPTURE(cat(r.device, " ", r.net, " ", mode_of(r), " ", r.batch));
+            auto num = [&](const char* col) { return std::stod(x.get(col)); };
+            CHECK(x.get("kind") == "bench");
+            CHECK(x.get("host") == "fixture");
+            CHECK(x.get("device") == r.device);
+            CHECK(x.get("net") == r.net);
+            CHECK(x.get("mode") == mode_of(r));
+            CHECK(x.get("batch") == std::to_string(r.batch));
+            CHECK(x.get("precision") == "fp32");
+            CHECK(x.get("threads") == (r.device == "cpu" ? "2" : ""));
+            CHECK(x.get("cpu") == "Fixture CPU");
+            CHECK(x.get("flops_per_step") == std::to_string(int64_t(step_flops(r))));
+            CHECK(x.get("bytes_per_step") == std::to_string(int64_t(step_bytes(r))));
+            CHECK(num("step_median_ms") == doctest::Approx(r.step.median * 1e3).epsilon(1e-5));
+            CHECK(num("images_per_s") == doctest::Approx(double(r.batch) / r.step.median).epsilon(1e-5));
+            double achieved = step_flops(r) / r.step.median;
+            CHECK(num("gflops") == doctest::Approx(achieved / 1e9).epsilon(1e-5));
+            // The fixture's ceilings: CPU 200 GFLOP/s and 40 GB/s; GPU 50 TFLOP/s and 3 TB/s (datasheet 67 and 3.35).
+            bool cuda = r.device == "cuda";
+            double peak = cuda ? 5.0e13 : 2.0e11, bw = cuda ? 3.0e12 : 4.0e10;
+            double roof = std::min(peak, bw * step_flops(r) / step_bytes(r));
+            CHECK(num("roof_peak_gflops") == doctest::Approx(peak / 1e9).epsilon(1e-5));
+            CHECK(num("roof_bandwidth_gbs") == doctest::Approx(bw / 1e9).epsilon(1e-5));
+            CHECK(num("roof_gflops") == doctest::Approx(roof / 1e9).epsilon(1e-5));
+            CHECK(num("roof_fraction") == doctest::Approx(achieved / roof).epsilon(1e-5));
+            CHECK(num("roof_datasheet_peak_gflops") == doctest::Approx(cuda ? 67000 : 160).epsilon(1e-5));
+            CHECK(x.get("roof_datasheet_bandwidth_gbs") == (cuda ? "3350" : ""));
+        }
+    }
 }

@@ -126,7 +126,7 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     CHECK(ips == doctest::Approx(40 * 16 / elapsed).epsilon(1e-4));
     CHECK(l.num(0, "images_per_s") == doctest::Approx(run["images_per_s"].num()).epsilon(1e-5));
     ridge::Analysis a = ridge::analyze(ridge::build(*ridge::find_net("resnet18"), 16, 32, 32, 4), ridge::DType::fp32);
-    CHECK(l.at(0, "train_flops_per_step") == std::to_string(a.totals.fwd_flops + a.totals.bwd_flops()));
+    CHECK(l.at(0, "flops_per_step") == std::to_string(a.totals.fwd_flops + a.totals.bwd_flops()));
     CHECK(l.at(0, "predicted_train_bytes") == std::to_string(a.totals.train_memory_bytes));
     CHECK(l.num(0, "gflops") ==
           doctest::Approx(double(a.totals.fwd_flops + a.totals.bwd_flops()) * 40 / elapsed / 1e9).epsilon(1e-4));

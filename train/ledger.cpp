@@ -10,20 +10,18 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "bench/format.h"
+#include "bench/args.h"
 #include "bench/ledger.h"
 
 namespace ridge::train {
 
 namespace {
 
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
+std::string num(double v) { return cli::ledger_num(v); }
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(int v) { return std::to_string(v); }
 
@@ -51,148 +49,79 @@ std::string read_all(int fd) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string other_columns(const std::string& path) {
+std::string other_columns(const std::string& path, const std::string& text) {
+    std::optional<cli::LedgerFormat> f = cli::ledger_format(first_line(text));
+    if (f && *f != cli::LedgerFormat::current)
+        return cat(path, " is ", cli::format_name(*f),
+                   "; ridge train appends only in the one schema: move it aside (ridge compare still reads it) or use "
+                   "another --log-dir");
     return cat(path,
                " has other columns than this version of ridge train writes; move it aside or use another --log-dir");
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> ledger_fields(const RunRecord& r) {
+cli::LedgerRow ledger_fields(const RunRecord& r) {
     const Config& c = r.config;
     const Result& x = r.result;
-    const cli::Env& e = r.env;
-    auto s = [](const std::string& v) { return cli::csv_cell(v); };
-    return {
-        {"label", s(r.label)},
-        {"run", num(r.run)},
-        {"runs", num(r.runs)},
-        {"started", r.started},
-        {"date", r.date},
-        {"git", e.git},
-        {"host", s(r.host)},
-        {"device", c.device},
-        {"backend", r.backend},
-        {"net", c.net},
-        {"batch", num(c.batch)},
-        {"height", num(c.height)},
-        {"width", num(c.width)},
-        {"precision", std::string(precision_name(c.precision))},
-        {"iters", num(c.iters)},
-        {"warmup_iters", num(c.warmup)},
-        {"workers", num(c.workers)},
-        {"threads", num(e.threads)},
-        {"data", s(r.data)},
-        {"classes", num(r.classes)},
-        {"train_images", num(r.train_images)},
-        {"lr", num(double(c.lr))},
-        {"momentum", num(double(c.momentum))},
-        {"weight_decay", num(double(c.weight_decay))},
-        {"seed", std::to_string(c.seed)},
-        {"elapsed_s", num(x.elapsed_s)},
-        {"images_per_s", num(x.images_per_s)},
-        {"step_median_ms", num(x.step.median * 1e3)},
-        {"step_iqr_ms", num(x.step.iqr() * 1e3)},
-        {"step_min_ms", num(x.step.min * 1e3)},
-        {"data_wait_share", num(x.data_wait_share)},
-        {"first_loss", num(x.first_loss)},
-        {"last_loss", num(x.last_loss)},
-        {"val_images", num(x.val_images)},
-        {"val_top1", x.val_top1 < 0 ? "" : num(x.val_top1)},
-        {"undecodable", num(x.undecodable)},
-        {"wall_s", num(x.wall_s)},
-        {"user_s", num(x.user_s)},
-        {"sys_s", num(x.sys_s)},
-        {"peak_rss_bytes", num(x.peak_rss_bytes)},
-        {"peak_device_bytes", x.peak_device_bytes < 0 ? "" : num(x.peak_device_bytes)},
-        {"planned_bytes", num(r.planned_bytes)},
-        {"predicted_train_bytes", num(r.predicted_train_bytes)},
-        {"train_flops_per_step", num(r.flops_per_step)},
-        {"train_bytes_per_step", num(r.bytes_per_step)},
-        {"gflops", num(x.gflops)},
-        {"roof_peak_gflops", num(c.peak_flops / 1e9)},
-        {"roof_bandwidth_gbs", num(c.bytes_per_s / 1e9)},
-        {"roof_gflops", num(x.roof_gflops)},
-        {"roof_fraction", num(x.roof_fraction)},
-        {"os", s(e.os)},
-        {"kernel", s(e.kernel)},
-        {"cpu", s(e.cpu)},
-        {"isa", s(e.isa)},
-        {"onednn_isa", s(e.onednn_isa)},
-        {"cores", num(e.cores)},
-        {"clock_mhz", num(e.clock_mhz)},
-        {"clock_max_mhz", num(e.clock_max_mhz)},
-        {"memory_bytes", num(e.memory_bytes)},
-        {"compiler", s(e.compiler)},
-        {"onednn", e.onednn},
-        {"runtime_env", s(e.runtime_env)},
-        {"gpu", s(e.gpu ? e.gpu_name : "")},
-        {"gpu_memory_bytes", e.gpu ? num(e.gpu_mem_bytes) : ""},
-        {"driver", e.gpu ? e.driver : ""},
-        {"cuda", e.gpu ? e.cuda_runtime : ""},
-        {"cudnn", e.gpu ? e.cudnn : ""},
-        {"cublas", e.gpu ? e.cublas : ""},
-        {"command", s(r.command)},
-    };
-}
-
-std::string ledger_header() {
-    std::string h;
-    for (const auto& [name, value] : ledger_fields(RunRecord{})) h += (h.empty() ? "" : ",") + name;
-    return h;
-}
-
-std::string ledger_row(const RunRecord& r) {
-    std::string row;
-    bool first = true;
-    for (const auto& [name, value] : ledger_fields(r)) {
-        row += (first ? "" : ",") + value;
-        first = false;
-    }
+    cli::LedgerRow row;
+    cli::set_environment(row, r.env, r.host);
+    row.set("kind", "train")
+        .set("label", r.label)
+        .set("run", num(r.run))
+        .set("runs", num(r.runs))
+        .set("started", r.started)
+        .set("date", r.date)
+        .set("device", c.device)
+        .set("backend", r.backend)
+        .set("precision", std::string(precision_name(c.precision)))
+        .set("net", c.net)
+        .set("mode", "train")
+        .set("batch", num(c.batch))
+        .set("height", num(c.height))
+        .set("width", num(c.width))
+        .set("workers", num(c.workers))
+        .set("warmup_iters", num(c.warmup))
+        .set("iters", num(c.iters))
+        .set("seed", std::to_string(c.seed))
+        .set("data", r.data)
+        .set("classes", num(r.classes))
+        .set("train_images", num(r.train_images))
+        .set("lr", num(double(c.lr)))
+        .set("momentum", num(double(c.momentum)))
+        .set("weight_decay", num(double(c.weight_decay)))
+        .set("elapsed_s", num(x.elapsed_s))
+        .set("images_per_s", num(x.images_per_s))
+        .set("step_median_ms", num(x.step.median * 1e3))
+        .set("step_min_ms", num(x.step.min * 1e3))
+        .set("step_iqr_ms", num(x.step.iqr() * 1e3))
+        .set("data_wait_share", num(x.data_wait_share))
+        .set("first_loss", num(x.first_loss))
+        .set("last_loss", num(x.last_loss))
+        .set("val_images", num(x.val_images))
+        .set("val_top1", x.val_top1 < 0 ? "" : num(x.val_top1))
+        .set("undecodable", num(x.undecodable))
+        .set("wall_s", num(x.wall_s))
+        .set("user_s", num(x.user_s))
+        .set("sys_s", num(x.sys_s))
+        .set("peak_rss_bytes", num(x.peak_rss_bytes))
+        .set("peak_device_bytes", x.peak_device_bytes < 0 ? "" : num(x.peak_device_bytes))
+        .set("planned_bytes", num(r.planned_bytes))
+        .set("predicted_train_bytes", num(r.predicted_train_bytes))
+        .set("flops_per_step", num(r.flops_per_step))
+        .set("bytes_per_step", num(r.bytes_per_step))
+        .set("gflops", num(x.gflops))
+        .set("roof_peak_gflops", num(c.peak_flops / 1e9))
+        .set("roof_bandwidth_gbs", num(c.bytes_per_s / 1e9))
+        .set("roof_gflops", num(x.roof_gflops))
+        .set("roof_fraction", num(x.roof_fraction))
+        .set("command", r.command);
     return row;
 }
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> row;
-    std::string cell;
-    bool quoted = false, any = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        char ch = text[i];
-        if (quoted) {
-            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                cell += '"';
-                ++i;
-            } else if (ch == '"') {
-                quoted = false;
-            } else {
-                cell += ch;
-            }
-            continue;
-        }
-        if (ch == '"') {
-            quoted = any = true;
-        } else if (ch == ',') {
-            row.push_back(std::move(cell));
-            cell.clear();
-            any = true;
-        } else if (ch == '\n') {
-            row.push_back(std::move(cell));
-            cell.clear();
-            rows.push_back(std::move(row));
-            row.clear();
-            any = false;
-        } else if (ch != '\r') {
-            cell += ch;
-            any = true;
-        }
-    }
-    if (any || !cell.empty() || !row.empty()) {
-        row.push_back(std::move(cell));
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
+std::string ledger_header() { return cli::ledger_header(); }
+
+std::string ledger_row(const RunRecord& r) { return ledger_fields(r).csv(); }
 
 void check_ledger(const std::string& path, const std::string& header) {
     namespace fs = std::filesystem;
@@ -213,7 +142,7 @@ void check_ledger(const std::string& path, const std::string& header) {
     Fd guard{fd};
     std::string text = read_all(fd);
     if (!text.empty() && first_line(text) != header)
-        throw std::runtime_error(other_columns(path));
+        throw std::runtime_error(other_columns(path, text));
 }
 
 int LedgerTable::column(std::string_view name) const {
@@ -229,20 +158,18 @@ const std::string& LedgerTable::at(size_t row, std::string_view name) const {
 }
 
 LedgerTable read_ledger(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error(cat(path, " cannot be read: ", std::strerror(errno)));
-    Fd guard{fd};
-    // A shared lock: a row being appended is read whole or not at all.
-    while (::flock(fd, LOCK_SH) != 0)
-        if (errno != EINTR) throw std::runtime_error(cat(path, " cannot be locked: ", std::strerror(errno)));
-    std::string text = read_all(fd);
-    if (text.empty()) return {};
-    if (first_line(text) != ledger_header())
-        throw std::runtime_error(other_columns(path));
-    std::vector<std::vector<std::string>> all = parse_csv(text);
-    LedgerTable t{all[0], {}};
-    for (size_t i = 1; i < all.size(); ++i)
-        if (all[i].size() == t.header.size()) t.rows.push_back(std::move(all[i]));
+    cli::LedgerFile f;
+    try {
+        f = cli::read_ledger_file(path);
+    } catch (const cli::UsageError& e) {
+        std::string why = e.what();
+        if (why.rfind("ridge: ", 0) == 0) why = why.substr(7);
+        throw std::runtime_error(why);
+    }
+    LedgerTable t;
+    for (const cli::LedgerColumn& c : cli::ledger_columns()) t.header.emplace_back(c.name);
+    for (cli::LedgerRecord& r : f.rows)
+        if (r.get("kind") == "train") t.rows.push_back(std::move(r.cells));
     return t;
 }
 
@@ -258,7 +185,7 @@ void append_row_locked(const std::string& path, const std::string& header, const
         if (errno != EINTR) throw std::runtime_error(cat(path, " cannot be locked: ", std::strerror(errno)));
     std::string text = read_all(fd);
     if (!text.empty() && first_line(text) != header)
-        throw std::runtime_error(other_columns(path));
+        throw std::runtime_error(other_columns(path, text));
     std::string out = text.empty() ? header + "\n" : "";
     if (!text.empty() && text.back() != '\n') out += "\n";  // a row cut short by a crash stays alone on its line
     out += row + "\n";

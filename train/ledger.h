@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/env.h"
+#include "bench/ledger_schema.h"
 #include "train/run.h"
 
 namespace ridge::train {
@@ -33,13 +34,12 @@ struct RunRecord {
     cli::Env env;
 };
 
-// (column, value) in ledger order; the header is the names, so the two cannot drift apart.
-std::vector<std::pair<std::string, std::string>> ledger_fields(const RunRecord& r);
-std::string ledger_header();
+// The run as a row of the one ledger schema (bench/ledger_schema.h), kind "train".
+cli::LedgerRow ledger_fields(const RunRecord& r);
+std::string ledger_header();  // cli::ledger_header()
 std::string ledger_row(const RunRecord& r);
 
-// The fields of a CSV text, quoted fields (with commas, quotes or line breaks) unquoted.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text);
+using cli::parse_csv;
 
 // Appends `row` to the CSV at `path` (its folder made if need be) under an exclusive flock,
 // writing `header` first when the file is empty and refusing (a std::runtime_error naming the
@@ -59,8 +59,8 @@ struct LedgerTable {
     int column(std::string_view name) const;                           // -1 when absent
     const std::string& at(size_t row, std::string_view column) const;  // throws when absent
 };
-// Reads a ledger this version of ridge train wrote; throws std::runtime_error naming the file
-// when it cannot be read or has other columns.
+// Reads the training runs (kind "train") of a ledger in the one schema or in an older train
+// format; throws std::runtime_error naming the file when it cannot be read or has other columns.
 LedgerTable read_ledger(const std::string& path);
 
 // Checks, before any work and without creating anything, that the ledger can be written: the

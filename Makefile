@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 RIDGE := $(BUILD)/bench/ridge
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build zoo report full test clean
+.PHONY: all deps build zoo report full test test-sanitize clean
 
 all: zoo report
 
@@ -41,5 +41,16 @@ full: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure
 
+# The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer (CUDA left out)
+# in $(SANITIZE_BUILD); any finding fails the test that made it. CI runs it after `make test`.
+SANITIZE_BUILD ?= build-sanitize
+test-sanitize: deps
+	@mkdir -p $(SANITIZE_BUILD)
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_SANITIZE=ON -DRIDGE_CUDA=OFF \
+		> $(SANITIZE_BUILD)/configure.log 2>&1 || { cat $(SANITIZE_BUILD)/configure.log; exit 1; }
+	@grep '^-- ridge:' $(SANITIZE_BUILD)/configure.log | sed 's/^-- //'
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@cd $(SANITIZE_BUILD) && ctest --output-on-failure
+
 clean:
-	rm -rf $(BUILD) results
+	rm -rf $(BUILD) $(SANITIZE_BUILD) results

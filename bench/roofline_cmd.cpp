@@ -221,6 +221,7 @@ int run_chips(const Args& a) {
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
     std::optional<ChipKind> kind;
     if (a.has("--kind")) kind = parse_kind(a.choice("--kind", "", {"cpu", "gpu", "asic", "soc", "fpga"}));
+    check_output(a.get("--out", ""));
     std::vector<Chip> chips = load(a);
     if (kind) std::erase_if(chips, [&](const Chip& c) { return c.kind != *kind; });
     write_output(a.get("--out", ""), fmt == "csv" ? chips_csv(chips) : fmt == "json" ? chips_json(chips) : chips_table(chips));
@@ -377,6 +378,7 @@ int run_measure(const Args& a) {
     std::string fmt = a.choice("--format", "table", {"table", "json"});
     int threads = int(a.positive("--threads", 0, 4096));
     bool quick = a.has("--quick");
+    check_output(a.get("--out", ""));
     std::string out;
     if (device == "cuda") {
         if (a.has("--threads")) throw UsageError("ridge roofline measure: --threads applies to --device cpu only");
@@ -501,6 +503,7 @@ int run_place(const Args& a) {
     DType bytes_type = dtype == "fp16" ? DType::fp16 : dtype == "bf16" ? DType::bf16 : DType::fp32;
     Precision precision = dtype == "tf32" ? Precision::tf32 : dtype == "fp32" ? Precision::fp32 : Precision::fp16;
     int64_t N = a.positive("--batch", 1, max_batch);
+    check_output(a.get("--out", ""));
 
     std::string chip_name = a.get("--chip", "");
     Roofline roof;

@@ -3,11 +3,14 @@
 # The script gets plots (this folder), dat (the data file) and out (the figure path without extension), and the
 # scalars of DIR/data/NAME.gpv already loaded.
 #     make -f Makefile.gnuplot DIR=results/<host>
-# `ridge report` runs it; it can be rerun by hand after editing a script.
+# `ridge report` runs it from inside the report's folder with DIR=. (make cannot take a path with
+# spaces, and one with '$' would be expanded); it can be rerun by hand after editing a script.
 DIR ?= results/$(shell hostname)
 PLOTS := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))/plots
 NAMES := $(basename $(notdir $(wildcard $(DIR)/data/*.dat)))
 MAKEFLAGS += --no-print-directory
+# A figure whose gnuplot failed is not left half-drawn, so that `ridge report` sees it is missing.
+.DELETE_ON_ERROR:
 
 .PHONY: all
 all: $(NAMES:%=$(DIR)/figures/%.png)

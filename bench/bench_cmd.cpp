@@ -10,7 +10,7 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 #include "bench/net_arg.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 
 namespace ridge::cli {
 

@@ -2,10 +2,14 @@
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -15,7 +19,8 @@
 #include "ridge_revision.h"
 
 #include "engine/shape.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #ifdef RIDGE_HAVE_CUDNN
 #include "engine/backend/cudnn/cudnn.h"
 #endif
@@ -38,6 +43,34 @@ std::string proc_field(const char* file, const std::string& key) {
     }
     return "";
 }
+
+// KEY="value" or KEY=value from /etc/os-release.
+std::string os_release(const std::string& key) {
+    std::ifstream f("/etc/os-release");
+    for (std::string line; std::getline(f, line);) {
+        if (!line.starts_with(key + "=")) continue;
+        std::string v = line.substr(key.size() + 1);
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+        return v;
+    }
+    return "";
+}
+
+#ifdef RIDGE_HAVE_ONEDNN
+std::string onednn_isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+        case dnnl_cpu_isa_sse41: return "sse41";
+        case dnnl_cpu_isa_avx: return "avx";
+        case dnnl_cpu_isa_avx2: return "avx2";
+        case dnnl_cpu_isa_avx512_core: return "avx512_core";
+        case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+        case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+        case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+        case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+        default: return cat("isa ", int(isa));
+    }
+}
+#endif
 
 // The first integer in a file ("max" and anything unreadable: nullopt).
 std::optional<int64_t> file_integer(const std::string& path) {
@@ -153,6 +186,23 @@ Env capture_env(int threads, bool gpu) {
     e.threads = threads;
     std::string mhz = proc_field("/proc/cpuinfo", "cpu MHz");
     e.clock_mhz = mhz.empty() ? 0 : std::stod(mhz);
+    if (std::ifstream f("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); f) {
+        double khz = 0;
+        if (f >> khz) e.clock_max_mhz = khz / 1e3;
+    }
+    probe::CpuInfo ci = probe::cpu_info();
+    for (auto [has, name] : {std::pair{ci.avx512f, "avx512f"}, {ci.avx2, "avx2"}, {ci.fma, "fma"}})
+        if (has) e.isa += (e.isa.empty() ? "" : " ") + std::string(name);
+    if (e.isa.empty()) e.isa = "none of avx2, fma, avx512f";
+    e.os = os_release("PRETTY_NAME");
+    if (e.os.empty()) e.os = "unknown";
+    utsname u{};
+    e.kernel = uname(&u) == 0 ? cat(u.sysname, " ", u.release, " ", u.machine) : "unknown";
+    for (const char* name : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES",
+                             "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "CUDA_VISIBLE_DEVICES"})
+        if (const char* v = std::getenv(name)) e.runtime_env += cat(e.runtime_env.empty() ? "" : " ", name, "=", v);
+    std::string kb = proc_field("/proc/meminfo", "MemTotal");
+    e.memory_bytes = kb.empty() ? 0 : std::stoll(kb) * 1024;
 #if defined(__clang__)
     e.compiler = cat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
 #elif defined(__GNUC__)
@@ -163,8 +213,10 @@ Env capture_env(int threads, bool gpu) {
 #ifdef RIDGE_HAVE_ONEDNN
     const dnnl_version_t* v = dnnl_version();
     e.onednn = cat(v->major, ".", v->minor, ".", v->patch);
+    e.onednn_isa = onednn_isa_name(dnnl_get_effective_cpu_isa());
 #else
     e.onednn = "none";
+    e.onednn_isa = "none";
 #endif
     e.git = build_revision();
     if (gpu) {

@@ -12,6 +12,14 @@ struct Env {
     int cores = 0;         // logical CPUs this process may run on
     int threads = 0;       // threads the run used
     double clock_mhz = 0;  // as the OS reports it (0: unknown); in a VM often the base clock
+    double clock_max_mhz = 0;  // cpufreq's maximum (0: not exposed, as in most VMs)
+    std::string isa;       // the vector extensions the CPU has, e.g. "avx512f avx2 fma"
+    std::string onednn_isa;  // the instruction set oneDNN dispatches to (ONEDNN_MAX_CPU_ISA caps it)
+    std::string os, kernel;  // /etc/os-release PRETTY_NAME; uname's release and machine
+    int64_t memory_bytes = 0;  // MemTotal
+    // Environment variables that change how the libraries run (OpenMP's waiting and threads,
+    // oneDNN's instruction set, the visible GPUs), as NAME=value, space-separated; empty: none set.
+    std::string runtime_env;
     std::string compiler, onednn, git, date;  // date: UTC, ISO 8601
     // --device cuda: device 0 and the software stack that ran on it.
     bool gpu = false;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "bench/args.h"
+#include "bench/interrupt.h"
 
 namespace ridge::cli {
 
@@ -141,6 +142,11 @@ Json& Json::field(std::string_view key, double v) {
     out_ += buf;
     return *this;
 }
+Json& Json::boolean(std::string_view key, bool v) {
+    prefix(key);
+    out_ += v ? "true" : "false";
+    return *this;
+}
 Json& Json::array(std::string_view key, const std::vector<int64_t>& v) {
     prefix(key);
     out_ += "[";
@@ -168,6 +174,30 @@ std::string table_header(const std::vector<Column>& cols) {
     return table_row(cols, cells);
 }
 
+namespace {
+// Read once, before main, while ridge has one thread: umask() can only be read by setting it.
+const mode_t process_umask = [] {
+    mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+}();
+
+bool write_all(int fd, const std::string& text) {
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        left -= size_t(n);
+    }
+    return true;
+}
+}  // namespace
+
+unsigned new_file_mode(unsigned base) { return base & ~unsigned(process_umask); }
+
 void write_output(const std::string& path, const std::string& text) {
     if (path.empty() || path == "-") {
         std::cout << text << std::flush;
@@ -192,22 +222,28 @@ void write_output(const std::string& path, const std::string& text) {
         if (!f) throw UsageError(cat("ridge: cannot write '", path, "'"));
         return;
     }
-    fs::path tmp = target;
-    tmp += cat(".tmp.", ::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw UsageError(cat("ridge: cannot write '", path, "': no such directory or no permission"));
-        f << text;
-        f.close();
-        if (!f) {
-            fs::remove(tmp);
-            throw UsageError(cat("ridge: cannot write '", path, "': write failed"));
-        }
+    // mkstemp creates a new file of a name nobody could guess (O_EXCL: a link planted there is
+    // never followed), in the target's folder so that the rename stays within one file system.
+    // The name is cut so that the temp name stays within NAME_MAX however long the target's is.
+    std::string tmp = (target.parent_path() / (target.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
+    int fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(errno)));
+    RemovedOnInterrupt guard(tmp);
+    // mkstemp's 0600 would make every output private: an existing file keeps its mode, a new one
+    // gets what the umask allows, as if created by open().
+    struct stat old;
+    mode_t mode = ::stat(target.c_str(), &old) == 0 ? old.st_mode & 07777 : mode_t(new_file_mode(0666));
+    bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, text) && ::fsync(fd) == 0;
+    int err = errno;
+    ok = ::close(fd) == 0 && ok;
+    if (!ok) {
+        ::unlink(tmp.c_str());
+        throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(err)));
     }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp);
-        throw UsageError(cat("ridge: cannot write '", path, "': ", ec.message()));
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+        err = errno;
+        ::unlink(tmp.c_str());
+        throw UsageError(cat("ridge: cannot write '", path, "': ", std::strerror(err)));
     }
 }
 

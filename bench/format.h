@@ -23,6 +23,7 @@ public:
     Json& field(std::string_view key, int64_t v);
     Json& field(std::string_view key, int v) { return field(key, int64_t(v)); }
     Json& field(std::string_view key, double v);  // NaN and infinities as null: JSON has no spelling for them
+    Json& boolean(std::string_view key, bool v);  // named apart: a bool overload would catch pointers
     Json& array(std::string_view key, const std::vector<int64_t>& v);
     std::string str() const { return out_ + "\n"; }
 
@@ -50,8 +51,13 @@ struct Column {
 std::string table_row(const std::vector<Column>& cols, const std::vector<std::string>& cells);
 std::string table_header(const std::vector<Column>& cols);
 
-// Writes to path through a temp file and a rename; "-" or empty writes to stdout.
+// Writes to path through a temp file (mkstemp, in path's folder) and a rename; "-" or empty
+// writes to stdout. An existing file keeps its mode; a new one gets 0666 less the umask.
 void write_output(const std::string& path, const std::string& text);
+
+// base less the process's umask: the mode open() or mkdir() would give (mkstemp and mkdtemp give
+// 0600 and 0700).
+unsigned new_file_mode(unsigned base);
 
 // Checks, before any work, that write_output(path, ...) will find its destination: not a folder,
 // a folder that exists and takes a new file (tried with a temp file, removed at once), or a

@@ -5,9 +5,12 @@
 #include "bench/args.h"
 #include "bench/bench_cmd.h"
 #include "bench/format.h"
+#include "bench/interrupt.h"
 #include "bench/net_arg.h"
+#include "bench/profile_cmd.h"
 #include "bench/analysis_text.h"
 #include "bench/roofline_cmd.h"
+#include "bench/train_cmd.h"
 #include "netdefs/zoo.h"
 #include "report/report_cmd.h"
 
@@ -38,7 +41,8 @@ const Command explain_cmd{"explain", "NET LAYER [options]",
                           "A layer's cost formulas with its numbers substituted, as the model computes them.\n"
                           "Layer names are those of `ridge summary NET`.",
                           2, {batch_opt, res_opt, dtype_opt}};
-const Command* commands[] = {&list_cmd, &summary_cmd, &zoo_cmd, &explain_cmd, &bench_cmd, &report_cmd};
+const Command* commands[] = {&list_cmd,  &summary_cmd, &zoo_cmd,    &explain_cmd,
+                             &bench_cmd, &train_cmd,   &profile_cmd, &report_cmd};
 
 std::string usage() {
     return "usage: ridge COMMAND [options]     (ridge COMMAND --help for each)\n\n"
@@ -47,9 +51,11 @@ std::string usage() {
            "  zoo                  totals of every net\n"
            "  explain NET LAYER    one layer's formulas with numbers substituted\n"
            "  bench NET            run it and time it, whole steps and every layer\n"
+           "  train NET            train it on an image folder or synthetic data; log the runs\n"
+           "  profile NET          per layer: what ran, its time, counted FLOPs beside the model's, and why\n"
            "  roofline ...         chip ceilings, measured ceilings, a net on a roofline\n"
            "  report               the whole study: counts, ceilings, benchmarks, figures, report.md\n\n"
-           "Costs are analytic and exact: nothing runs, nothing is allocated. bench and roofline measure.\n"
+           "Costs are analytic and exact: nothing runs, nothing is allocated. bench, train and roofline measure.\n"
            "See README.md.\n";
 }
 
@@ -105,7 +111,9 @@ int run_explain(const Args& a) {
 }
 
 int dispatch(const std::vector<std::string>& argv) {
-    if (argv.empty()) throw UsageError("ridge: missing command: list, summary, zoo, explain, bench, roofline or report (ridge --help)");
+    if (argv.empty())
+        throw UsageError(
+            "ridge: missing command: list, summary, zoo, explain, bench, train, profile, roofline or report (ridge --help)");
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
         std::cout << usage();
@@ -124,6 +132,8 @@ int dispatch(const std::vector<std::string>& argv) {
         if (c == &summary_cmd) return run_summary(a);
         if (c == &zoo_cmd) return run_zoo(a);
         if (c == &bench_cmd) return run_bench(a);
+        if (c == &train_cmd) return run_train(a, rest);
+        if (c == &profile_cmd) return run_profile(a);
         if (c == &report_cmd) return run_report(a);
         return run_explain(a);
     }
@@ -137,6 +147,7 @@ int dispatch(const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    install_interrupt_handlers();
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const UsageError& e) {

@@ -12,10 +12,11 @@
 #include "bench/format.h"
 #include "bench/net_arg.h"
 #include "engine/analysis.h"
-#include "kernels/cpu/probes.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 #include "roofline/chips.h"
+#include "roofline/cpu_clocks.h"
 #include "roofline/roofline.h"
 
 namespace ridge::cli {
@@ -26,16 +27,23 @@ using namespace ridge::roofline;
 
 constexpr int exit_no_device = 3;
 
-const Option chips_opt{"--chips", "FILE", "chip database (default: roofline/chips.csv of this source tree)"};
+const Option chips_opt{"--chips", "FILE", "chip database (default: this tree's roofline/chips.csv; peaks.csv beside it)"};
 const Option out_opt{"--out", "FILE", "write to FILE (atomically) instead of stdout"};
+const Option precision_opt{"--precision", "P", "fp64, fp32, tf32, fp16, bf16, fp8 or int8"};
+const Option sparse_opt{"--sparse", "", "the 2:4-sparse peak instead of the dense one (where a datasheet gives one)"};
 
 const Command chips_cmd{
     "roofline chips", "[options]",
-    "The chip database: dense datasheet peaks per precision (TFLOP/s; int8 in TOP/s), memory\n"
-    "bandwidth (GB/s = 1e9 B/s), memory size and type, TDP and a source for every row.\n"
-    "Sources, units and how derived peaks are computed: roofline/README.md.",
+    "The chip database: datasheet peaks per precision (TFLOP/s; int8 in TOP/s), memory bandwidth\n"
+    "(GB/s = 1e9 B/s), memory size and type, TDP and a source for every figure. Values marked = are\n"
+    "derived, with the arithmetic stored beside them in the database.\n"
+    "With --precision P: each chip's peak in P, its source and its ridge point; chips without a\n"
+    "peak in P are left out and named.\n"
+    "Sources, units and how derived figures are computed: roofline/README.md.",
     0,
     {{"--kind", "K", "only chips of one kind: cpu, gpu, asic, soc or fpga"},
+     precision_opt,
+     sparse_opt,
      {"--format", "F", "table (default), csv (every column, exact) or json"},
      chips_opt,
      out_opt}};
@@ -44,9 +52,11 @@ const Command measure_cmd{
     "roofline measure", "[options]",
     "Measures this machine's ceilings with hand-written probes.\n"
     "cpu: the all-core clock (a chain of dependent adds) beside the clock /proc/cpuinfo reports,\n"
-    "  fp32 FMA throughput on every core beside the theoretical peak at both clocks, STREAM\n"
-    "  copy/scale/add/triad (arrays 4x the last-level cache) beside glibc memcpy on the same\n"
-    "  buffers, and a read sweep over working sets whose plateaus are the L1/L2/L3/DRAM ceilings.\n"
+    "  fp32 FMA throughput on every core beside the theoretical peak at both clocks and the\n"
+    "  datasheet peak (at the model's maximum boost clock from roofline/cpu_clocks.csv; where the\n"
+    "  CPU hides its model, at the reported clock: a lower bound), STREAM copy/scale/add/triad\n"
+    "  (arrays 4x the last-level cache) beside glibc memcpy on the same buffers, and a read sweep\n"
+    "  over working sets whose plateaus are the L1/L2/L3/DRAM ceilings.\n"
     "  Takes about 15 s (--quick: about 2 s, less accurate).\n"
     "cuda: fp32/fp16/bf16 FMA and tensor-core peaks, an intensity sweep, DRAM and L2 bandwidth,\n"
     "  beside the ceilings the device properties imply. Without a CUDA device it prints one line\n"
@@ -66,12 +76,16 @@ const Command place_cmd{
     "FLOP/s and the lower bound on time. Layers are placed alone, as an unfused executor runs them.\n"
     "--chip takes a database name (case-insensitive; a unique part of a name is enough) or `this`:\n"
     "this machine's CPU, measured on the spot by the quick probes (about 2 s): the fp32 FMA peak\n"
-    "and the STREAM triad bandwidth (or a cache plateau with --level).",
+    "and the STREAM triad bandwidth (or a cache plateau with --level).\n"
+    "--dtype sets the bytes each tensor element takes; --precision the peak the FLOPs run at (by\n"
+    "default the one of --dtype: tf32 runs on fp32 bytes at the tf32 peak).",
     1,
     {{"--chip", "NAME", "a chip of `ridge roofline chips`, or `this`"},
      {"--batch", "N", "batch size (default 1)"},
      {"--res", "H|HxW", "input resolution (default: the net's own)"},
-     {"--dtype", "T", "fp32 (default), tf32 (fp32 bytes, tf32 peak), fp16 or bf16 (the fp16/bf16 peak)"},
+     {"--dtype", "T", "element type: fp32 (default), tf32 (fp32 bytes), fp16 or bf16"},
+     {"--precision", "P", "the peak: fp64, fp32, tf32, fp16, bf16, fp8 or int8 (default: --dtype's)"},
+     sparse_opt,
      {"--level", "L", "memory level: dram (default); l1, l2 or l3 with --chip this"},
      {"--format", "F", "table (default), csv or json"},
      chips_opt,
@@ -137,44 +151,110 @@ std::vector<Chip> load(const Args& a) {
     }
 }
 
-// ---- chips --------------------------------------------------------------------------------------
+std::vector<CpuClock> load_clocks(const Args& a) {
+    try {
+        return load_cpu_clocks(cpu_clocks_path(default_chips_path()));
+    } catch (const ChipFileError& e) {
+        throw UsageError(cat("ridge ", a.cmd->name, ": ", e.what()));
+    }
+}
+
+// ---- chips ----------------------------------------------------------------------------------------
+
+// A number a person reads, "=" in front when the database derives it rather than quoting it.
+std::string marked(double v, bool derived) { return (derived ? "=" : "") + num(v); }
 
 std::string chips_table(const std::vector<Chip>& chips) {
-    std::vector<Column> cols{{"chip", 34, true}, {"kind", 4, true}, {"year", 4}, {"fp64", 6}, {"fp32", 6},
-                             {"tf32", 6},        {"fp16", 6},       {"int8", 6}, {"GB/s", 6}, {"GB", 5},
-                             {"W", 4}};
-    std::string s = cat(chips.size(), " chips. Dense peaks in TFLOP/s (int8: TOP/s; fp16 = fp16/bf16); memory bandwidth\n",
-                        "in GB/s (1e9 B/s) and size in GB; TDP in W; - = not applicable or not confirmed.\n\n");
+    std::vector<Column> cols{{"chip", 28, true}, {"kind", 4, true}, {"year", 4}};
+    for (Precision p : precisions) cols.push_back({precision_name(p), 6});
+    cols.push_back({"GB/s", 6});
+    cols.push_back({"W", 4});
+    std::string s = cat(chips.size(), " chips. Dense peaks in TFLOP/s (int8: TOP/s); memory bandwidth in GB/s\n",
+                        "(1e9 B/s); TDP in W; = derived (the arithmetic is in the database); - = not applicable\n",
+                        "or not confirmed. --precision P lists one precision with sources and ridge points.\n\n");
     s += table_header(cols);
-    auto opt = [](const std::optional<double>& v) { return v ? num(*v) : std::string("-"); };
     for (const Chip& c : chips) {
         std::vector<std::string> cells{c.name, std::string(kind_name(c.kind)), std::to_string(c.year)};
-        for (Precision p : precisions) cells.push_back(opt(c.peak_tflops[size_t(index(p))]));
-        cells.push_back(opt(c.mem_bw_gbs));
-        cells.push_back(opt(c.mem_gb));
-        cells.push_back(opt(c.tdp_w));
+        for (Precision p : precisions) {
+            const Peak* k = c.peak(p);
+            cells.push_back(k ? marked(k->tflops, k->derived()) : "-");
+        }
+        cells.push_back(c.mem_bw_gbs ? marked(*c.mem_bw_gbs, !c.mem_bw_derivation.empty()) : "-");
+        cells.push_back(c.tdp_w ? num(*c.tdp_w) : "-");
         s += table_row(cols, cells);
     }
     return s;
 }
 
+// The chips that have a peak in `p` (dense, or sparse when asked), and the names of those left out.
+struct InPrecision {
+    std::vector<std::pair<const Chip*, const Peak*>> chips;
+    std::vector<std::string> left_out;
+};
+InPrecision in_precision(const std::vector<Chip>& chips, Precision p, bool sparse) {
+    InPrecision r;
+    for (const Chip& c : chips)
+        if (const Peak* k = c.peak(p, sparse)) r.chips.push_back({&c, k});
+        else r.left_out.push_back(c.name);
+    return r;
+}
+
+std::string density_name(bool sparse) { return sparse ? "sparse" : "dense"; }
+
+std::string chips_precision_table(const InPrecision& in, Precision p, bool sparse) {
+    std::vector<Column> cols{{"chip", 34, true}, {"kind", 4, true}, {"year", 4},
+                             {is_integer(p) ? "TOP/s" : "TFLOP/s", 8}, {"GB/s", 6}, {"ridge", 6},
+                             {"engine", 22, true}};
+    std::string s = cat(in.chips.size(), " chips with a ", density_name(sparse), " ", precision_name(p), " peak (",
+                        rate_unit(p), "); memory bandwidth in GB/s (1e9 B/s);\nridge point in ",
+                        is_integer(p) ? "op" : "FLOP", "/B; = derived (the arithmetic is in the database).\n\n");
+    s += table_header(cols);
+    for (const auto& [c, k] : in.chips) {
+        std::string ridge = c->bandwidth_bytes() ? num(ridge_point(k->tflops * 1e12, *c->bandwidth_bytes())) : "-";
+        s += table_row(cols, {c->name, std::string(kind_name(c->kind)), std::to_string(c->year), marked(k->tflops, k->derived()),
+                              c->mem_bw_gbs ? marked(*c->mem_bw_gbs, !c->mem_bw_derivation.empty()) : "-", ridge,
+                              k->engine.empty() ? "-" : k->engine});
+    }
+    if (!in.left_out.empty()) {
+        // Wrapped at 100 columns, a name never split.
+        std::string line = cat("Left out, no ", density_name(sparse), " ", precision_name(p), " peak in the database (",
+                               in.left_out.size(), "):");
+        s += "\n";
+        for (size_t i = 0; i < in.left_out.size(); ++i) {
+            std::string word = " " + in.left_out[i] + (i + 1 < in.left_out.size() ? "," : "");
+            if (line.size() + word.size() > 100) s += line + "\n", line = " ";
+            line += word;
+        }
+        s += line + "\n";
+    }
+    return s;
+}
+
+// The wide CSV: one row per chip, a column per precision. The first 13 columns are those of
+// earlier ridge versions (fp16_tflops is now IEEE fp16 alone; bf16 has its own column).
 std::string chips_csv(const std::vector<Chip>& chips) {
-    std::string s;
-    for (std::string_view c : chip_columns()) s += (s.empty() ? "" : ",") + std::string(c);
-    s += "\n";
+    std::string s = "name,kind,vendor,year,fp64_tflops,fp32_tflops,tf32_tflops,fp16_tflops,int8_tops,mem_bw_gbs,mem_gb,"
+                    "mem_type,tdp_w,bf16_tflops,fp8_tflops,mem_bw_derivation,derived,source,mem_source,notes\n";
     auto opt = [](const std::optional<double>& v) { return v ? exact(*v) : std::string(); };
     for (const Chip& c : chips) {
+        std::string derived;
+        for (const Peak& k : c.peaks)
+            if (k.derived() && !k.sparse) derived += cat(derived.empty() ? "" : " ", precision_name(k.precision));
+        if (!c.mem_bw_derivation.empty()) derived += cat(derived.empty() ? "" : " ", "mem_bw");
         std::vector<std::string> cells{csv_cell(c.name), std::string(kind_name(c.kind)), csv_cell(c.vendor),
                                        std::to_string(c.year)};
-        for (Precision p : precisions) cells.push_back(opt(c.peak_tflops[size_t(index(p))]));
+        for (Precision p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16, Precision::int8})
+            cells.push_back(opt(c.peak_tflops(p)));
         cells.push_back(opt(c.mem_bw_gbs));
         cells.push_back(opt(c.mem_gb));
         cells.push_back(csv_cell(c.mem_type));
         cells.push_back(opt(c.tdp_w));
-        cells.push_back(opt(c.units));
-        cells.push_back(opt(c.clock_ghz));
-        for (Precision p : precisions) cells.push_back(opt(c.per_cycle[size_t(index(p))]));
+        cells.push_back(opt(c.peak_tflops(Precision::bf16)));
+        cells.push_back(opt(c.peak_tflops(Precision::fp8)));
+        cells.push_back(csv_cell(c.mem_bw_derivation));
+        cells.push_back(derived);
         cells.push_back(csv_cell(c.source));
+        cells.push_back(csv_cell(c.mem_source));
         cells.push_back(csv_cell(c.notes));
         std::string row;
         for (size_t i = 0; i < cells.size(); ++i) row += (i ? "," : "") + cells[i];
@@ -183,17 +263,55 @@ std::string chips_csv(const std::vector<Chip>& chips) {
     return s;
 }
 
-// JSON: a field is absent where the database cell is empty.
-std::string chips_json(const std::vector<Chip>& chips) {
+// One precision, long: a row per chip that has it, with the peak's own source and arithmetic.
+std::string chips_precision_csv(const InPrecision& in, Precision p, bool sparse) {
+    std::string s = "name,kind,vendor,year,precision,density,peak_tflops,peak_derivation,engine,peak_source,mem_bw_gbs,"
+                    "mem_bw_derivation,ridge_flop_per_byte,source\n";
+    for (const auto& [c, k] : in.chips) {
+        std::optional<double> ridge;
+        if (c->bandwidth_bytes()) ridge = ridge_point(k->tflops * 1e12, *c->bandwidth_bytes());
+        s += cat(csv_cell(c->name), ",", kind_name(c->kind), ",", csv_cell(c->vendor), ",", c->year, ",", precision_name(p),
+                 ",", density_name(sparse), ",", exact(k->tflops), ",", csv_cell(k->derivation), ",", csv_cell(k->engine), ",",
+                 csv_cell(k->source), ",", c->mem_bw_gbs ? exact(*c->mem_bw_gbs) : "", ",", csv_cell(c->mem_bw_derivation),
+                 ",", ridge ? exact(*ridge) : "", ",", csv_cell(c->source), "\n");
+    }
+    return s;
+}
+
+void peak_fields(Json& j, const Peak& k) {
+    j.begin_object().field("precision", precision_name(k.precision)).field("density", density_name(k.sparse));
+    j.field("tflops", k.tflops).boolean("derived", k.derived());
+    if (k.derived()) j.field("derivation", k.derivation);
+    if (!k.engine.empty()) j.field("engine", k.engine);
+    j.field("source", k.source);
+    if (!k.notes.empty()) j.field("notes", k.notes);
+    j.end_object();
+}
+
+// JSON: a field is absent where the database cell is empty. peak_tflops holds the dense peaks,
+// sparse_tflops the 2:4-sparse ones; "peaks" has each with its source and arithmetic.
+std::string chips_json(const std::vector<const Chip*>& chips, std::optional<Precision> only, bool sparse,
+                       const std::vector<std::string>& left_out) {
     Json j;
-    j.begin_object().field("count", int64_t(chips.size())).begin_array("chips");
-    for (const Chip& c : chips) {
+    j.begin_object().field("count", int64_t(chips.size()));
+    if (only) {
+        j.field("precision", precision_name(*only)).field("density", density_name(sparse));
+        j.begin_array("left_out");
+        for (const std::string& n : left_out) j.begin_object().field("name", n).end_object();
+        j.end_array();
+    }
+    j.begin_array("chips");
+    for (const Chip* cp : chips) {
+        const Chip& c = *cp;
         j.begin_object().field("name", c.name).field("kind", kind_name(c.kind)).field("vendor", c.vendor).field("year", c.year);
-        j.begin_object("peak_tflops");
-        for (Precision p : precisions)
-            if (auto v = c.peak_tflops[size_t(index(p))]) j.field(precision_name(p), *v);
-        j.end_object();
+        for (bool sp : {false, true}) {
+            j.begin_object(sp ? "sparse_tflops" : "peak_tflops");
+            for (Precision p : precisions)
+                if (auto v = c.peak_tflops(p, sp)) j.field(precision_name(p), *v);
+            j.end_object();
+        }
         if (c.mem_bw_gbs) j.field("mem_bw_gbs", *c.mem_bw_gbs);
+        if (!c.mem_bw_derivation.empty()) j.field("mem_bw_derivation", c.mem_bw_derivation);
         if (c.mem_gb) j.field("mem_gb", *c.mem_gb);
         if (!c.mem_type.empty()) j.field("mem_type", c.mem_type);
         if (c.tdp_w) j.field("tdp_w", *c.tdp_w);
@@ -203,13 +321,12 @@ std::string chips_json(const std::vector<Chip>& chips) {
                 if (auto v = c.peak_flops(p)) j.field(precision_name(p), ridge_point(*v, *c.bandwidth_bytes()));
             j.end_object();
         }
-        if (c.units && c.clock_ghz) {
-            j.begin_object("derivation").field("units", *c.units).field("clock_ghz", *c.clock_ghz);
-            for (Precision p : precisions)
-                if (auto v = c.per_cycle[size_t(index(p))]) j.field(cat(precision_name(p), "_per_cycle"), *v);
-            j.end_object();
-        }
+        j.begin_array("peaks");
+        for (const Peak& k : c.peaks)
+            if (!only || (k.precision == *only && k.sparse == sparse)) peak_fields(j, k);
+        j.end_array();
         j.field("source", c.source);
+        if (!c.mem_source.empty()) j.field("mem_source", c.mem_source);
         if (!c.notes.empty()) j.field("notes", c.notes);
         j.end_object();
     }
@@ -217,14 +334,35 @@ std::string chips_json(const std::vector<Chip>& chips) {
     return j.str();
 }
 
+std::optional<Precision> precision_arg(const Args& a) {
+    if (!a.has("--precision")) return std::nullopt;
+    return parse_precision(a.choice("--precision", "", {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}));
+}
+
 int run_chips(const Args& a) {
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
     std::optional<ChipKind> kind;
     if (a.has("--kind")) kind = parse_kind(a.choice("--kind", "", {"cpu", "gpu", "asic", "soc", "fpga"}));
+    std::optional<Precision> precision = precision_arg(a);
+    bool sparse = a.has("--sparse");
+    if (sparse && !precision) throw UsageError("ridge roofline chips: --sparse needs --precision P");
     check_output(a.get("--out", ""));
     std::vector<Chip> chips = load(a);
     if (kind) std::erase_if(chips, [&](const Chip& c) { return c.kind != *kind; });
-    write_output(a.get("--out", ""), fmt == "csv" ? chips_csv(chips) : fmt == "json" ? chips_json(chips) : chips_table(chips));
+    std::string out;
+    if (precision) {
+        InPrecision in = in_precision(chips, *precision, sparse);
+        std::vector<const Chip*> kept;
+        for (const auto& [c, k] : in.chips) kept.push_back(c);
+        out = fmt == "csv"    ? chips_precision_csv(in, *precision, sparse)
+              : fmt == "json" ? chips_json(kept, precision, sparse, in.left_out)
+                              : chips_precision_table(in, *precision, sparse);
+    } else {
+        std::vector<const Chip*> all;
+        for (const Chip& c : chips) all.push_back(&c);
+        out = fmt == "csv" ? chips_csv(chips) : fmt == "json" ? chips_json(all, std::nullopt, false, {}) : chips_table(chips);
+    }
+    write_output(a.get("--out", ""), out);
     return 0;
 }
 
@@ -237,7 +375,7 @@ std::string today() {
     return buf;
 }
 
-std::string cpu_table(const probe::CpuCeilings& m) {
+std::string cpu_table(const probe::CpuCeilings& m, const std::optional<DatasheetClock>& sheet) {
     const probe::CpuInfo& c = m.cpu;
     std::string s = cat("CPU: ", c.model_name, " (", c.vendor, " family ", c.family, " model ", c.model, "), ",
                         c.core_cpus.size(), " cores, ", c.logical_cpus, " logical CPUs; ",
@@ -269,6 +407,12 @@ std::string cpu_table(const probe::CpuCeilings& m) {
                  cat(fixed(100 * m.fma.gflops / theo_r, 1), "% reached",
                      m.fma.gflops > theo_r ? ": the reported clock is too low" : ""));
     }
+    if (sheet) {
+        double theo_d = m.theoretical_gflops(sheet->ghz);
+        s += row(sheet->lower_bound ? "  datasheet (a lower bound)" : "  datasheet", theo_d,
+                 cat(fixed(100 * m.fma.gflops / theo_d, 1), "% reached"));
+        s += cat("    at ", sheet->why, sheet->row ? cat(" (", sheet->row->source, ")") : std::string(), "\n");
+    }
     const probe::StreamResult& st = m.stream;
     s += cat("\nSTREAM, ", st.threads, " threads, 3 arrays of ", bytes_text(st.array_bytes),
              st.nontemporal ? ", non-temporal stores" : ", cached stores", "\n",
@@ -287,7 +431,7 @@ std::string cpu_table(const probe::CpuCeilings& m) {
     return s;
 }
 
-std::string cpu_json(const probe::CpuCeilings& m) {
+std::string cpu_json(const probe::CpuCeilings& m, const std::optional<DatasheetClock>& sheet) {
     const probe::CpuInfo& c = m.cpu;
     Json j;
     j.begin_object().field("device", "cpu").field("date", today()).field("cpu", c.model_name).field("vendor", c.vendor);
@@ -301,6 +445,10 @@ std::string cpu_json(const probe::CpuCeilings& m) {
     j.field("fp32_gflops", m.fma.gflops).field("fp32_gflops_wall_clock", m.fma.gflops_wall);
     j.field("fp32_theoretical_gflops", m.theoretical_gflops(m.measured_clock_ghz));
     if (c.reported_mhz) j.field("fp32_theoretical_reported_clock_gflops", m.theoretical_gflops(*c.reported_mhz / 1e3));
+    if (sheet) {
+        j.field("fp32_datasheet_gflops", m.theoretical_gflops(sheet->ghz)).field("datasheet_clock_mhz", sheet->ghz * 1e3);
+        j.boolean("datasheet_lower_bound", sheet->lower_bound).field("datasheet_clock", sheet->why);
+    }
     j.field("triad_gbs", m.stream.triad).field("memcpy_gbs", m.stream.memcpy);
     j.begin_object("stream").field("array_bytes", m.stream.array_bytes).field("threads", m.stream.threads);
     j.field("nontemporal_stores", m.stream.nontemporal ? "yes" : "no");
@@ -395,8 +543,12 @@ int run_measure(const Args& a) {
         }
         out = fmt == "json" ? gpu_json(g) : gpu_table(g);
     } else {
+        std::vector<CpuClock> clocks = load_clocks(a);
         probe::CpuCeilings m = probe::measure_cpu({quick, threads});
-        out = fmt == "json" ? cpu_json(m) : cpu_table(m);
+        std::optional<double> reported;
+        if (m.cpu.reported_mhz) reported = *m.cpu.reported_mhz / 1e3;
+        std::optional<DatasheetClock> sheet = datasheet_clock(clocks, m.cpu.model_name, reported);
+        out = fmt == "json" ? cpu_json(m, sheet) : cpu_table(m, sheet);
     }
     write_output(a.get("--out", ""), out);
     return 0;
@@ -501,32 +653,41 @@ int run_place(const Args& a) {
     std::string dtype = a.choice("--dtype", "fp32", {"fp32", "tf32", "fp16", "bf16"});
     std::string level_name = a.choice("--level", "dram", {"dram", "l1", "l2", "l3"});
     DType bytes_type = dtype == "fp16" ? DType::fp16 : dtype == "bf16" ? DType::bf16 : DType::fp32;
-    Precision precision = dtype == "tf32" ? Precision::tf32 : dtype == "fp32" ? Precision::fp32 : Precision::fp16;
+    Precision precision = precision_arg(a).value_or(*parse_precision(dtype));
+    bool sparse = a.has("--sparse");
     int64_t N = a.positive("--batch", 1, max_batch);
+    std::string peak_name = cat(sparse ? "sparse " : "", precision_name(precision));
     check_output(a.get("--out", ""));
 
     std::string chip_name = a.get("--chip", "");
     Roofline roof;
+    std::optional<double> peak;
     std::string measured_line;
     if (chip_name == "this") {
         // Refuse what the probes cannot answer before spending seconds on them.
-        if (precision != Precision::fp32)
-            throw UsageError(cat("ridge roofline place: this machine has no ", precision_name(precision),
+        if (precision != Precision::fp32 || sparse)
+            throw UsageError(cat("ridge roofline place: this machine has no ", peak_name,
                                  " peak (the CPU probes measure fp32)"));
         probe::CpuCeilings m;
         roof = this_machine(m);
+        peak = roof.peak(precision);
         std::string levels;
         for (const MemoryLevel& l : roof.levels) levels += cat(", ", l.name, " ", num(l.bytes_per_s / 1e9), " GB/s");
         measured_line = cat("measured just now (quick probes): fp32 FMA ", num(m.fma.gflops), " GFLOP/s\n  ",
                             levels.substr(2), " (DRAM = STREAM triad)\n");
     } else {
         std::vector<Chip> chips = load(a);
-        roof = datasheet_roofline(chip_arg(a, chips, chip_name));
+        const Chip& chip = chip_arg(a, chips, chip_name);
+        roof = datasheet_roofline(chip);
+        peak = chip.peak_flops(precision, sparse);
+        if (!peak) {
+            std::string have;
+            for (const Peak& k : chip.peaks)
+                have += cat(have.empty() ? "" : ", ", k.sparse ? "sparse " : "", precision_name(k.precision));
+            throw UsageError(cat("ridge roofline place: ", roof.chip, " has no ", peak_name,
+                                 " peak in the database (it has: ", have, ")"));
+        }
     }
-    auto peak = roof.peak(precision);
-    if (!peak)
-        throw UsageError(cat("ridge roofline place: ", roof.chip, " has no ", precision_name(precision), " peak",
-                             chip_name == "this" ? " (the CPU probes measure fp32)" : " in the database"));
     const MemoryLevel* level = roof.level(level_name);
     if (!level) {
         std::string have;
@@ -554,7 +715,8 @@ int run_place(const Args& a) {
     } else if (fmt == "json") {
         Json j;
         j.begin_object().field("net", an.model).field("batch", N).array("input", {an.input[1], an.input[2], an.input[3]});
-        j.field("dtype", dtype).field("precision", precision_name(precision)).field("chip", roof.chip);
+        j.field("dtype", dtype).field("precision", precision_name(precision)).field("density", density_name(sparse));
+        j.field("chip", roof.chip);
         j.field("level", level->name).field("peak_flops", *peak).field("bandwidth_bytes_per_s", level->bytes_per_s);
         j.field("ridge_flop_per_byte", ridge_point(*peak, level->bytes_per_s));
         j.begin_object("totals");
@@ -570,10 +732,9 @@ int run_place(const Args& a) {
         out = j.str();
     } else {
         std::string header = cat(an.model, " on ", roof.chip, ": batch ", N, ", ", an.input[2], "x", an.input[3], ", ", dtype,
-                                 " (", precision == Precision::fp16 ? "fp16/bf16" : precision_name(precision), " peak, ",
-                                 dtype_name(bytes_type), " bytes), ",
+                                 " (", peak_name, " peak, ", dtype_name(bytes_type), " bytes), ",
                                  level->name, "\n", measured_line,
-                                 cat("roof: ", si_unit(*peak, "FLOP/s"), " and ", num(level->bytes_per_s / 1e9), " GB/s; ridge point ",
+                                 cat("roof: ", si_unit(*peak, is_integer(precision) ? "OP/s" : "FLOP/s"), " and ", num(level->bytes_per_s / 1e9), " GB/s; ridge point ",
                                      num(ridge_point(*peak, level->bytes_per_s)), " FLOP/B\n"));
         out = place_table(header, total, sum_seconds, layers);
     }

@@ -1,5 +1,7 @@
 #pragma once
-// The closed set of ops a network is built from, and what the graph asks of each.
+// The closed set of ops a network is built from, and what the graph asks of each: every op
+// answers from its own header (engine/ops/traits.h lists what), and each visit below is
+// exhaustive, so an op added to the variant without its facts does not compile.
 #include <string>
 #include <variant>
 
@@ -29,21 +31,10 @@ std::string op_label(const Op& op);  // base of default layer names: "conv", "bn
 bool op_has_params(const Op& op);
 bool op_is_alias(const Op& op);      // the output is a view of input 0: no bytes, no traffic
 
-// A tensor a layer owns. Learned ones are trained and counted in params; the rest (batchnorm's
-// running statistics) are state the inference forward reads.
-struct ParamSpec {
-    std::string name;  // "weight", "bias", "gamma", "beta", "running_mean", "running_var", "token", "embedding"
-    Shape shape;
-    bool learned = true;
-};
 // In a fixed order per op: conv/linear weight then bias; norm gamma, beta (then batchnorm's
 // running mean and variance); layer scale gamma; class token (D); position embedding (T,D).
 std::vector<ParamSpec> op_params(const Op& op, const std::vector<Shape>& in);
 
-// Layer-type groups for the by-type totals, in report order.
-enum class Category { conv, dwconv, linear, matmul, norm, activation, pool, elementwise, softmax, embedding, data_movement, identity };
-inline constexpr int category_count = 12;
-std::string_view category_name(Category c);
 Category op_category(const Op& op, const Shape& x0);
 
 }  // namespace ridge

@@ -5,7 +5,7 @@
 
 namespace ridge::nets {
 
-Tensor alexnet(Tensor x) {
+Tensor alexnet(Tensor x, int64_t classes) {
     {
         Scope s(x, "features");
         x = x | conv(64, 11, {.stride = 4, .pad = 2, .bias = true}) | relu() | maxpool(3, {.stride = 2})
@@ -19,7 +19,7 @@ Tensor alexnet(Tensor x) {
     Scope s(x, "classifier");
     return x | dropout(0.5) | linear(4096) | relu()
              | dropout(0.5) | linear(4096) | relu()
-             | linear(1000);
+             | linear(classes);
 }
 
 }  // namespace ridge::nets

@@ -35,7 +35,7 @@ Tensor cn_block(Tensor x, double sd_prob) {
     return add(y, x);
 }
 
-Tensor convnext(Tensor x, const ConvNeXtSpec& spec) {
+Tensor convnext(Tensor x, const ConvNeXtSpec& spec, int64_t classes) {
     {
         Scope s(x, "features.0");
         x = x | conv(spec.stages[0].width, 4, {.stride = 4, .bias = true}) | ln(1);
@@ -56,13 +56,13 @@ Tensor convnext(Tensor x, const ConvNeXtSpec& spec) {
     }
     x = x | adaptive_avgpool(1);
     Scope s(x, "classifier");
-    return x | ln(1) | flatten() | linear(1000);
+    return x | ln(1) | flatten() | linear(classes);
 }
 
 }  // namespace
 
-Tensor convnext_tiny(Tensor x) {
-    return convnext(x, {.stages = {{{96, 3}, {192, 3}, {384, 9}, {768, 3}}}, .stochastic_depth_prob = 0.1});
+Tensor convnext_tiny(Tensor x, int64_t classes) {
+    return convnext(x, {.stages = {{{96, 3}, {192, 3}, {384, 9}, {768, 3}}}, .stochastic_depth_prob = 0.1}, classes);
 }
 
 }  // namespace ridge::nets

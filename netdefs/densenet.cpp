@@ -40,7 +40,7 @@ Tensor transition(Tensor x) {
     return x | named("norm", bn()) | relu() | conv(x.dim(1) / 2, 1) | named("pool", avgpool(2));
 }
 
-Tensor densenet(Tensor x, const DenseNetSpec& spec) {
+Tensor densenet(Tensor x, const DenseNetSpec& spec, int64_t classes) {
     {
         Scope s(x, "features");
         x = x | named("conv0", conv(spec.stem_width, 7, {.stride = 2, .pad = 3})) | named("norm0", bn())
@@ -57,12 +57,12 @@ Tensor densenet(Tensor x, const DenseNetSpec& spec) {
         }
         x = x | named("norm5", bn());
     }
-    return x | relu() | adaptive_avgpool(1) | flatten() | named("classifier", linear(1000));
+    return x | relu() | adaptive_avgpool(1) | flatten() | named("classifier", linear(classes));
 }
 
 }  // namespace
 
-Tensor densenet121(Tensor x) { return densenet(x, {.layers = {6, 12, 24, 16}}); }
-Tensor densenet169(Tensor x) { return densenet(x, {.layers = {6, 12, 32, 32}}); }
+Tensor densenet121(Tensor x, int64_t classes) { return densenet(x, {.layers = {6, 12, 24, 16}}, classes); }
+Tensor densenet169(Tensor x, int64_t classes) { return densenet(x, {.layers = {6, 12, 32, 32}}, classes); }
 
 }  // namespace ridge::nets

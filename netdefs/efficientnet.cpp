@@ -60,7 +60,7 @@ Tensor mbconv(Tensor x, const MBConv& b) {
     return add(y | stochastic_depth(b.drop_path), x);
 }
 
-Tensor efficientnet(Tensor x, const Scaling& scale) {
+Tensor efficientnet(Tensor x, const Scaling& scale, int64_t classes) {
     auto width = [&](int64_t channels) { return make_divisible(channels * scale.width); };
     auto depth = [&](int repeats) { return int(std::ceil(repeats * scale.depth)); };
 
@@ -89,13 +89,17 @@ Tensor efficientnet(Tensor x, const Scaling& scale) {
     }
     x = x | adaptive_avgpool(1) | flatten();
     Scope s(x, "classifier");
-    return x | dropout(scale.dropout) | linear(1000);
+    return x | dropout(scale.dropout) | linear(classes);
 }
 
 }  // namespace
 
 // B7's batchnorm eps (1e-3) differs from B0's; it changes no count.
-Tensor efficientnet_b0(Tensor x) { return efficientnet(x, {.width = 1.0, .depth = 1.0, .dropout = 0.2}); }
-Tensor efficientnet_b7(Tensor x) { return efficientnet(x, {.width = 2.0, .depth = 3.1, .dropout = 0.5}); }
+Tensor efficientnet_b0(Tensor x, int64_t classes) {
+    return efficientnet(x, {.width = 1.0, .depth = 1.0, .dropout = 0.2}, classes);
+}
+Tensor efficientnet_b7(Tensor x, int64_t classes) {
+    return efficientnet(x, {.width = 2.0, .depth = 3.1, .dropout = 0.5}, classes);
+}
 
 }  // namespace ridge::nets

@@ -62,7 +62,7 @@ Tensor inception(Tensor x, const InceptionWidths& w) {
 
 }  // namespace
 
-Tensor googlenet(Tensor x) {
+Tensor googlenet(Tensor x, int64_t classes) {
     // ceil_mode on the stride-2 pools: the paper's 112 -> 56 -> 28 -> 14 at 224 needs the last,
     // partial window of each 3x3 pool (floor mode gives 55, 27, 13).
     const PoolOpts halve = {.stride = 2, .ceil_mode = true};
@@ -77,7 +77,7 @@ Tensor googlenet(Tensor x) {
         }
         if (stage.pool_after) x = x | named(cat("maxpool", stage.number), maxpool(stage.pool_after, halve));
     }
-    return x | named("avgpool", adaptive_avgpool(1)) | flatten() | dropout(0.2) | named("fc", linear(1000));
+    return x | named("avgpool", adaptive_avgpool(1)) | flatten() | dropout(0.2) | named("fc", linear(classes));
 }
 
 }  // namespace ridge::nets

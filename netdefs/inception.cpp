@@ -85,7 +85,7 @@ Tensor mixed(Tensor x, const std::string& name, Block block, Args... args) {
 
 }  // namespace
 
-Tensor inception_v3(Tensor x) {
+Tensor inception_v3(Tensor x, int64_t classes) {
     // Stem: unpadded convs and pools take 299 to 35.
     x = basic_conv(x, "Conv2d_1a_3x3", 32, 3, {.stride = 2});
     x = basic_conv(x, "Conv2d_2a_3x3", 32, 3);
@@ -106,7 +106,7 @@ Tensor inception_v3(Tensor x) {
     x = mixed(x, "Mixed_7c", inception_e);
 
     // torchvision drops out before flattening; the order changes nothing but the layer list.
-    return x | named("avgpool", adaptive_avgpool(1)) | dropout(0.5) | flatten() | named("fc", linear(1000));
+    return x | named("avgpool", adaptive_avgpool(1)) | dropout(0.5) | flatten() | named("fc", linear(classes));
 }
 
 }  // namespace ridge::nets

@@ -45,7 +45,7 @@ Tensor inverted_residual(Tensor x, const Stack& stack, int64_t stride) {
 
 }  // namespace
 
-Tensor mnasnet1_0(Tensor x) {
+Tensor mnasnet1_0(Tensor x, int64_t classes) {
     {
         Scope s(x, "layers");
         int64_t C = scaled(stem_channels);
@@ -68,7 +68,7 @@ Tensor mnasnet1_0(Tensor x) {
     // torchvision takes x.mean([2, 3]): the same as a 1x1 adaptive average pool, flattened.
     x = x | adaptive_avgpool(1) | flatten();
     Scope s(x, "classifier");
-    return x | dropout(0.2) | linear(1000);
+    return x | dropout(0.2) | linear(classes);
 }
 
 }  // namespace ridge::nets

@@ -41,7 +41,7 @@ Tensor inverted_residual(Tensor x, int64_t K, int64_t stride, int64_t expand) {
 
 }  // namespace
 
-Tensor mobilenet_v2(Tensor x) {
+Tensor mobilenet_v2(Tensor x, int64_t classes) {
     int feature = 0;
     {
         Scope s(x, cat("features.", feature++));
@@ -60,7 +60,7 @@ Tensor mobilenet_v2(Tensor x) {
     }
     x = x | adaptive_avgpool(1) | flatten();
     Scope s(x, "classifier");
-    return x | dropout(0.2) | linear(1000);
+    return x | dropout(0.2) | linear(classes);
 }
 
 }  // namespace ridge::nets

@@ -70,7 +70,7 @@ Tensor bneck(Tensor x, const Bneck& b) {
 }
 
 // last_channel: width of the classifier's hidden layer (the paper's 1280 or 1024).
-Tensor mobilenet_v3(Tensor x, std::span<const Bneck> blocks, int64_t last_channel) {
+Tensor mobilenet_v3(Tensor x, std::span<const Bneck> blocks, int64_t last_channel, int64_t classes) {
     int feature = 0;
     {
         Scope s(x, cat("features.", feature++));
@@ -86,12 +86,12 @@ Tensor mobilenet_v3(Tensor x, std::span<const Bneck> blocks, int64_t last_channe
     }
     x = x | adaptive_avgpool(1) | flatten();
     Scope s(x, "classifier");
-    return x | linear(adjust(last_channel)) | hardswish() | dropout(0.2) | linear(1000);
+    return x | linear(adjust(last_channel)) | hardswish() | dropout(0.2) | linear(classes);
 }
 
 }  // namespace
 
-Tensor mobilenet_v3_large(Tensor x) { return mobilenet_v3(x, large, 1280); }
-Tensor mobilenet_v3_small(Tensor x) { return mobilenet_v3(x, small, 1024); }
+Tensor mobilenet_v3_large(Tensor x, int64_t classes) { return mobilenet_v3(x, large, 1280, classes); }
+Tensor mobilenet_v3_small(Tensor x, int64_t classes) { return mobilenet_v3(x, small, 1024, classes); }
 
 }  // namespace ridge::nets

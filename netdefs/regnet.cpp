@@ -66,7 +66,7 @@ Tensor res_bottleneck(Tensor x, const Stage& st, int64_t stride, double se_ratio
     return add(skip, bottleneck_transform(x, st, stride, se_ratio)) | relu();
 }
 
-Tensor regnet(Tensor x, const RegNetSpec& spec) {
+Tensor regnet(Tensor x, const RegNetSpec& spec, int64_t classes) {
     const int64_t stem_width = 32;
     {
         Scope s(x, "stem");
@@ -79,16 +79,16 @@ Tensor regnet(Tensor x, const RegNetSpec& spec) {
             x = res_bottleneck(x, trunk[stage], i == 0 ? 2 : 1, spec.se_ratio);
         }
     }
-    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(1000));
+    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(classes));
 }
 
 }  // namespace
 
-Tensor regnet_y_400mf(Tensor x) {
-    return regnet(x, {.depth = 16, .w_0 = 48, .w_a = 27.89, .w_m = 2.09, .group_width = 8, .se_ratio = 0.25});
+Tensor regnet_y_400mf(Tensor x, int64_t classes) {
+    return regnet(x, {.depth = 16, .w_0 = 48, .w_a = 27.89, .w_m = 2.09, .group_width = 8, .se_ratio = 0.25}, classes);
 }
-Tensor regnet_x_1_6gf(Tensor x) {
-    return regnet(x, {.depth = 18, .w_0 = 80, .w_a = 34.01, .w_m = 2.25, .group_width = 24});
+Tensor regnet_x_1_6gf(Tensor x, int64_t classes) {
+    return regnet(x, {.depth = 18, .w_0 = 80, .w_a = 34.01, .w_m = 2.25, .group_width = 24}, classes);
 }
 
 }  // namespace ridge::nets

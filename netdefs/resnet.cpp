@@ -29,7 +29,7 @@ Tensor bottleneck(Tensor x, int64_t planes, int64_t stride, const ResNetSpec& sp
     return add(y, shortcut(x, 4 * planes, stride, "downsample")) | relu();
 }
 
-Tensor resnet(Tensor x, const ResNetSpec& spec) {
+Tensor resnet(Tensor x, const ResNetSpec& spec, int64_t classes) {
     x = x | conv(64, 7, {.stride = 2, .pad = 3}) | bn() | relu() | maxpool(3, {.stride = 2, .pad = 1});
     const std::array<int64_t, 4> planes = {64, 128, 256, 512};
     for (int stage = 0; stage < 4; ++stage) {
@@ -40,24 +40,28 @@ Tensor resnet(Tensor x, const ResNetSpec& spec) {
                                 : basic_block(x, planes[stage], stride);
         }
     }
-    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(1000));
+    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(classes));
 }
 
 }  // namespace
 
-Tensor resnet18(Tensor x) { return resnet(x, {.bottleneck = false, .blocks = {2, 2, 2, 2}}); }
-Tensor resnet34(Tensor x) { return resnet(x, {.bottleneck = false, .blocks = {3, 4, 6, 3}}); }
-Tensor resnet50(Tensor x) { return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}}); }
-Tensor resnet101(Tensor x) { return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}}); }
-Tensor resnet152(Tensor x) { return resnet(x, {.bottleneck = true, .blocks = {3, 8, 36, 3}}); }
-Tensor wide_resnet50_2(Tensor x) {
-    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}, .width_per_group = 128});
+Tensor resnet18(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = false, .blocks = {2, 2, 2, 2}}, classes); }
+Tensor resnet34(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = false, .blocks = {3, 4, 6, 3}}, classes); }
+Tensor resnet50(Tensor x, int64_t classes) { return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}}, classes); }
+Tensor resnet101(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}}, classes);
 }
-Tensor wide_resnet101_2(Tensor x) {
-    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}, .width_per_group = 128});
+Tensor resnet152(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 8, 36, 3}}, classes);
 }
-Tensor resnext50_32x4d(Tensor x) {
-    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}, .groups = 32, .width_per_group = 4});
+Tensor wide_resnet50_2(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}, .width_per_group = 128}, classes);
+}
+Tensor wide_resnet101_2(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 23, 3}, .width_per_group = 128}, classes);
+}
+Tensor resnext50_32x4d(Tensor x, int64_t classes) {
+    return resnet(x, {.bottleneck = true, .blocks = {3, 4, 6, 3}, .groups = 32, .width_per_group = 4}, classes);
 }
 
 }  // namespace ridge::nets

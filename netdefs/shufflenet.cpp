@@ -51,7 +51,7 @@ Tensor downsampling_unit(Tensor x, int64_t K) {
 
 }  // namespace
 
-Tensor shufflenet_v2_x1_0(Tensor x) {
+Tensor shufflenet_v2_x1_0(Tensor x, int64_t classes) {
     {
         Scope s(x, "conv1");
         x = x | conv(stem_channels, 3, {.stride = 2, .pad = 1}) | bn() | relu();
@@ -68,7 +68,7 @@ Tensor shufflenet_v2_x1_0(Tensor x) {
         x = x | conv(head_channels, 1) | bn() | relu();
     }
     // torchvision takes x.mean([2, 3]): the same as a 1x1 adaptive average pool, flattened.
-    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(1000));
+    return x | adaptive_avgpool(1) | flatten() | named("fc", linear(classes));
 }
 
 }  // namespace ridge::nets

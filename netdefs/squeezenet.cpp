@@ -28,7 +28,7 @@ Tensor fire(Tensor x, FireWidths w) {
     return concat({e1, e3});
 }
 
-Tensor squeezenet(Tensor x, const SqueezeNetSpec& spec) {
+Tensor squeezenet(Tensor x, const SqueezeNetSpec& spec, int64_t classes) {
     {
         Scope s(x, "features");
         x = x | conv(spec.stem_width, spec.stem_kernel, {.stride = 2, .bias = true}) | relu();
@@ -44,26 +44,28 @@ Tensor squeezenet(Tensor x, const SqueezeNetSpec& spec) {
         }
     }
     Scope s(x, "classifier");
-    return x | dropout(0.5) | named("final_conv", conv(1000, 1, {.bias = true})) | relu()
+    return x | dropout(0.5) | named("final_conv", conv(classes, 1, {.bias = true})) | relu()
              | adaptive_avgpool(1) | flatten();
 }
 
 }  // namespace
 
-Tensor squeezenet1_0(Tensor x) {
+Tensor squeezenet1_0(Tensor x, int64_t classes) {
     return squeezenet(x, {.stem_width = 96,
                           .stem_kernel = 7,
                           .groups = {{{16, 64}, {16, 64}, {32, 128}},
                                      {{32, 128}, {48, 192}, {48, 192}, {64, 256}},
-                                     {{64, 256}}}});
+                                     {{64, 256}}}},
+                      classes);
 }
 
-Tensor squeezenet1_1(Tensor x) {
+Tensor squeezenet1_1(Tensor x, int64_t classes) {
     return squeezenet(x, {.stem_width = 64,
                           .stem_kernel = 3,
                           .groups = {{{16, 64}, {16, 64}},
                                      {{32, 128}, {32, 128}},
-                                     {{48, 192}, {48, 192}, {64, 256}, {64, 256}}}});
+                                     {{48, 192}, {48, 192}, {64, 256}, {64, 256}}}},
+                      classes);
 }
 
 }  // namespace ridge::nets

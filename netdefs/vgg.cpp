@@ -16,7 +16,7 @@ struct VggSpec {
 
 constexpr std::array<int64_t, 5> kStageWidth = {64, 128, 256, 512, 512};
 
-Tensor vgg(Tensor x, const VggSpec& spec) {
+Tensor vgg(Tensor x, const VggSpec& spec, int64_t classes) {
     {
         Scope s(x, "features");
         for (int stage = 0; stage < 5; ++stage) {
@@ -33,15 +33,15 @@ Tensor vgg(Tensor x, const VggSpec& spec) {
     Scope s(x, "classifier");
     return x | linear(4096) | relu() | dropout(0.5)
              | linear(4096) | relu() | dropout(0.5)
-             | linear(1000);
+             | linear(classes);
 }
 
 }  // namespace
 
-Tensor vgg11(Tensor x) { return vgg(x, {.convs = {1, 1, 2, 2, 2}}); }
-Tensor vgg13(Tensor x) { return vgg(x, {.convs = {2, 2, 2, 2, 2}}); }
-Tensor vgg16(Tensor x) { return vgg(x, {.convs = {2, 2, 3, 3, 3}}); }
-Tensor vgg19(Tensor x) { return vgg(x, {.convs = {2, 2, 4, 4, 4}}); }
-Tensor vgg16_bn(Tensor x) { return vgg(x, {.convs = {2, 2, 3, 3, 3}, .batch_norm = true}); }
+Tensor vgg11(Tensor x, int64_t classes) { return vgg(x, {.convs = {1, 1, 2, 2, 2}}, classes); }
+Tensor vgg13(Tensor x, int64_t classes) { return vgg(x, {.convs = {2, 2, 2, 2, 2}}, classes); }
+Tensor vgg16(Tensor x, int64_t classes) { return vgg(x, {.convs = {2, 2, 3, 3, 3}}, classes); }
+Tensor vgg19(Tensor x, int64_t classes) { return vgg(x, {.convs = {2, 2, 4, 4, 4}}, classes); }
+Tensor vgg16_bn(Tensor x, int64_t classes) { return vgg(x, {.convs = {2, 2, 3, 3, 3}, .batch_norm = true}, classes); }
 
 }  // namespace ridge::nets

@@ -44,7 +44,7 @@ Tensor encoder_block(Tensor x, const ViTSpec& spec) {
     return add(h, mlp(h | named("ln_2", ln()), spec.mlp_dim));
 }
 
-Tensor vit(Tensor x, const ViTSpec& spec) {
+Tensor vit(Tensor x, const ViTSpec& spec, int64_t classes) {
     // torchvision accepts only the 224x224 it was built for; ridge accepts any whole number of
     // patches (the position embedding then has one entry per patch, as when fine-tuning at 384),
     // but never a partial patch, which the strided projection would silently drop.
@@ -64,11 +64,13 @@ Tensor vit(Tensor x, const ViTSpec& spec) {
         }
         x = x | named("ln", ln());
     }
-    return x | select(1, 0) | named("heads.head", linear(1000));
+    return x | select(1, 0) | named("heads.head", linear(classes));
 }
 
 }  // namespace
 
-Tensor vit_b_16(Tensor x) { return vit(x, {.patch = 16, .layers = 12, .heads = 12, .width = 768, .mlp_dim = 3072}); }
+Tensor vit_b_16(Tensor x, int64_t classes) {
+    return vit(x, {.patch = 16, .layers = 12, .heads = 12, .width = 768, .mlp_dim = 3072}, classes);
+}
 
 }  // namespace ridge::nets

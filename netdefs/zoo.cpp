@@ -50,9 +50,9 @@ const ZooEntry* find_net(std::string_view name) {
     return nullptr;
 }
 
-Graph build(const ZooEntry& e, int64_t N, int64_t H, int64_t W) {
+Graph build(const ZooEntry& e, int64_t N, int64_t H, int64_t W, int64_t classes) {
     Graph g{std::string(e.name)};
-    e.body(g.input({N, 3, H, W}));
+    e.body(g.input({N, 3, H, W}), classes);
     return g;
 }
 

@@ -1,6 +1,7 @@
 # Figure 1: datasheet rooflines (report/figures/chips.cpp). Colours 1-5 are the kinds of chip
-# (the mixed figure), 6-13 tell apart the chips of one kind. Each roof's label sits right of the
-# plot, joined to the roof's end by a dotted leader line.
+# (the mixed figure), 6-13 tell apart the roofs of one figure (the chips of one kind, or the
+# precisions of one chip). Each roof's label sits right of the plot, joined to the roof's end by a
+# dotted leader line. The y unit (TFLOP/s, or TOP/s for int8) comes with the data.
 set linetype 1 lc rgb "#1f77b4" lw 2
 set linetype 2 lc rgb "#2ca02c" lw 2
 set linetype 3 lc rgb "#d62728" lw 2
@@ -27,7 +28,7 @@ do for [fmt in "png svg"] {
     set format x "%g"
     set format y "%g"
     set xlabel "operational intensity (FLOP/byte)"
-    set ylabel "attainable performance (TFLOP/s)"
+    set ylabel ylabel
     set grid xtics ytics mxtics mytics lt 1 lw 1 lc rgb "#d8d8d8", lt 1 lw 1 lc rgb "#ececec"
     set rmargin label_chars + 3
     set key top left Left reverse box opaque width 1 samplen 3

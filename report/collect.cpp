@@ -1,12 +1,17 @@
 #include "report/collect.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "bench/format.h"
 #include "engine/backend/executor.h"
-#include "kernels/cpu/probes.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
+#include "roofline/cpu_clocks.h"
+#include "train/ledger.h"
+#include "profile/gpu.h"
+#include "profile/perf_events.h"
 
 namespace ridge::report {
 
@@ -17,16 +22,25 @@ Graph build_net(const std::string& net, int64_t N) {
     return build(e, N, e.default_res, e.default_res);
 }
 
-Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& chips) {
+Ceilings cpu_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>& chips,
+                      const std::vector<roofline::CpuClock>& clocks) {
     probe::CpuCeilings m = probe::measure_cpu({plan.quick_ceilings, plan.threads});
     Ceilings c;
     c.device = "cpu";
     c.name = cat(m.cpu.model_name, " (", m.threads, " cores)");
     c.peak_flops = m.fma.gflops * 1e9;
+    c.isa = m.fma.isa;
     c.bytes_per_s = m.stream.triad * 1e9;
-    // The vendor's figure is the reported (base) clock times the FMA width; a VM often reports the
-    // base clock while the cores run faster, which the measured peak then exceeds.
-    if (m.cpu.reported_mhz) c.datasheet_peak_flops = m.theoretical_gflops(*m.cpu.reported_mhz / 1e3) * 1e9;
+    c.measured_clock_ghz = m.measured_clock_ghz;
+    // The vendor's figure is cores x max boost x FMA width. A VM often names no model and reports
+    // the base clock while the cores run faster: then the line is a lower bound and says so.
+    std::optional<double> reported;
+    if (m.cpu.reported_mhz) reported = *m.cpu.reported_mhz / 1e3;
+    if (auto clock = roofline::datasheet_clock(clocks, m.cpu.model_name, reported)) {
+        c.datasheet_peak_flops = m.theoretical_gflops(clock->ghz) * 1e9;
+        c.datasheet_basis = clock->why;
+        c.datasheet_lower_bound = clock->lower_bound;
+    }
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.cpu.model_name))
         c.datasheet_bytes_per_s = chip->bandwidth_bytes();
     return c;
@@ -38,11 +52,17 @@ Ceilings cuda_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>&
     c.device = "cuda";
     c.name = m.dev.name;
     c.peak_flops = m.fp32_gflops * 1e9;
+    c.isa = "CUDA cores";
     c.bytes_per_s = m.dram_read_gbs * 1e9;
+    c.measured_clock_ghz = m.measured_clock_mhz / 1e3;
     c.datasheet_peak_flops = m.fp32_theoretical_gflops(m.dev.clock_mhz) * 1e9;
     c.datasheet_bytes_per_s = m.dram_datasheet_gbs() * 1e9;
+    c.datasheet_basis = cat("the driver's peak clock ", cli::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.dev.name)) {
-        if (auto p = chip->peak_flops(roofline::Precision::fp32)) c.datasheet_peak_flops = p;
+        if (auto p = chip->peak_flops(roofline::Precision::fp32)) {
+            c.datasheet_peak_flops = p;
+            c.datasheet_basis = cat("the chip database's ", chip->name);
+        }
         if (auto b = chip->bandwidth_bytes()) c.datasheet_bytes_per_s = b;
     }
     return c;
@@ -63,21 +83,73 @@ std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB
 
 }  // namespace
 
+std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::string>& notes) {
+    std::vector<TrainRun> runs;
+    if (path.empty()) return runs;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        notes.push_back(cat("training runs: ", path, " does not exist (`ridge train` writes it)"));
+        return runs;
+    }
+    train::LedgerTable t;
+    try {
+        t = train::read_ledger(path);
+    } catch (const std::runtime_error& e) {
+        notes.push_back(cat("training runs: ", e.what()));
+        return runs;
+    }
+    auto d = [](const std::string& v) { return v.empty() ? 0.0 : std::stod(v); };
+    auto i = [](const std::string& v) { return v.empty() ? int64_t(0) : int64_t(std::stoll(v)); };
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+        TrainRun x;
+        x.label = t.at(r, "label");
+        x.date = t.at(r, "date");
+        x.host = t.at(r, "host");
+        x.device = t.at(r, "device");
+        x.backend = t.at(r, "backend");
+        x.net = t.at(r, "net");
+        x.data = t.at(r, "data");
+        x.batch = i(t.at(r, "batch"));
+        x.height = i(t.at(r, "height"));
+        x.width = i(t.at(r, "width"));
+        x.workers = i(t.at(r, "workers"));
+        x.iters = i(t.at(r, "iters"));
+        x.images_per_s = d(t.at(r, "images_per_s"));
+        x.step_median_s = d(t.at(r, "step_median_ms")) / 1e3;
+        x.data_wait_share = d(t.at(r, "data_wait_share"));
+        x.achieved_flops = d(t.at(r, "gflops")) * 1e9;
+        x.flops_per_step = i(t.at(r, "train_flops_per_step"));
+        x.bytes_per_step = i(t.at(r, "train_bytes_per_step"));
+        x.roof_fraction = d(t.at(r, "roof_fraction"));
+        x.first_loss = d(t.at(r, "first_loss"));
+        x.last_loss = d(t.at(r, "last_loss"));
+        x.val_top1 = t.at(r, "val_top1").empty() ? -1 : d(t.at(r, "val_top1"));
+        runs.push_back(std::move(x));
+    }
+    if (runs.empty()) notes.push_back(cat("training runs: ", path, " has no rows"));
+    return runs;
+}
+
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
     s.host = cli::host_name();
-    s.chips = roofline::load_chips(plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path);
+    std::string chips_path = plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path;
+    s.chips = roofline::load_chips(chips_path);
+    s.chips_precision = plan.chips_precision;
+    std::vector<roofline::CpuClock> clocks = roofline::load_cpu_clocks(roofline::cpu_clocks_path(chips_path));
     s.nets = plan.nets;
     s.batches = plan.batches;
     s.train_batch = plan.train_batch;
     s.layer_net = plan.layer_net;
+    s.train_log = plan.train_log;
+    s.train_runs = read_train_runs(plan.train_log, s.notes);
     for (const std::string& net : plan.nets)
         for (int64_t b : {int64_t(1), s.large_batch}) s.counts.push_back({net, b, analyze(build_net(net, b), DType::fp32)});
 
     std::vector<std::string> devices;
     if (plan.cpu) {
         progress("measuring this CPU's ceilings", "");
-        s.ceilings.push_back(cpu_ceilings(plan, s.chips));
+        s.ceilings.push_back(cpu_ceilings(plan, s.chips, clocks));
         devices.push_back("cpu");
     }
     if (!plan.cuda) s.notes.push_back("cuda: not studied (--device all adds the GPU when there is one)");
@@ -148,6 +220,37 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         run.bwd = r.bwd;
         run.layers = std::move(r.layers);
         s.runs.push_back(std::move(run));
+    }
+
+    // The layer net's counts per layer, on each device whose counters can be read. Counting is
+    // one step per counter pass; time is already measured above, so one timed repeat suffices.
+    for (const std::string& d : devices) {
+        if (plan.layer_net.empty()) break;
+        std::string why;
+        std::unique_ptr<profile::CounterSource> src =
+            d == "cpu" ? profile::open_cpu_counters(&why) : profile::open_gpu_counters(&why);
+        if (!src) continue;
+        bool train = plan.train_batch > 0;
+        int64_t N = train ? plan.train_batch : plan.batches.back();
+        Graph g = build_net(plan.layer_net, N);
+        ExecOptions o{.mode = train ? Mode::train : Mode::infer, .fused = false,
+                      .threads = plan.threads > 0 ? plan.threads : cli::hardware_threads()};
+        std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
+        std::unique_ptr<Executor> ex = make_executor(backend, g, o);
+        int64_t need = d == "cpu" ? ex->planned_bytes() + cli::host_copy_bytes(g) : cli::host_copy_bytes(g);
+        if (!cli::fits_in(need, host_available)) continue;
+        progress(cat("counting FLOPs per layer: ", d, " ", plan.layer_net, " ", train ? "train" : "infer", " batch ", N), "");
+        profile::ProfileOptions po;
+        po.mode = o.mode;
+        po.warmup = 1;
+        po.repeat = 1;
+        profile::Profile p = profile::run_profile(*ex, g, src.get(), po);
+        if (!p.measured) continue;
+        p.model = plan.layer_net;
+        p.device = d;
+        p.backend = backend;
+        p.threads = d == "cpu" ? o.threads : 0;
+        s.profiles.push_back(std::move(p));
     }
     return s;
 }

@@ -17,7 +17,12 @@ struct StudyPlan {
     bool quick_ceilings = true;
     int threads = 0;               // 0: every core
     std::string chips_path;        // empty: the database of this source tree
+    roofline::Precision chips_precision = roofline::Precision::fp32;  // of the chips figures
+    std::string train_log = "logs/metrics.csv";  // `ridge train`'s ledger; empty: not read
 };
+
+// The runs of a `ridge train` ledger; a note in `notes` when there is none or it cannot be read.
+std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::string>& notes);
 
 // Progress: `step` names what runs now ("[3/21] cpu resnet18 infer batch 8"), first with an empty
 // `detail`, then with how far its repeats are ("steps 2/5").

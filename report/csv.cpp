@@ -1,6 +1,7 @@
 #include "report/csv.h"
 
 #include "bench/format.h"
+#include "bench/profile_cmd.h"
 
 namespace ridge::report {
 
@@ -31,6 +32,12 @@ std::string layers_csv(const Study& s) {
                    t.wgrad.median * 1e3, ",", l.c.fwd_flops, ",", l.c.dgrad_flops, ",", l.c.wgrad_flops, ",",
                    l.c.fwd_traffic_bytes, ",", l.c.bwd_traffic_bytes, "\n");
     }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> counts_csvs(const Study& s) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const profile::Profile& p : s.profiles) out.push_back({"counts-" + p.device + ".csv", cli::profile_csv(p)});
     return out;
 }
 

@@ -8,5 +8,8 @@ namespace ridge::report {
 
 std::string runs_csv(const Study& s);    // one row per measured step, with its analytic counts
 std::string layers_csv(const Study& s);  // the layer net's run, one row per layer
+// Where FLOPs were counted (Study::profiles): per device, `ridge profile --format csv` of the
+// layer net, keyed by the file's name ("counts-cpu.csv").
+std::vector<std::pair<std::string, std::string>> counts_csvs(const Study& s);
 
 }  // namespace ridge::report

@@ -22,6 +22,12 @@ struct Figure {
 // the study in report order, those without data carrying the reason.
 std::vector<Figure> write_figure_data(const Study& s, const std::string& data_dir);
 
+// Draws every figure that has data with Makefile.gnuplot, run inside dir (the folder holding
+// data/) so that the folder's name reaches neither make nor a shell, `jobs` at a time; gnuplot's
+// messages go to stderr. A figure whose PNG or SVG is then missing or empty is marked missing with
+// the reason. Returns how many were not drawn.
+int draw_figures(const std::string& dir, std::vector<Figure>& figures, int jobs);
+
 // Writes a figure's two files (atomically, each a temp file renamed into place).
 void write_data(const std::string& data_dir, const std::string& name, const std::string& dat,
                 const std::string& gpv);

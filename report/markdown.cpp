@@ -82,16 +82,25 @@ std::string counts_table(const Study& s) {
 std::string ceilings_table(const Study& s) {
     std::vector<std::vector<std::string>> rows;
     auto opt = [](const std::optional<double>& v, double scale) { return v ? fixed(*v / scale, 1) : std::string("—"); };
-    for (const Ceilings& c : s.ceilings)
-        rows.push_back({c.device, c.name, fixed(c.peak_flops / 1e9, 1), fixed(c.bytes_per_s / 1e9, 1),
-                        fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2), opt(c.datasheet_peak_flops, 1e9),
+    std::string notes;
+    for (const Ceilings& c : s.ceilings) {
+        std::string sheet = opt(c.datasheet_peak_flops, 1e9);
+        if (c.datasheet_peak_flops && c.datasheet_lower_bound) sheet = "≥ " + sheet;
+        rows.push_back({c.device, c.name, c.isa.empty() ? std::string("—") : c.isa, fixed(c.peak_flops / 1e9, 1),
+                        fixed(c.bytes_per_s / 1e9, 1), fixed(roofline::ridge_point(c.peak_flops, c.bytes_per_s), 2),
+                        c.measured_clock_ghz ? fixed(*c.measured_clock_ghz, 2) : std::string("—"), sheet,
                         opt(c.datasheet_bytes_per_s, 1e9)});
+        if (!c.datasheet_basis.empty())
+            notes += cat("- ", c.device, ": the datasheet GFLOP/s is at ", c.datasheet_basis, ".\n");
+    }
     if (rows.empty()) return "";
     return "## This machine's ceilings\n\nMeasured by ridge's probes (`ridge roofline measure`): the fp32 FMA peak "
-           "and the STREAM triad bandwidth; the datasheet figures beside them where known.\n\n" +
-           table({"device", "chip", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)", "datasheet GFLOP/s",
-                  "datasheet GB/s"},
-                 rows);
+           "with the widest vector unit the CPU has (the ISA column) and the STREAM triad bandwidth, with the clock "
+           "the probes measured; the datasheet figures beside them where known (≥: a lower bound).\n\n" +
+           table({"device", "chip", "ISA", "measured GFLOP/s", "measured GB/s", "ridge point (FLOP/B)",
+                  "measured clock (GHz)", "datasheet GFLOP/s", "datasheet GB/s"},
+                 rows) +
+           (notes.empty() ? "" : notes + "\n");
 }
 
 std::string latency_table(const Study& s) {
@@ -129,6 +138,28 @@ std::string fwdbwd_table(const Study& s) {
     return "## Forward against backward\n\nThe measured ratio of backward to forward time beside the analytic ratio "
            "of their FLOPs (data and weight gradients over forward).\n\n" +
            table({"net", "device", "batch", "forward (ms)", "backward (ms)", "time ratio", "FLOPs ratio"}, rows);
+}
+
+std::string train_table(const Study& s) {
+    if (s.train_log.empty()) return "";
+    std::string out = cat("## Training runs (`ridge train`)\n\nThe rows of `", s.train_log,
+                          "`: whole fixed-iteration runs with data loading and SGD (momentum, weight decay), on "
+                          "whichever host wrote them. images/s is the measured iterations' images over their elapsed "
+                          "time; \"data wait\" the share of it the compute waited for the loader; GFLOP/s the "
+                          "analytic training FLOPs over it; \"of roof\" against the roofline that run measured; the "
+                          "loss is the run's first step and its last.\n\n");
+    if (s.train_runs.empty()) return out + "None found.\n\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const TrainRun& t : s.train_runs)
+        rows.push_back({t.label, t.host, t.device, t.net, std::to_string(t.batch), cat(t.height, "x", t.width),
+                        t.data == "synthetic" ? "synthetic" : "images", std::to_string(t.workers),
+                        fixed(t.images_per_s, 1), ms(t.step_median_s), fixed(100 * t.data_wait_share, 1) + " %",
+                        gflops(t.achieved_flops), fixed(100 * t.roof_fraction, 0) + " %",
+                        fixed(t.first_loss, 2) + " → " + fixed(t.last_loss, 2),
+                        t.val_top1 < 0 ? "—" : fixed(100 * t.val_top1, 1) + " %"});
+    return out + table({"label", "host", "device", "net", "batch", "input", "data", "workers", "images/s",
+                        "step (ms)", "data wait", "GFLOP/s", "of roof", "loss", "val top-1"},
+                       rows);
 }
 
 struct Roof {
@@ -193,6 +224,59 @@ std::string rank_table(const Study& s) {
                table(head, rows));
 }
 
+std::string phase_name(const profile::Row& r) {
+    return r.with_wgrad ? "dgrad+wgrad" : std::string(step_phase_name(r.phase));
+}
+
+// Where counts were read: per device, the totals by layer type and the rows whose counted FLOPs
+// differ from the model's by more than 5 %, largest difference first, each with its reasons.
+std::string counts_section(const Study& s) {
+    if (s.profiles.empty()) return "";
+    constexpr size_t shown = 25;
+    std::string out =
+        "## Counted FLOPs beside the model\n\nThe layer net run layer by layer (one executor step per layer and "
+        "phase) with a hardware counter range around every step, as `ridge profile` does. \"expected\" is the "
+        "model's count less the taps on zero padding where a direct convolution ran; the reasons are facts read "
+        "from what ran (implementation, extra steps, padded layouts) and from the counts themselves.\n\n";
+    for (const profile::Profile& p : s.profiles) {
+        out += cat("### ", p.model, " ", p.mode == Mode::train ? "train" : "infer", ", batch ", p.batch, ", ", p.device,
+                   " (", p.backend, ")\n\nCounters: ", p.source, ".", p.scope.empty() ? "" : " They count " + p.scope + ".",
+                   " All rows: `counts-", p.device, ".csv`.\n\n");
+        std::vector<std::vector<std::string>> rows;
+        auto total_row = [&](const profile::Total& t) {
+            int64_t c = t.measured ? t.measured->flops : 0;
+            rows.push_back({t.kind, std::to_string(t.rows), si(double(t.analytic_flops)), si(double(t.expected_flops)),
+                            si(double(c)), t.analytic_flops ? fixed(profile::ratio(c, t.analytic_flops), 2) : "—",
+                            t.expected_flops ? fixed(profile::ratio(c, t.expected_flops), 2) : "—"});
+        };
+        for (const profile::Total& t : p.by_type) total_row(t);
+        total_row(p.total);
+        out += table({"type", "rows", "analytic FLOPs", "expected", "counted", "counted / analytic", "counted / expected"},
+                     rows);
+        std::vector<const profile::Row*> gaps;
+        for (const profile::Row& r : p.rows)
+            if (r.measured && r.analytic_flops > 0 &&
+                std::abs(profile::ratio(r.measured->flops, r.analytic_flops) - 1) > profile::notable_gap)
+                gaps.push_back(&r);
+        std::stable_sort(gaps.begin(), gaps.end(), [](const profile::Row* a, const profile::Row* b) {
+            return std::llabs(a->measured->flops - a->analytic_flops) > std::llabs(b->measured->flops - b->analytic_flops);
+        });
+        std::vector<std::vector<std::string>> g;
+        for (size_t i = 0; i < gaps.size() && i < shown; ++i) {
+            const profile::Row& r = *gaps[i];
+            std::string why;
+            for (const std::string& w : r.why) why += (why.empty() ? "" : "; ") + w;
+            g.push_back({r.name, phase_name(r), r.impl, si(double(r.analytic_flops)), si(double(r.measured->flops)),
+                         fixed(profile::ratio(r.measured->flops, r.analytic_flops), 2), why});
+        }
+        if (g.empty()) continue;
+        out += cat(gaps.size(), " layer phases differ from the model by more than 5 %",
+                   gaps.size() > shown ? cat("; the ", shown, " largest in FLOPs") : std::string(), ":\n\n");
+        out += table({"layer", "phase", "implementation", "analytic", "counted", "ratio", "why"}, g);
+    }
+    return out;
+}
+
 std::string figures_section(const std::vector<Figure>& figures) {
     std::string out = "## Figures\n\nEach as PNG (shown) and SVG (linked); the data behind each is in `data/`.\n\n";
     for (const Figure& f : figures) {
@@ -215,12 +299,15 @@ std::string report_markdown(const Study& s, const std::vector<Figure>& figures, 
     out += ceilings_table(s);
     out += latency_table(s);
     out += fwdbwd_table(s);
+    out += train_table(s);
     out += bound_table(s);
     out += rank_table(s);
+    out += counts_section(s);
     out += figures_section(figures);
-    out += "## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), `data/` (each "
-           "figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this folder>` redraws the "
-           "figures after a script is edited.\n\n";
+    out += cat("## Files\n\n`runs.csv` (every measured step), `layers.csv` (the layer-by-layer run), ",
+               s.profiles.empty() ? "" : "`counts-DEVICE.csv` (the counted FLOPs per layer phase), ",
+               "`data/` (each figure's numbers), `figures/` (PNG and SVG); `make -f Makefile.gnuplot DIR=<this "
+               "folder>` redraws the figures after a script is edited.\n\n");
     if (!s.notes.empty()) {
         out += "## Left out\n\n";
         for (const std::string& n : s.notes) out += "- " + n + "\n";

@@ -1,18 +1,18 @@
 #include "report/report_cmd.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/format.h"
 #include "bench/net_arg.h"
-#include "kernels/cuda/probes.h"
+#include "bench/spawn.h"
+#include "roofline/probes/cuda/probes.h"
 #include "report/collect.h"
 #include "report/csv.h"
 #include "report/figures.h"
+#include "report/folder.h"
 #include "report/markdown.h"
 
 namespace fs = std::filesystem;
@@ -52,11 +52,6 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-int shell(const std::string& cmd) {
-    int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // On a terminal one line, rewritten as repeats complete; in a log one line per step.
 struct ProgressLine {
     bool on, tty;
@@ -72,31 +67,6 @@ struct ProgressLine {
     }
 };
 
-// The study is written into a sibling folder and renamed into place at the end, so an
-// interrupted or failed run leaves the previous report whole.
-struct Staging {
-    fs::path final_dir, dir;
-    bool done = false;
-    explicit Staging(fs::path out) : final_dir(std::move(out)) {
-        dir = final_dir;
-        dir += ".partial." + std::to_string(::getpid());
-        fs::remove_all(dir);
-        fs::create_directories(dir / "data");
-    }
-    void commit() {
-        fs::path old = final_dir;
-        old += ".old." + std::to_string(::getpid());
-        if (fs::exists(final_dir)) fs::rename(final_dir, old);
-        fs::rename(dir, final_dir);
-        fs::remove_all(old);
-        done = true;
-    }
-    ~Staging() {
-        std::error_code ec;
-        if (!done) fs::remove_all(dir, ec);
-    }
-};
-
 }  // namespace
 
 const Command report_cmd{
@@ -104,7 +74,10 @@ const Command report_cmd{
     "The whole study, from one command: the analytic counts of several nets, this machine's measured\n"
     "ceilings, their benchmarks (inference at each batch, a training step, one net layer by layer),\n"
     "every figure (gnuplot, PNG and SVG) and report.md embedding them with the key tables, in\n"
-    "results/<host>/ (written beside it and renamed into place when complete).\n"
+    "results/<host>/ (written beside it and renamed into place when complete). A folder already\n"
+    "there is replaced only if ridge report wrote it (it holds .ridge-report) or it is empty. The\n"
+    "training runs of `ridge train`'s ledger (--train-log) join the report as a table and, for this\n"
+    "host, as points on the measured-runs roofline.\n"
     "--quick (the default): 7 nets, batch 1 and 8, training at 8; a few minutes on 2 cores.\n"
     "--full: 14 nets, batch 1, 64 and 256, training at 64, the GPU too when there is one; about two\n"
     "hours on a 2-core CPU.\n"
@@ -120,7 +93,9 @@ const Command report_cmd{
      {"--warmup", "N", "warm-up steps per configuration (default: quick 2; full 3)"},
      {"--repeat", "N", "timed steps per configuration (default: quick 5; full 10)"},
      {"--threads", "N", "CPU threads (default: every core)"},
+     {"--precision", "P", "the chips figures' peaks: fp32 (default), fp64, tf32, fp16, bf16, fp8, int8"},
      {"--out", "DIR", "where to write (default: results/<host>)"},
+     {"--train-log", "FILE", "`ridge train`'s ledger whose runs join the report (default logs/metrics.csv)"},
      {"--quiet", "", "no progress line"}}};
 
 int run_report(const Args& a) {
@@ -151,10 +126,16 @@ int run_report(const Args& a) {
     plan.repeat = int(a.positive("--repeat", scope.repeat, 1000));
     plan.threads = int(a.positive("--threads", hardware_threads(), 4096));
     plan.quick_ceilings = scope.name == "quick";
-    fs::path out = a.get("--out", "results/" + host_name());
+    plan.chips_precision =
+        *roofline::parse_precision(a.choice("--precision", "fp32", {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}));
+    fs::path out = report::check_destination(a.get("--out", "results/" + host_name()));
+    plan.train_log = a.get("--train-log", "logs/metrics.csv");
+    if (plan.train_log.empty()) throw UsageError("ridge report: --train-log must name a file");
 
     // Refused before anything is measured: a study that cannot draw its figures is not one.
-    if (shell("gnuplot --version >/dev/null 2>&1") != 0) {
+    RunOptions silent;
+    silent.shown = RunOptions::Shown::nothing;
+    if (run_program({"gnuplot", "--version"}, silent) != 0) {
         std::cerr << "ridge report: gnuplot is not installed (Debian: apt install gnuplot-nox; `make deps` does it)\n";
         return 1;
     }
@@ -164,6 +145,8 @@ int run_report(const Args& a) {
             return 3;
         }
     }
+    // Made now, so that a place ridge cannot write is refused before the study rather than after.
+    report::ReportFolder folder(out);
 
     auto start = std::chrono::steady_clock::now();
     ProgressLine line{!a.has("--quiet"), ::isatty(2) != 0};
@@ -171,22 +154,25 @@ int run_report(const Args& a) {
     report::Study study = report::collect(plan, progress);
     line.clear();
 
-    Staging stage(out);
-    std::vector<report::Figure> figures = report::write_figure_data(study, (stage.dir / "data").string());
+    std::vector<report::Figure> figures = report::write_figure_data(study, (folder.dir() / "data").string());
     progress("drawing the figures", "");
-    std::string make = cat("make -s -f '", RIDGE_SOURCE_DIR, "/Makefile.gnuplot' DIR='", stage.dir.string(), "' -j",
-                           std::max(1, plan.threads), " >/dev/null");
-    if (shell(make) != 0) throw std::runtime_error("drawing the figures failed (the gnuplot output is above)");
+    int not_drawn = report::draw_figures(folder.dir().string(), figures, plan.threads);
 
     std::string command = "ridge report";
     for (const auto& [k, v] : a.opt) command += " " + k + (v.empty() ? "" : " " + v);
     report::ReportInfo info{command, scope.name,
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
     line.clear();
-    write_output((stage.dir / "report.md").string(), report::report_markdown(study, figures, info));
-    write_output((stage.dir / "runs.csv").string(), report::runs_csv(study));
-    write_output((stage.dir / "layers.csv").string(), report::layers_csv(study));
-    stage.commit();
+    write_output((folder.dir() / "report.md").string(), report::report_markdown(study, figures, info));
+    write_output((folder.dir() / "runs.csv").string(), report::runs_csv(study));
+    write_output((folder.dir() / "layers.csv").string(), report::layers_csv(study));
+    for (const auto& [name, text] : report::counts_csvs(study)) write_output((folder.dir() / name).string(), text);
+    try {
+        folder.commit();
+    } catch (const report::NotPlaced& e) {
+        std::cerr << e.what() << "\n";
+        return 1;
+    }
 
     int drawn = 0;
     for (const report::Figure& f : figures) drawn += f.missing.empty();
@@ -195,6 +181,10 @@ int run_report(const Args& a) {
     if (drawn < int(figures.size())) std::cout << " (" << figures.size() - drawn << " left out, see the report)";
     std::cout << ", " << fixed(info.seconds / 60, 1) << " min\n";
     for (const std::string& n : study.notes) std::cout << "  left out: " << n << "\n";
+    if (not_drawn > 0) {
+        std::cerr << "ridge report: gnuplot did not draw " << not_drawn << " of the figures (its messages are above); report.md lists them as left out\n";
+        return 1;
+    }
     return 0;
 }
 

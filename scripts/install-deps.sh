@@ -7,7 +7,8 @@ set -euo pipefail
 # ocl-icd-opencl-dev: Debian's oneDNN is built with its OpenCL GPU runtime, and its CMake config
 # requires the OpenCL headers and loader; the package is only a Recommends of libdnnl-dev, and we
 # install without recommends, so it must be named.
-packages=(cmake make g++ doctest-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev gnuplot-nox)
+# libturbojpeg0-dev, libpng-dev: `ridge train` decodes JPEG and PNG images.
+packages=(cmake make g++ doctest-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev gnuplot-nox libturbojpeg0-dev libpng-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 
 #include "engine/backend/executor.h"
+#include "engine/backend/reference/reference.h"
+#include "engine/analysis.h"
 #include "engine/graph.h"
+#include "netdefs/zoo.h"
 
 namespace exec_compare {
 
@@ -97,6 +101,241 @@ inline double global_rel_l2(const Weights& a, const Weights& b) {
                 norm += double(b[i][j].v[k]) * double(b[i][j].v[k]);
             }
     return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+// ---- every tensor against the double-precision reference ------------------------------------
+//
+// A float32 training step is compared with the same step in double (make_reference64), tensor by
+// tensor: the output, the loss, every learned tensor's gradient and the input gradient. How far a
+// correct float32 computation may land from the double one depends on the net: rounding is
+// amplified by batchnorm over few values and by sums that cancel (VGG's early weight gradients
+// at initialization are 1e-3 of their terms), and a ReLU or max-pool input within rounding
+// distance of its kink may take either side, which moves gradients upstream by up to percents.
+// So the tolerance is measured, per tensor, as the spread of float32-sized errors:
+// - the float-sums reference (make_reference_float_sums): the reference kernels with every sum
+//   accumulated in float in plain order, as inexact as a float32 library may be;
+// - two probes: the double step with every weight and input element multiplied by 1 + s*eta*U
+//   (U uniform in [-1,1), the same draws, s = +1 and -1: whichever side of a kink a float32 run
+//   lands on, one probe lands there too), eta such that the probes' output moves four times as
+//   far from double as the farthest run's (eta from a first probe at 4u, the output's response
+//   being linear in eta; never below 4u).
+// A float32 run passes when, for every tensor x (norms over the tensor),
+//   |x - x64| <= k * max(|float sums - x64|, |probe+ - x64|, |probe- - x64|) + floor,
+// floor = phi * (|x64| + |f64| * sqrt(n / nf)), f the first gradient of the same layer (nf
+// elements): a float32 result differs from double by its own rounding at least, and a gradient
+// that is exactly zero in double (a conv bias followed by a batchnorm) is rounding noise the size
+// of its layer's other gradient times u in float32.
+struct F64Tolerance {
+    double k = 10;      // see test_gradients.cpp for the worst ratio measured on each net
+    double phi = 1e-4;  // u = 6e-8 accumulated over a few hundred roundings
+};
+
+// One float32 training step, as much of it as the comparison needs (no copy of the updated weights).
+struct Run32 {
+    std::string what;
+    HostTensor out, loss;  // loss: (1)
+    Weights grads;
+    HostTensor dx;
+};
+
+inline Run32 run32(Executor& ex, const Inputs& in, std::string what) {
+    ex.prepare();
+    ex.load(in.w);
+    ex.set_input(in.x, in.labels);
+    ex.forward();
+    Run32 r;
+    r.what = std::move(what);
+    r.out = ex.output();
+    r.loss = HostTensor({1});
+    r.loss.v[0] = ex.backward();
+    r.grads = ex.gradients();
+    r.dx = ex.input_gradient();
+    return r;
+}
+
+inline Run32 run32(const std::string& backend, const Graph& g, const Inputs& in, bool fused = true,
+                   Precision p = Precision::fp32) {
+    auto ex = make_executor(backend, g, {.mode = Mode::train, .fused = fused, .precision = p});
+    return run32(*ex, in, backend == "reference" ? backend : cat(backend, fused ? " fused" : " unfused"));
+}
+
+template <class T>
+double distance(const HostTensorT<T>& a, const HostTensor64& b) {
+    REQUIRE(a.shape == b.shape);
+    double d = 0;
+    for (size_t i = 0; i < b.v.size(); ++i) {
+        const double e = double(a.v[i]) - b.v[i];
+        d += e * e;
+    }
+    return std::sqrt(d);
+}
+
+inline double norm(const HostTensor64& t) {
+    double n = 0;
+    for (double v : t.v) n += v * v;
+    return std::sqrt(n);
+}
+
+// The tensors compared, in a fixed order: the output, the loss (one element), the input gradient
+// (when the graph's input needs one), every learned tensor's gradient.
+struct Step64 {
+    std::vector<std::string> names;
+    std::vector<HostTensor64> tensors;
+    std::vector<size_t> first;  // per tensor: the first gradient of the same layer (itself if none)
+};
+
+inline Step64 step64(const Graph& g, const Inputs& in, double eta = 0, double sign = 0) {
+    Weights64 w = convert<double>(in.w);
+    HostTensor64 x = convert<double>(in.x);
+    if (eta > 0) {
+        auto perturb = [&](std::vector<double>& v, uint64_t seed) {
+            Rng rng(seed);
+            for (double& e : v) e *= 1 + sign * eta * (double(rng.next() >> 11) * 0x1p-52 - 1);
+        };
+        uint64_t seed = 1000;
+        for (auto& layer : w)
+            for (HostTensor64& t : layer) perturb(t.v, ++seed);
+        perturb(x.v, 999);
+    }
+    auto ex = make_reference64(g, Mode::train);
+    ex->load64(w);
+    w.clear();
+    ex->set_input64(x, in.labels);
+    ex->forward();
+    Step64 s;
+    HostTensor64 loss({1});
+    loss.v[0] = ex->backward64();
+    s.names = {"output", "loss"};
+    s.tensors = {ex->output64(), loss};
+    s.first = {0, 1};
+    if (g.tensor(0).requires_grad) {
+        s.names.push_back("input gradient");
+        s.tensors.push_back(ex->input_gradient64());
+        s.first.push_back(2);
+    }
+    const Weights64& grads = ex->gradients64();
+    for (size_t i = 0; i < grads.size(); ++i) {
+        const size_t first = s.tensors.size();
+        for (size_t j = 0; j < grads[i].size(); ++j)
+            if (!grads[i][j].v.empty()) {
+                s.names.push_back(cat("gradient of ", g.nodes()[i].name, " #", j));
+                s.tensors.push_back(grads[i][j]);
+                s.first.push_back(first);
+            }
+    }
+    return s;
+}
+
+// A float32 run's tensors in Step64's order.
+inline std::vector<const HostTensor*> tensors_of(const Graph& g, const Run32& r) {
+    std::vector<const HostTensor*> t = {&r.out, &r.loss};
+    if (g.tensor(0).requires_grad) t.push_back(&r.dx);
+    for (const auto& layer : r.grads)
+        for (const HostTensor& x : layer)
+            if (!x.v.empty()) t.push_back(&x);
+    return t;
+}
+
+struct F64Summary {
+    double eta = 0;
+    double worst_ratio = 0;  // max over tensors and runs of (error - floor) / spread: k must exceed it
+    std::string worst;
+    // The relative error each tensor's tolerance admits, (k spread + floor) / |x64|: its median and
+    // largest over the gradient tensors, what the check can resolve on this net.
+    double median_allowed = 0, max_allowed = 0;
+};
+
+// Runs the double step and the float32 reference, then each backend (name, fused), then the
+// yardsticks (float sums, the probes), and checks every tensor of the float32 reference and of
+// each backend. `parallel` runs two single-threaded references at a time (each holds the net's
+// weights and gradients; in double for the double ones).
+inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
+                                    const std::vector<std::pair<std::string, bool>>& backends, bool parallel,
+                                    F64Tolerance tol = {}) {
+    auto maybe_async = [&](auto f) { return std::async(parallel ? std::launch::async : std::launch::deferred, f); };
+    auto ref = maybe_async([&] { return run32("reference", g, in); });
+    const Step64 exact = step64(g, in);
+    std::vector<Run32> runs;
+    runs.push_back(ref.get());
+    for (const auto& [name, fused] : backends) runs.push_back(run32(name, g, in, fused));
+
+    const size_t T = exact.tensors.size();
+    auto distances = [&](const std::vector<const HostTensor*>& t) {
+        REQUIRE(t.size() == T);
+        std::vector<double> d(T);
+        for (size_t k = 0; k < T; ++k) d[k] = distance(*t[k], exact.tensors[k]);
+        return d;
+    };
+    std::vector<std::vector<double>> dist;
+    double drift = 0;
+    for (const Run32& r : runs) {
+        dist.push_back(distances(tensors_of(g, r)));
+        drift = std::max(drift, dist.back()[0] / norm(exact.tensors[0]));
+    }
+    F64Summary sum;
+    auto sums_run = maybe_async([&] {
+        auto ex = make_reference_float_sums(g, Mode::train);
+        Run32 r = run32(*ex, in, "float sums");
+        return distances(tensors_of(g, r));
+    });
+    // The probes' size: a first probe at eta0 = 4u gives the output's response, linear in eta while
+    // no kink is crossed; eta is then set for an output error four times the runs' largest.
+    auto probe = [&](double eta, double sign) {
+        const Step64 p = step64(g, in, eta, sign);
+        std::vector<double> d(T);
+        for (size_t k = 0; k < T; ++k) d[k] = distance(p.tensors[k], exact.tensors[k]);
+        return d;
+    };
+    const double eta0 = 0x1p-22;
+    std::vector<double> plus = probe(eta0, 1);
+    const double response = plus[0] / norm(exact.tensors[0]) / eta0;
+    sum.eta = std::max(eta0, 4 * drift / std::max(response, 1e-300));
+    if (sum.eta > eta0) plus = probe(sum.eta, 1);
+    const std::vector<double> sums = sums_run.get();
+    const std::vector<double> minus = probe(sum.eta, -1);
+
+    std::vector<double> allowed;
+    for (size_t r = 0; r < runs.size(); ++r)
+        for (size_t k = 0; k < T; ++k) {
+            const HostTensor64& x = exact.tensors[k];
+            const HostTensor64& first = exact.tensors[exact.first[k]];
+            const double floor =
+                tol.phi * (norm(x) + norm(first) * std::sqrt(double(x.v.size()) / double(first.v.size())));
+            const double spread = std::max({sums[k], plus[k], minus[k]});
+            if (r == 0 && exact.first[k] >= 2) allowed.push_back((tol.k * spread + floor) / std::max(norm(x), 1e-300));
+            const double ratio = (dist[r][k] - floor) / std::max(spread, 1e-300);
+            if (ratio > sum.worst_ratio) {
+                sum.worst_ratio = ratio;
+                sum.worst = cat(runs[r].what, ", ", exact.names[k]);
+            }
+            INFO(g.model(), ", ", runs[r].what, ": ", exact.names[k], " is ", dist[r][k], " from double (norm ", norm(x),
+                 "); float sums ", sums[k], ", probes ", plus[k], " and ", minus[k], " (eta ", sum.eta, "), floor ",
+                 floor);
+            CHECK(dist[r][k] <= tol.k * spread + floor);
+        }
+    if (!allowed.empty()) {
+        std::sort(allowed.begin(), allowed.end());
+        sum.median_allowed = allowed[allowed.size() / 2];
+        sum.max_allowed = allowed.back();
+    }
+    return sum;
+}
+
+// Every zoo net (or those RIDGE_NETS lists, comma-separated) at batch 4 and the larger of 32x32
+// and its smallest input, so that every batchnorm normalizes at least 4 values per channel; nets
+// of more than 30 M parameters run their double steps one at a time (VGG's take 3 GB each).
+inline void check_zoo_against_f64(const std::vector<std::pair<std::string, bool>>& backends) {
+    const char* only = std::getenv("RIDGE_NETS");
+    for (const ZooEntry& e : zoo()) {
+        if (only && cat(",", only, ",").find(cat(",", e.name, ",")) == std::string::npos) continue;
+        CAPTURE(e.name);
+        const int64_t side = std::max<int64_t>(32, min_resolution(e));
+        Graph g = build(e, 4, side, side);
+        const int64_t params = analyze(g, DType::fp32).totals.params;
+        F64Summary s = check_against_f64(g, inputs(g, 11), backends, params < 30'000'000);
+        MESSAGE(e.name, " at ", side, "x", side, ": eta ", s.eta, ", worst (error - floor) / spread ", s.worst_ratio,
+                " (", s.worst, "); relative error admitted: median ", s.median_allowed, ", max ", s.max_allowed);
+    }
 }
 
 }  // namespace exec_compare

@@ -5,9 +5,14 @@
 
 #include <cmath>
 
+#include "bench/bench_run.h"
+#include "engine/dsl.h"
+#include "bench/ledger.h"
 #include "bench/stats.h"
 #include "cli.h"
 #include "json.h"
+#include "roofline/probes/cuda/probes.h"
+#include "skip.h"
 
 using namespace clitest;
 
@@ -24,6 +29,95 @@ TEST_CASE("quartiles interpolate between order statistics") {
     CHECK(t.q3 == doctest::Approx(32.5));
     CHECK(t.noisy());  // IQR 15 > 10% of 25
     CHECK(!ridge::cli::summarize({100, 101, 102, 103}).noisy());
+}
+
+namespace {
+
+// An executor whose clock is a script: step i of forward, backward and update takes the times
+// given, as a device clock would report them (StepTimes' forward/backward/update >= 0), and with
+// layer timing on each layer's phases take theirs. Nothing is computed.
+class ScriptedExecutor final : public ridge::Executor {
+public:
+    struct Step {
+        double fwd, bwd, update, loss;
+        std::vector<ridge::LayerTime> layers;
+    };
+    ScriptedExecutor(std::vector<Step> script) : script_(std::move(script)) {}
+    std::string name() const override { return "scripted"; }
+    int64_t planned_bytes() const override { return 1234; }
+    void prepare() override {}
+    void load(const ridge::Weights&) override {}
+    void set_input(const ridge::HostTensor&, const std::vector<int32_t>&) override {}
+    void forward() override {
+        const Step& s = script_.at(size_t(step_++));
+        t_.forward = s.fwd;
+        t_.backward = t_.update = 0;
+        t_.loss = s.loss;
+        if (timing_) t_.layers = s.layers;
+    }
+    float backward() override {
+        t_.backward = script_.at(size_t(step_ - 1)).bwd;
+        return 2.5f;
+    }
+    void update(float) override { t_.update = script_.at(size_t(step_ - 1)).update; }
+    ridge::HostTensor output() const override { return {}; }
+    ridge::Weights weights() const override { return {}; }
+    ridge::Weights gradients() const override { return {}; }
+    ridge::HostTensor input_gradient() const override { return {}; }
+    void time_layers(bool on) override { timing_ = on; }
+    const ridge::StepTimes& step_times() const override { return t_; }
+
+private:
+    std::vector<Step> script_;
+    int step_ = 0;
+    bool timing_ = false;
+    ridge::StepTimes t_;
+};
+
+}  // namespace
+
+TEST_CASE("step times: the medians of forward + backward, forward, backward and update, warm-up left out") {
+    using namespace ridge;
+    auto g = std::make_unique<Graph>("two_layers");
+    g->input({2, 3}) | linear(4) | relu();
+    // Two warm-up steps of 100 s that must not count, then 5 timed steps (seconds):
+    //   fwd    1    2    3    4   10
+    //   bwd    5    1    4    2    3
+    //   step   6    3    7    6   13   sorted 3 6 6 7 13: median 6, min 3, q1 6, q3 7
+    //   update 0.5 0.1 0.3 0.2 0.4  median 0.3
+    std::vector<ScriptedExecutor::Step> whole = {{100, 100, 100, 0, {}}, {100, 100, 100, 0, {}}};
+    const double f[] = {1, 2, 3, 4, 10}, b[] = {5, 1, 4, 2, 3}, u[] = {0.5, 0.1, 0.3, 0.2, 0.4};
+    for (int i = 0; i < 5; ++i) whole.push_back({f[i], b[i], u[i], 0, {}});
+    // The layer pass warms up once, then times 5 steps; layer 0 (linear) and layer 1 (relu):
+    //   linear fwd 1 2 3 4 5 (median 3), dgrad 0 (its input needs none), wgrad 9 8 7 6 5 (7)
+    //   relu   fwd 2 2 2 9 9 (median 2), dgrad 1 3 5 7 9 (5); loss 4 4 4 4 100 (4)
+    std::vector<ScriptedExecutor::Step> layers = {{0, 0, 0, 999, {{999, 999, 999}, {999, 999, 999}}}};
+    for (int i = 0; i < 5; ++i)
+        layers.push_back({0, 0, 0, i < 4 ? 4.0 : 100.0,
+                          {{double(i + 1), 0, double(9 - i)}, {i < 3 ? 2.0 : 9.0, double(2 * i + 1), 0}}});
+    cli::BenchPlan plan;
+    plan.mode = Mode::train;
+    plan.warmup = 2;
+    plan.repeat = 5;
+    cli::BenchJob job{std::move(g), std::make_unique<ScriptedExecutor>(whole),
+                      std::make_unique<ScriptedExecutor>(layers)};
+    cli::BenchResult r = cli::run_job(job, plan, [](const std::string&, int, int) {});
+    CHECK(r.planned_bytes == 1234);
+    CHECK(r.step.median == 6);
+    CHECK(r.step.min == 3);
+    CHECK(r.step.max == 13);
+    CHECK(r.step.iqr() == 1);
+    CHECK(r.fwd.median == 3);
+    CHECK(r.bwd.median == 3);
+    CHECK(r.update.median == doctest::Approx(0.3));
+    CHECK(r.loss == 2.5f);
+    REQUIRE(r.layers.size() == 2);
+    CHECK(r.layers[0].fwd.median == 3);
+    CHECK(r.layers[0].dgrad.median == 0);
+    CHECK(r.layers[0].wgrad.median == 7);
+    CHECK(r.layers[1].fwd.median == 2);
+    CHECK(r.layers[1].dgrad.median == 5);
+    CHECK(r.loss_time.median == 4);
 }
 
 namespace {
@@ -48,7 +142,6 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
         CHECK(o["mode"].text == "infer");
         double med = o["median_ms"].num();
         CHECK(med > 0);
-        CHECK(o["min_ms"].num() <= med);
         CHECK(o["images_per_s"].num() == doctest::Approx(double(b + 1) / (med / 1e3)).epsilon(1e-4));
         CHECK(o["gflops"].num() == doctest::Approx(double(o["flops"].i64()) / (med / 1e3) / 1e9).epsilon(1e-4));
         for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date"})
@@ -58,7 +151,6 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
         int64_t flops = 0;
         for (size_t i = 0; i < layers.size(); ++i) {
             CHECK(layers[i]["name"].text == summary["layers"].items[i]["name"].text);
-            CHECK(layers[i]["fwd_ms"].num() >= 0);
             flops += layers[i]["fwd_flops"].i64();
         }
         CHECK(flops == o["flops"].i64());
@@ -76,7 +168,11 @@ TEST_CASE("bench train: forward and backward halves, the update apart, per-layer
     CHECK(o["mode"].text == "train");
     for (const char* k : {"fwd_ms", "bwd_ms", "update_ms", "bwd_fwd_time", "bwd_fwd_flops", "loss", "loss_ms"})
         CHECK_MESSAGE(o.has(k), k);
-    CHECK(o["median_ms"].num() == doctest::Approx(o["fwd_ms"].num() + o["bwd_ms"].num()).epsilon(0.2));
+    // The ratio printed is the one of the two medians printed (their sum need not be the step's
+    // median: each is a median of its own samples; "step times: arithmetic" checks how they are made).
+    // JSON prints 6 significant digits (5e-6 relative each): the ratio of two printed values and the
+    // printed ratio agree to 1.5e-5.
+    CHECK(o["bwd_fwd_time"].num() == doctest::Approx(o["bwd_ms"].num() / o["fwd_ms"].num()).epsilon(1.5e-5));
     CHECK(std::isfinite(o["loss"].num()));
     CHECK(o["loss"].num() > 0);
     testjson::Value s = testjson::parse(clitest::ridge("summary resnet18 --res 32 --batch 2 --format json").out);
@@ -126,9 +222,10 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
     CHECK(r.out.empty());  // refused before batch 1 ran
 }
 
-TEST_CASE("bench --device cuda without a CUDA device: one line, exit 3") {
+TEST_CASE("bench --device cuda without a CUDA device: one line, exit 3 [may skip]") {
+    if (ridge::probe::gpu::unavailable_reason().empty())
+        return testskip::skip("a GPU is here; test_cudnn and scripts/gpu-check.sh cover it");
     Run r = clitest::ridge("bench resnet18 --device cuda --precision bf16");
-    if (r.code == 0) return;  // a GPU is here; test_cudnn and scripts/gpu-check.sh cover it
     CHECK(r.code == 3);
     CHECK(lines(r.err) == 1);
     CHECK(r.err.find("no CUDA device is available") != std::string::npos);

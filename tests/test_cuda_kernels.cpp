@@ -19,8 +19,8 @@
 #include "kernels/cpu/kernel.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/from_ops.h"
-#include "kernels/cuda/probes.h"
-#include "kernels/cuda/reference/reference.h"
+#include "roofline/probes/cuda/probes.h"
+#include "kernels/cuda/reference/from_ops.h"
 
 using namespace ridge;
 using gpu::Dt;
@@ -245,12 +245,30 @@ TEST_CASE("sgd updates fp32 master weights and writes the 16-bit copy") {
     for (Dt t : {Dt::f16, Dt::bf16}) {
         Buf bw(w, Dt::f32), bg(g, t), copy(w.shape, t);
         HostTensor gr = rounded(g, t);
-        gpu::sgd(bw.f(), t, bg.p, t, copy.p, 100, 0.5f, 0.25f, nullptr);
+        gpu::sgd(bw.f(), t, bg.p, nullptr, t, copy.p, 100, {.lr = 0.5f, .inv_scale = 0.25f}, nullptr);
         HostTensor want = w;
         for (size_t k = 0; k < want.v.size(); ++k) want.v[k] -= 0.5f * gr.v[k] * 0.25f;
         check_close(bw.get(w.shape), want, 1e-6, "master");
         check_close(copy.get(w.shape), want, tol(t), "copy");
     }
+}
+
+// Three steps with momentum and weight decay against the same recurrence on the host
+// (torch.optim.SGD's: v = m v + (g + wd w); w -= lr v), the gradient held fixed.
+TEST_CASE("sgd with momentum and weight decay") {
+    HostTensor w = rnd({100}, 21), g = rnd({100}, 22);
+    Buf bw(w, Dt::f32), bg(g, Dt::f32), bv(w.shape, Dt::f32);
+    HostTensor want = w, v({100});
+    for (int step = 0; step < 3; ++step) {
+        gpu::sgd(bw.f(), Dt::f32, bg.p, bv.f(), Dt::f32, nullptr, 100,
+                 {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 0.01f, .inv_scale = 1}, nullptr);
+        for (size_t k = 0; k < want.v.size(); ++k) {
+            v.v[k] = 0.9f * v.v[k] + (g.v[k] + 0.01f * want.v[k]);
+            want.v[k] -= 0.1f * v.v[k];
+        }
+    }
+    check_close(bw.get(w.shape), want, 1e-6, "master");
+    check_close(bv.get(w.shape), v, 1e-6, "velocity");
 }
 
 TEST_CASE("bias, channel scale and class token kernels") {
@@ -288,7 +306,7 @@ TEST_CASE("naive CUDA conv and linear match the CPU reference") {
         std::vector<HostTensor> params = {w};
         if (c.op.bias) params.push_back(rnd({c.op.K}, 24));
         Ref r = reference(c.op, {x}, params, ys, dy);
-        gpu::ref::ConvShape cs = gpu::conv_shape(c.op, c.x, ys);
+        gpu::ref::ConvShape cs = gpu::ref::conv_shape(c.op, c.x, ys);
         Buf bx(x, Dt::f32), bw(w, Dt::f32), by(ys, Dt::f32), bdy(dy, Dt::f32), bdx(c.x, Dt::f32), bdw(w.shape, Dt::f32);
         std::unique_ptr<Buf> bb, bdb;
         if (c.op.bias) bb = std::make_unique<Buf>(params[1], Dt::f32), bdb = std::make_unique<Buf>(params[1].shape, Dt::f32);

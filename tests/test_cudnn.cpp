@@ -22,7 +22,7 @@
 #include "engine/backend/executor.h"
 #include "exec_compare.h"
 #include "engine/dsl.h"
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
 #include "tiny_vit.h"
 
@@ -148,9 +148,19 @@ TEST_CASE("elementwise and data movement match the reference") {
     }));
 }
 
+TEST_CASE("every zoo net: each tensor of an fp32 training step against double") {
+    // The same check as test_gradients for the CPU executors (exec_compare.h, check_against_f64):
+    // the output, the loss and every gradient tensor, within k times the float32 spread measured
+    // for each. cuDNN's fp32 convolutions may be Winograd or FFT, less exact than a direct sum:
+    // the probes' eta follows the executor's own forward error, so the spread does too.
+    check_zoo_against_f64({{"cudnn", false}});
+}
+
 TEST_CASE("small whole nets agree with the reference executor") {
     // resnet18 at 64x64, batch 2: correct fp32 implementations agree to 2e-6 here
-    // (kernels/README.md), so fp32's 1e-3 has room; gradients compared as one vector.
+    // (kernels/README.md), so fp32's 1e-3 has room. fp32 gradients are checked tensor by tensor
+    // against double above; the 16-bit precisions' gradients, whose rounding the float32 spread
+    // does not measure, as one vector at ten times their precision's tolerance.
     Graph g = build(*find_net("resnet18"), 2, 64, 64);
     Inputs in = inputs(g, 5);
     Result ref = run("reference", g, Mode::train, false, in);

@@ -94,15 +94,15 @@ TEST_CASE("every figure writes its numbers one way: 9 significant digits, NaN as
     CHECK(num(-2.5e-7) == "-2.5e-07");
 }
 
-TEST_CASE("chips: one roof per chip with a bandwidth and a FLOP peak, its ridge at peak / bandwidth") {
+TEST_CASE("chips: one roof per chip with a bandwidth and a dense fp32 peak, its ridge at peak / bandwidth") {
     Study s = fixture::study(false);
     Written w(s, "chips");
     std::vector<Block> b = w.blocks("chips");
     REQUIRE(b.size() == 4);
-    // Worked out from the database: fp32, else the 16-bit peak; no bandwidth, no roof.
+    // Worked out from the database: the dense fp32 peak; no peak or no bandwidth, no roof.
     std::vector<std::pair<double, double>> expected;  // ridge FLOP/B, peak TFLOP/s
     for (const roofline::Chip& c : s.chips) {
-        std::optional<double> peak = c.peak_tflops[1] ? c.peak_tflops[1] : c.peak_tflops[3];
+        std::optional<double> peak = c.peak_tflops(roofline::Precision::fp32);
         if (!peak || !c.mem_bw_gbs) continue;
         expected.push_back({*peak * 1e12 / (*c.mem_bw_gbs * 1e9), *peak});
     }
@@ -128,15 +128,106 @@ TEST_CASE("chips: one roof per chip with a bandwidth and a FLOP peak, its ridge 
         return std::count_if(b[3].begin(), b[3].end(), [&](const Row& r) { return r[3] == label; });
     };
     CHECK(labelled("NVIDIA H100 SXM5 80GB, ridge 20.0") == 1);
-    CHECK(labelled("Google TPU v4 [16-bit], ridge 229") == 1);
+    // Apple M1: 2.6 TFLOP/s over LPDDR4X-4266 x 16 B = 68.256 GB/s, a ridge of 38.1 FLOP/B.
+    CHECK(labelled("Apple M1, ridge 38.1") == 1);
+    // Stratix 10 MX: 7.92 TFLOP/s over 512 GB/s.
+    CHECK(labelled("Intel Stratix 10 MX 2100, ridge 15.5") == 1);
 
-    const std::string& caption = w.at("chips").caption;
-    for (const char* left_out : {"Apple M1", "Intel Stratix 10 NX 2100", "AMD Versal AI Core VC1902"})
-        CHECK_MESSAGE(caption.find(left_out) != std::string::npos, left_out);
-    CHECK(w.at("chips-gpu").missing.empty());
+    const Figure& all = w.at("chips");
+    CHECK(all.title == "Datasheet rooflines (fp32): every chip in the database");
+    CHECK(all.caption.find("dense fp32 peak (TFLOP/s") != std::string::npos);
+    // No fp32 figure: TPUs, Gaudi, Wormhole, the NX; an fp32 figure but no bandwidth: the VC1902.
+    auto no_peak = all.caption.find("Left out, no dense fp32 peak in the database: ");
+    auto no_bw = all.caption.find("Left out, no memory bandwidth in the database: ");
+    REQUIRE(no_peak != std::string::npos);
+    REQUIRE(no_bw != std::string::npos);
+    for (const char* name : {"Google TPU v4", "Intel Gaudi 3", "Intel Stratix 10 NX 2100"})
+        CHECK_MESSAGE(all.caption.find(name, no_peak) < no_bw, name);
+    CHECK(all.caption.find("AMD Versal AI Core VC1902", no_bw) != std::string::npos);
+    CHECK(clitest::slurp(w.dir / "chips.gpv").find("ylabel = \"attainable performance (TFLOP/s)\"") != std::string::npos);
+
+    // Every kind is drawn, each with at least three chips, and exactly those of the database.
+    for (roofline::ChipKind k : roofline::chip_kinds) {
+        std::string name = "chips-" + std::string(roofline::kind_name(k));
+        CAPTURE(name);
+        size_t n = 0;
+        for (const roofline::Chip& c : s.chips) n += c.kind == k && c.peak(roofline::Precision::fp32) && c.mem_bw_gbs;
+        REQUIRE(w.at(name).missing.empty());
+        CHECK(w.at(name).title.find("(fp32)") != std::string::npos);
+        CHECK(w.blocks(name)[1].size() == n);
+        CHECK(n >= 3);
+    }
     CHECK(w.blocks("chips-gpu")[1].size() == 7);
-    // No FPGA publishes a bandwidth: the first figure's caption names them instead.
-    CHECK(w.figures.count("chips-fpga") == 0);
+    CHECK(w.blocks("chips-fpga")[1].size() == 3);
+}
+
+TEST_CASE("chips at another precision (ridge report --precision): bf16 and int8 roofs, the rest named") {
+    Study s = fixture::study(false);
+    s.chips_precision = roofline::Precision::bf16;
+    Written w(s, "chips-bf16");
+    const Figure& all = w.at("chips");
+    CHECK(all.title == "Datasheet rooflines (bf16): every chip in the database");
+    CHECK(all.caption.find("dense bf16 peak") != std::string::npos);
+    CHECK(all.caption.find("AMD EPYC 7763") != std::string::npos);  // no CPU quotes a bf16 peak
+    size_t n = 0;
+    for (const roofline::Chip& c : s.chips) n += c.peak(roofline::Precision::bf16) && c.mem_bw_gbs;
+    CHECK(w.blocks("chips")[1].size() == n);
+    // TPU v4: 275 TFLOP/s bf16 over 1200 GB/s.
+    Block ridges = w.blocks("chips-asic")[1];
+    CHECK(std::count_if(ridges.begin(), ridges.end(), [](const Row& r) {
+              return std::abs(d(r[0]) - 275e12 / 1200e9) < 1e-6 && std::abs(d(r[1]) - 275) < 1e-9;
+          }) == 1);
+    CHECK(w.at("chips-cpu").missing.starts_with("no chip of this kind has both a memory bandwidth and a dense bf16 peak."));
+    CHECK(!fs::exists(w.dir / "chips-cpu.dat"));
+
+    s.chips_precision = roofline::Precision::int8;
+    Written w8(s, "chips-int8");
+    CHECK(w8.at("chips").title.find("(int8)") != std::string::npos);
+    CHECK(clitest::slurp(w8.dir / "chips.gpv").find("ylabel = \"attainable performance (TOP/s)\"") != std::string::npos);
+}
+
+TEST_CASE("chips-ceilings: every dense ceiling of one GPU over its one memory slope") {
+    Study s = fixture::study(true);  // the fixture GPU is not a database row by name
+    Written w(s, "ceilings");
+    const Figure& f = w.at("chips-ceilings");
+    REQUIRE(f.missing.empty());
+    // The GPU with the most dense precisions, the newest of those: H200 over H100 (both have 7).
+    CHECK(f.title == "Datasheet rooflines: every dense ceiling of the NVIDIA H200 SXM 141GB");
+    std::vector<Block> b = w.blocks("chips-ceilings");
+    REQUIRE(b.size() == 4);
+    // Peaks (TFLOP/s, int8 TOP/s) from the datasheet, by hand, each over 4800 GB/s of HBM3e.
+    std::vector<double> peaks = {66.9, 66.9, 494.7, 989.4, 989.4, 1978.9, 1978.9};
+    REQUIRE(b[1].size() == peaks.size());
+    for (size_t i = 0; i < peaks.size(); ++i) {
+        INFO(i);
+        CHECK(d(b[1][i][1]) == doctest::Approx(peaks[i]).epsilon(1e-9));
+        CHECK(d(b[1][i][0]) == doctest::Approx(peaks[i] * 1e12 / 4800e9).epsilon(1e-9));
+        // One slope for all: at the first point every roof is bandwidth x intensity.
+        CHECK(d(b[0][3 * i][1]) == doctest::Approx(d(b[0][3 * i][0]) * 4800e9 / 1e12).epsilon(1e-9));
+    }
+    for (const char* p : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"})
+        CHECK_MESSAGE(f.caption.find(p) != std::string::npos, p);
+    CHECK(f.caption.find("The 2:4-sparse figures (") != std::string::npos);
+    auto labelled = [&](const std::string& label) {
+        return std::count_if(b[3].begin(), b[3].end(), [&](const Row& r) { return r[3] == label; });
+    };
+    CHECK(labelled("int8 1979 TOP/s (tensor cores), ridge 412") == 1);
+    CHECK(labelled("fp32 66.9 TFLOP/s (CUDA cores), ridge 13.9") == 1);
+}
+
+TEST_CASE("the datasheet line: its basis and the measured clock in the captions, a lower bound marked") {
+    Study s = fixture::study(true);
+    Written w(s, "datasheet");
+    const Figure& cpu = w.at("overlay-cpu");
+    CHECK(cpu.caption.find("The datasheet peak is at the reported 2.5 GHz (a lower bound: 'Fixture CPU' names no model "
+                           "in roofline/cpu_clocks.csv); the probes measured 3.12 GHz.") != std::string::npos);
+    CHECK(w.at("measured-cpu").caption.find("a lower bound") != std::string::npos);
+    CHECK(clitest::slurp(w.dir / "overlay-cpu.gpv").find("datasheet_title = \"datasheet, a lower bound: 160 GFLOP/s")
+          != std::string::npos);
+    CHECK(w.at("overlay-cuda").caption.find("The datasheet peak is at the chip database's NVIDIA H100 SXM5 80GB; "
+                                            "the probes measured 1.98 GHz.") != std::string::npos);
+    CHECK(clitest::slurp(w.dir / "overlay-cuda.gpv").find("datasheet_title = \"datasheet: 67.0 TFLOP/s") !=
+          std::string::npos);
 }
 
 TEST_CASE("zoo: per-image counts at batch 1 and intensity at the large batch") {
@@ -224,6 +315,33 @@ TEST_CASE("measured: every run at its FLOPs over its median time, against FLOPs 
 
     CHECK(w.at("measured-cuda").missing == "no cuda runs were measured (cuda: no CUDA device is available)");
     CHECK_FALSE(fs::exists(w.dir / "measured-cuda.dat"));
+}
+
+TEST_CASE("measured: this host's ridge train runs join the cpu figure as a block of their own") {
+    Study s = fixture::study(false);
+    auto train_run = [](std::string host, std::string device, std::string net, double gflops) {
+        TrainRun t;
+        t.host = std::move(host);
+        t.device = std::move(device);
+        t.net = std::move(net);
+        t.flops_per_step = 600;
+        t.bytes_per_step = 40;  // intensity 15 FLOP/B
+        t.achieved_flops = gflops * 1e9;
+        return t;
+    };
+    s.train_runs = {train_run("fixture", "cpu", "mobilenet_v2", 12.5), train_run("fixture", "cpu", "googlenet", 30),
+                    train_run("elsewhere", "cpu", "resnet18", 50), train_run("fixture", "cuda", "resnet18", 900)};
+    Written w(s, "measured_train");
+    std::vector<Block> b = w.blocks("measured-cpu");
+    REQUIRE(b.size() == 2 + 4 + 1);  // roofs, the bench runs' four configurations, the training runs
+    const Block& t = b.back();
+    REQUIRE(t.size() == 2);  // the other host's and the GPU's runs are not on this CPU's roofline
+    CHECK(d(t[0][0]) == doctest::Approx(15));
+    CHECK(d(t[0][1]) == doctest::Approx(12.5));  // GFLOP/s, the figure's unit at this peak
+    CHECK(t[0][2] == "2");   // mobilenet_v2 is the study's second net
+    CHECK(t[1][2] == "20");  // googlenet is not studied: black
+    std::string gpv = clitest::slurp(w.dir / "measured-cpu.gpv");
+    CHECK(gpv.find("ridge train runs") != std::string::npos);
 }
 
 TEST_CASE("measured-layers: layers without FLOPs or time are left out; backward intensity from half the bwd traffic") {

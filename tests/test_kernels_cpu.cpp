@@ -55,50 +55,105 @@ void check_values(const HostTensor& y, const std::vector<float>& expect) {
 
 // --- finite differences ------------------------------------------------------------------------
 
-// Central differences of L = sum(y * r) in double, r fixed and random, against the backward's
-// gradients with dy = r. The kernels are float, so the step is large (1e-2 on values of order 1)
-// and the tolerance relative with an absolute floor: |num - ana| <= rtol*|ana| + atol. The floor
-// covers float rounding of y (about 1e-7 * sum|y*r| / h); the relative part covers the step's
-// truncation error (h^2 f''' / 6).
+// Every kernel's backward is checked in double: central differences of L = sum(y * r) (r fixed and
+// random) through the double forward, against the double backward with dy = r. With h = 1e-4 on
+// values of order 1 the truncation error h^2 f'''/6 is about 1e-9 and the rounding of L about
+// 1e-16 * sum|y*r| / h, below 1e-10; rtol 1e-6 and atol 1e-8 sit well above both and far below
+// any wrong formula (a gradient 1 % off misses by 1e4 times the tolerance).
+// The float kernels, the same source instantiated on float, must then give the double results
+// rounded: |float - double| <= 2e-6 * (|double| + the tensor's largest |double| / 100). Inputs are
+// exact floats and sums are accumulated in double, so a float result is the double one rounded
+// once or twice (6e-8 each), except where a backward reads the float forward's rounded y.
 struct GradCheck {
-    double h = 1e-2, rtol = 2e-2, atol = 2e-3;
+    double h = 1e-4, rtol = 1e-6, atol = 1e-8;
 };
 
-double loss_of(const Op& op, const std::vector<HostTensor>& in, const std::vector<HostTensor>& params,
-               const HostTensor& r) {
-    HostTensor y = run(op, in, params);
+template <class Real>
+HostTensorT<Real> run_t(const Op& op, const std::vector<HostTensorT<Real>>& in,
+                        const std::vector<HostTensorT<Real>>& params, bool training = true) {
+    std::vector<Shape> s;
+    for (const auto& t : in) s.push_back(t.shape);
+    HostTensorT<Real> y(op_shape(op, s));
+    ref::FwdT<Real> f;
+    for (const auto& t : in) f.in.push_back({t.data(), t.shape});
+    for (const auto& t : params) f.params.push_back(t.data());
+    f.y = {y.data(), y.shape};
+    f.training = training;
+    ref::forward(op, f);
+    return y;
+}
+
+template <class Real>
+struct Grads {
+    HostTensorT<Real> y;
+    std::vector<HostTensorT<Real>> dx, dp;
+};
+
+// The forward and, with dy = r, every gradient the op has (running statistics excepted).
+template <class Real>
+Grads<Real> backward_of(const Op& op, const std::vector<HostTensorT<Real>>& in,
+                        const std::vector<HostTensorT<Real>>& params, const HostTensorT<Real>& r) {
+    std::vector<Shape> s;
+    for (const auto& t : in) s.push_back(t.shape);
+    const std::vector<ParamSpec> specs = op_params(op, s);
+    Grads<Real> g{run_t(op, in, params), {}, {}};
+    for (const auto& t : in) g.dx.emplace_back(t.shape);
+    for (const auto& t : params) g.dp.emplace_back(t.shape);
+    ref::BwdT<Real> b;
+    for (const auto& t : in) b.in.push_back({t.data(), t.shape});
+    b.y = {g.y.data(), g.y.shape};
+    b.dy = {r.data(), r.shape};
+    for (const auto& t : params) b.params.push_back(t.data());
+    for (auto& t : g.dx) b.dx.push_back({t.data(), t.shape});
+    for (size_t j = 0; j < g.dp.size(); ++j) b.dparams.push_back(specs[j].learned ? g.dp[j].data() : nullptr);
+    ref::backward(op, b);
+    return g;
+}
+
+double loss_of(const Op& op, const std::vector<HostTensor64>& in, const std::vector<HostTensor64>& params,
+               const HostTensor64& r) {
+    HostTensor64 y = run_t(op, in, params);
     double L = 0;
-    for (size_t e = 0; e < y.v.size(); ++e) L += double(y.v[e]) * r.v[e];
+    for (size_t e = 0; e < y.v.size(); ++e) L += y.v[e] * r.v[e];
     return L;
+}
+
+// The float result against the double one (see above); returns the worst fraction of the tolerance.
+double float_vs_double(const HostTensor& f, const HostTensor64& d, const std::string& what) {
+    REQUIRE(f.shape == d.shape);
+    double largest = 0, worst = 0;
+    for (double v : d.v) largest = std::max(largest, std::abs(v));
+    for (size_t k = 0; k < d.v.size(); ++k) {
+        double err = std::abs(double(f.v[k]) - d.v[k]) / (2e-6 * (std::abs(d.v[k]) + largest / 100) + 1e-30);
+        if (err > 1) {
+            INFO(what, "[", k, "]: float ", f.v[k], ", double ", d.v[k]);
+            CHECK(err <= 1);
+            return err;
+        }
+        worst = std::max(worst, err);
+    }
+    return worst;
 }
 
 void grad_check(const Op& op, std::vector<HostTensor> in, std::vector<HostTensor> params = {}, GradCheck gc = {}) {
     const std::vector<ParamSpec> specs = op_params(op, shapes(in));
     REQUIRE(specs.size() == params.size());
-    HostTensor y = run(op, in, params);
-    HostTensor r(y.shape);
+    std::vector<HostTensor64> in64, p64;
+    for (const auto& t : in) in64.push_back(convert<double>(t));
+    for (const auto& t : params) p64.push_back(convert<double>(t));
+    HostTensor r(op_shape(op, shapes(in)));
     fill_uniform(r, -1, 1, 99);
+    const HostTensor64 r64 = convert<double>(r);
+    const Grads<double> d = backward_of(op, in64, p64, r64);
 
-    std::vector<HostTensor> dx, dp;
-    for (const auto& t : in) dx.emplace_back(t.shape);
-    for (const auto& t : params) dp.emplace_back(t.shape);
-    ref::Bwd b;
-    for (const auto& t : in) b.in.push_back({t.data(), t.shape});
-    b.y = {y.data(), y.shape};
-    b.dy = {r.data(), r.shape};
-    for (const auto& t : params) b.params.push_back(t.data());
-    for (auto& t : dx) b.dx.push_back({t.data(), t.shape});
-    for (size_t j = 0; j < dp.size(); ++j) b.dparams.push_back(specs[j].learned ? dp[j].data() : nullptr);
-    ref::backward(op, b);
-
-    auto compare = [&](HostTensor& t, const HostTensor& ana, const std::string& what) {
+    auto compare = [&](HostTensor64& t, const HostTensor64& ana, const std::string& what) {
         double worst = 0;
         for (size_t k = 0; k < t.v.size(); ++k) {
-            const float v = t.v[k];
-            t.v[k] = float(v + gc.h);
-            double Lp = loss_of(op, in, params, r);
-            t.v[k] = float(v - gc.h);
-            double Lm = loss_of(op, in, params, r);
+            const double v = t.v[k];
+            t.v[k] = v + gc.h;
+            double Lp = loss_of(op, in64, p64, r64);
+            t.v[k] = v - gc.h;
+            double Lm = loss_of(op, in64, p64, r64);
             t.v[k] = v;
             double num = (Lp - Lm) / (2 * gc.h), a = ana.v[k];
             double err = std::abs(num - a) / (gc.rtol * std::abs(a) + gc.atol);
@@ -112,9 +167,15 @@ void grad_check(const Op& op, std::vector<HostTensor> in, std::vector<HostTensor
         INFO(op_kind(op), " d/d", what, ": worst error ", worst, " of the tolerance");
         CHECK(worst <= 1);
     };
-    for (size_t i = 0; i < in.size(); ++i) compare(in[i], dx[i], cat("x", i));
+    for (size_t i = 0; i < in64.size(); ++i) compare(in64[i], d.dx[i], cat("x", i));
+    for (size_t j = 0; j < p64.size(); ++j)
+        if (specs[j].learned) compare(p64[j], d.dp[j], specs[j].name);
+
+    const Grads<float> f = backward_of(op, in, params, r);
+    float_vs_double(f.y, d.y, cat(op_kind(op), " y"));
+    for (size_t i = 0; i < in.size(); ++i) float_vs_double(f.dx[i], d.dx[i], cat(op_kind(op), " dx", i));
     for (size_t j = 0; j < params.size(); ++j)
-        if (specs[j].learned) compare(params[j], dp[j], specs[j].name);
+        if (specs[j].learned) float_vs_double(f.dp[j], d.dp[j], cat(op_kind(op), " d", specs[j].name));
 }
 
 HostTensor random(Shape s, uint64_t seed, float lo = -1, float hi = 1) {
@@ -324,12 +385,12 @@ TEST_CASE("values PyTorch gives at the edges") {
         HostTensor x = tensor({4}, {-3, 0, 3, 6}), ones = tensor({4}, {1, 1, 1, 1});
         auto slope = [&](const Op& op) {
             HostTensor y = run(op, {x}), dx(x.shape);
-            ref::backward(op, {{{x.data(), x.shape}},
-                               {y.data(), y.shape},
-                               {ones.data(), ones.shape},
-                               {},
-                               {{dx.data(), dx.shape}},
-                               {}});
+            ref::backward(op, ref::Bwd{{{x.data(), x.shape}},
+                                       {y.data(), y.shape},
+                                       {ones.data(), ones.shape},
+                                       {},
+                                       {{dx.data(), dx.shape}},
+                                       {}});
             return dx;
         };
         check_values(slope(relu()), {0, 0, 1, 1});
@@ -471,19 +532,30 @@ TEST_CASE("class token and position embedding backward") {
 }
 
 TEST_CASE("softmax cross-entropy gradient") {
-    HostTensor z = random({3, 5}, 65, -2, 2), dz({3, 5});
+    // In double, as the kernels' backward above: h = 1e-4, |fd - analytic| <= 1e-6 |analytic| + 1e-9.
+    HostTensor zf = random({3, 5}, 65, -2, 2);
+    HostTensor64 z = convert<double>(zf), dz({3, 5});
     const std::vector<int32_t> labels = {4, 0, 2};
-    ref::softmax_cross_entropy({z.data(), z.shape}, labels, {dz.data(), dz.shape});
-    const double h = 1e-2;
+    using CV = ref::CViewT<double>;
+    using V = ref::ViewT<double>;
+    ref::softmax_cross_entropy(CV{z.data(), z.shape}, labels, V{dz.data(), dz.shape});
+    const double h = 1e-4;
     for (size_t k = 0; k < z.v.size(); ++k) {
-        const float v = z.v[k];
-        z.v[k] = float(v + h);
-        double Lp = ref::softmax_cross_entropy({z.data(), z.shape}, labels, {});
-        z.v[k] = float(v - h);
-        double Lm = ref::softmax_cross_entropy({z.data(), z.shape}, labels, {});
+        const double v = z.v[k];
+        z.v[k] = v + h;
+        double Lp = ref::softmax_cross_entropy(CV{z.data(), z.shape}, labels, V{});
+        z.v[k] = v - h;
+        double Lm = ref::softmax_cross_entropy(CV{z.data(), z.shape}, labels, V{});
         z.v[k] = v;
-        CHECK((Lp - Lm) / (2 * h) == doctest::Approx(dz.v[k]).epsilon(2e-2).scale(0.1));
+        INFO("dz[", k, "]");
+        CHECK(std::abs((Lp - Lm) / (2 * h) - dz.v[k]) <= 1e-6 * std::abs(dz.v[k]) + 1e-9);
     }
+    // The float instantiation gives the double loss and gradient, rounded once.
+    HostTensor dzf({3, 5});
+    const float lf = ref::softmax_cross_entropy({zf.data(), zf.shape}, labels, {dzf.data(), dzf.shape});
+    const double ld = ref::softmax_cross_entropy(CV{z.data(), z.shape}, labels, V{});
+    CHECK(std::abs(lf - ld) <= 1e-7 * ld);
+    for (size_t k = 0; k < dzf.v.size(); ++k) CHECK(std::abs(dzf.v[k] - dz.v[k]) <= 1e-7 * std::abs(dz.v[k]));
 }
 
 // --- the calling convention --------------------------------------------------------------------

@@ -14,6 +14,7 @@
 
 #include "engine/analysis.h"
 #include "engine/backend/executor.h"
+#include "engine/backend/onednn/plan.h"
 #include "exec_compare.h"
 #include "engine/dsl.h"
 #include "netdefs/zoo.h"
@@ -25,16 +26,10 @@ namespace {
 
 constexpr double op_tol = 1e-4;
 
-// How gradients are compared: element by element, or (for nets whose batchnorm-in-training
-// gradients move by percents under rounding-level changes, see the test) as one vector.
-struct GradCheck {
-    double tol;
-    bool global = false;
-};
-
 // oneDNN in fused and unfused inference and in training (unfused and fused), against the reference;
-// the update is checked as w - lr * dw of oneDNN's own gradient.
-void check_against_reference(const Graph& g, double tol, std::optional<GradCheck> grads = GradCheck{op_tol}) {
+// the update is checked as w - lr * dw of oneDNN's own gradient. grads: the tolerance of every
+// gradient, element by element; none checks inference alone.
+void check_against_reference(const Graph& g, double tol, std::optional<double> grads = op_tol) {
     Inputs in = inputs(g, 11);
     Result ref_infer = run("reference", g, Mode::infer, false, in);
     for (bool fused : {false, true}) {
@@ -48,13 +43,8 @@ void check_against_reference(const Graph& g, double tol, std::optional<GradCheck
         Result r = run("onednn", g, Mode::train, fused, in);
         check_close(r.out, ref.out, tol, mode + "output");
         CHECK(std::abs(r.loss - ref.loss) <= tol * std::max(1.0f, std::abs(ref.loss)));
-        if (grads->global) {
-            INFO(mode, "gradients as one vector");
-            CHECK(global_rel_l2(r.grads, ref.grads) <= grads->tol);
-        } else {
-            check_close(g, r.grads, ref.grads, grads->tol, mode + "gradient");
-            if (g.tensor(0).requires_grad) check_close(r.dx, ref.dx, grads->tol, mode + "input gradient");
-        }
+        check_close(g, r.grads, ref.grads, *grads, mode + "gradient");
+        if (g.tensor(0).requires_grad) check_close(r.dx, ref.dx, *grads, mode + "input gradient");
         check_close(g, r.after, sgd_step(in.w, r.grads), 1e-6, mode + "updated weights");
     }
 }
@@ -219,6 +209,18 @@ TEST_CASE("data movement matches the reference") {
                                          }),
                                 op_tol);
     }
+    SUBCASE("concats at 1x1 whose inputs differ only in the strides of size-1 dimensions") {
+        // On AVX-512 hosts a 1x1 conv writes (1,232,1,1) channels-last, the input is plain: the
+        // first concat got oneDNN's simple:any, the second ref:any, and the primitive cache handed
+        // the second the first's primitive, which crashed without its scratchpad (plan.cpp).
+        check_against_reference(fragment("concat_1x1", {1, 232, 1, 1},
+                                         [](Tensor x) {
+                                             Tensor a = concat({x | conv(232, 1), x | conv(232, 1)});
+                                             Tensor b = concat({x | conv(232, 1), x});
+                                             return add(a, b);
+                                         }),
+                                op_tol);
+    }
     SUBCASE("channel split, shuffle") {
         check_against_reference(fragment("shuffle", {2, 12, 3, 3},
                                          [](Tensor x) {
@@ -243,6 +245,39 @@ TEST_CASE("data movement matches the reference") {
     SUBCASE("class token and position embedding") {
         check_against_reference(
             fragment("tokens", {2, 4, 8}, [](Tensor x) { return x | class_token() | pos_embedding(); }), op_tol);
+    }
+}
+
+TEST_CASE("layouts oneDNN calls equal get one descriptor") {
+    using onednn::canonical;
+    using Md = dnnl::memory::desc;
+    const auto f32 = dnnl::memory::data_type::f32;
+    auto strides = [](const Md& m) {
+        const auto& b = m.data.format_desc.blocking;
+        return std::vector<int64_t>(b.strides, b.strides + m.data.ndims);
+    };
+    SUBCASE("plain and channels-last over a (1,232,1,1) tensor") {
+        Md nchw({1, 232, 1, 1}, f32, dnnl::memory::format_tag::nchw), nhwc({1, 232, 1, 1}, f32, dnnl::memory::format_tag::nhwc);
+        CHECK(strides(nchw) != strides(nhwc));
+        CHECK(strides(canonical(nchw)) == strides(canonical(nhwc)));
+        CHECK(strides(canonical(nchw)) == std::vector<int64_t>{232, 1, 232, 232});
+        CHECK(canonical(nchw).get_size() == nchw.get_size());
+    }
+    SUBCASE("dimensions larger than 1 keep their strides, and so does a padded channel dimension") {
+        Md x({1, 3, 4, 1}, f32, dnnl::memory::format_tag::nChw8c);
+        Md c = canonical(x);
+        const auto before = strides(x), after = strides(c);
+        CHECK(after[1] == before[1]);  // C = 3 is padded to 8: not a size-1 dimension for oneDNN
+        CHECK(after[2] == before[2]);
+        CHECK(after[0] == 32);  // the whole extent: 8 padded channels x 4 rows
+        CHECK(after[3] == 32);
+        CHECK(c.get_size() == x.get_size());
+        CHECK(c == x);
+    }
+    SUBCASE("a view into a larger buffer keeps its extent") {
+        Md whole({1, 8, 2, 2}, f32, dnnl::memory::format_tag::nchw);
+        Md half = whole.submemory_desc({1, 4, 2, 2}, {0, 4, 0, 0});
+        CHECK(canonical(half).get_size() == half.get_size());
     }
 }
 
@@ -308,17 +343,20 @@ Graph mini_vit() {
 TEST_CASE("small whole nets match the reference in inference and training") {
     // At 64x64 the last stages are 2x2, so a batchnorm in training normalizes 8 values per channel:
     // enough to keep resnet18's gradients as well conditioned as its forward.
-    SUBCASE("resnet18") { check_against_reference(build(*find_net("resnet18"), 2, 64, 64), 1e-4, GradCheck{2e-4}); }
-    SUBCASE("vit") { check_against_reference(mini_vit(), 1e-4, GradCheck{2e-4}); }
+    SUBCASE("resnet18") { check_against_reference(build(*find_net("resnet18"), 2, 64, 64), 1e-4, 2e-4); }
+    SUBCASE("vit") { check_against_reference(mini_vit(), 1e-4, 2e-4); }
     // MobileNetV2 and EfficientNet-B0 at random initialization are not: moving every weight of the
-    // reference by one part in 1e7 moves its gradient vector by 1.6e-2 (mobilenet_v2) and 5e-5
-    // (efficientnet_b0) in norm, and single gradients of layers many batchnorms deep by more than
-    // their size. Their gradients are compared as one vector, at a few times that.
-    SUBCASE("mobilenet_v2") {
-        check_against_reference(build(*find_net("mobilenet_v2"), 2, 64, 64), 1e-4, GradCheck{5e-2, true});
-    }
-    SUBCASE("efficientnet_b0") {
-        check_against_reference(build(*find_net("efficientnet_b0"), 2, 64, 64), 1e-4, GradCheck{5e-4, true});
+    // reference by one part in 1e7 moves single gradients of layers many batchnorms deep by more
+    // than their size. Their inference is compared here, element by element; their training step
+    // tensor by tensor against the double reference, within the float32 spread measured for each
+    // tensor (exec_compare.h, check_against_f64), fused and unfused.
+    for (const char* net : {"mobilenet_v2", "efficientnet_b0"}) {
+        CAPTURE(net);
+        Graph g = build(*find_net(net), 2, 64, 64);
+        check_against_reference(g, 1e-4, std::nullopt);
+        F64Summary s = check_against_f64(g, inputs(g, 11), {{"onednn", false}, {"onednn", true}}, true);
+        MESSAGE(std::string(net), ": worst (error - floor) / spread ", s.worst_ratio, " (", s.worst, "), eta ", s.eta,
+                ", relative error admitted: median ", s.median_allowed);
     }
 }
 

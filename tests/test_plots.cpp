@@ -86,3 +86,26 @@ TEST_CASE("without GPU results, the GPU figures are left out with a reason and t
     CHECK(left_out > 0);
     done_with(r.dir);
 }
+
+TEST_CASE("a figure gnuplot fails to draw is marked as not drawn, and nothing half-drawn is left") {
+    fs::path dir = fs::temp_directory_path() / ("ridge_plots." + std::to_string(::getpid()) + ".broken");
+    fs::remove_all(dir);
+    fs::create_directories(dir / "data");
+    std::vector<Figure> figures = write_figure_data(fixture::study(false), (dir / "data").string());
+    std::ofstream(dir / "data" / "fwdbwd.gpv", std::ios::app) << "this is not gnuplot\n";
+    // gnuplot names the broken line on stderr here: that message is expected.
+    CHECK(draw_figures(dir.string(), figures, 2) == 1);
+    for (const Figure& f : figures) {
+        INFO(f.name);
+        bool has_data = fs::exists(dir / "data" / (f.name + ".dat"));
+        if (f.name == "fwdbwd") {
+            CHECK(f.missing.find("gnuplot did not draw it") == 0);
+            CHECK_FALSE(fs::exists(dir / "figures" / "fwdbwd.png"));
+            CHECK_FALSE(fs::exists(dir / "figures" / "fwdbwd.svg"));
+        } else {
+            CHECK(f.missing.empty() == has_data);
+            if (has_data) CHECK(fs::exists(dir / "figures" / (f.name + ".svg")));
+        }
+    }
+    fs::remove_all(dir);
+}

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "kernels/cuda/probes.h"
+#include "roofline/probes/cuda/probes.h"
 
 namespace gpu = ridge::probe::gpu;
 

@@ -37,6 +37,17 @@ std::string_view precision_name(Precision p) {
     return "?";
 }
 
+std::string_view step_phase_name(StepPhase p) {
+    switch (p) {
+        case StepPhase::fwd: return "fwd";
+        case StepPhase::dgrad: return "dgrad";
+        case StepPhase::wgrad: return "wgrad";
+        case StepPhase::loss: return "loss";
+        case StepPhase::update: return "update";
+    }
+    return "?";
+}
+
 std::optional<Precision> parse_precision(std::string_view s) {
     for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
         if (precision_name(p) == s) return p;

@@ -10,7 +10,11 @@
 // - Epsilon is 1e-5 for batchnorm and layernorm. GELU is the exact (erf) form.
 // - The loss is softmax cross-entropy of the graph's output (N, classes) against the labels,
 //   averaged over the batch; backward starts from its gradient.
-// - update() is plain SGD, w -= lr * dw, over the learned tensors.
+// - update() is SGD over the learned tensors in torch.optim.SGD's convention (no dampening, not
+//   Nesterov), with ExecOptions' momentum m and weight decay wd, every learned tensor decayed
+//   (biases and normalization scales too, as PyTorch's default): g = dw + wd * w;
+//   v = m * v + g; w -= lr * v. The velocity v starts at zero at each load(); with m = 0 none is
+//   kept and the step is w -= lr * g; the defaults (0, 0) give plain w -= lr * dw.
 // - Precision: fp32 everywhere on the CPU. On the GPU, tf32 rounds the inputs of convolutions and
 //   matrix products to 10 mantissa bits; fp16 and bf16 store activations, gradients and a copy of
 //   the weights in 16 bits, keep fp32 master weights for update(), and accumulate every sum in fp32.
@@ -41,6 +45,9 @@ struct ExecOptions {
     // CUDA graph and replayed, so a small batch is not bound by kernel launches. Per-layer timing
     // needs events between the layers and runs without it.
     bool cuda_graph = false;
+    // Training: the SGD update's momentum and weight decay (see update() above). A non-zero
+    // momentum adds a velocity buffer the size of the learned tensors to planned_bytes().
+    float momentum = 0, weight_decay = 0;
 };
 
 // Seconds one layer spent in each phase during the last step timed with time_layers(true).
@@ -55,6 +62,34 @@ struct StepTimes {
     // Device time of the last forward(), backward() and update() as a whole, from events on the
     // device's stream (GPU executors); negative where the executor has no device clock.
     double forward = -1, backward = -1, update = -1;
+};
+
+// One step of a pass as an executor runs it (a library primitive or ridge's own kernel), for
+// profilers: the layer and phase it is charged to, what ran, and the layouts it touched.
+enum class StepPhase { fwd, dgrad, wgrad, loss, update };
+std::string_view step_phase_name(StepPhase p);
+
+struct StepArg {
+    std::string name;             // the library's name for it: "src", "weights", "diff_dst", ...
+    std::vector<int64_t> dims;    // the tensor's logical shape
+    std::vector<int64_t> padded;  // as laid out: a blocked layout rounds a blocked dimension up
+};
+
+struct StepInfo {
+    int node = -1;  // the layer charged; -1: the loss
+    StepPhase phase = StepPhase::fwd;
+    std::string primitive;  // the library's kind ("convolution", "reorder", ...); "kernel": ridge's code
+    std::string impl;       // the implementation that runs it ("brg:avx512_core", "jit:avx2", "ref:any")
+    std::vector<StepArg> args;
+};
+
+// Called around every step while set: before() just ahead of it, after() once it has finished
+// (the executor waits for it). Profilers bracket counters with these.
+class StepObserver {
+public:
+    virtual ~StepObserver() = default;
+    virtual void before(const StepInfo& s) = 0;
+    virtual void after(const StepInfo& s) = 0;
 };
 
 class Executor {
@@ -87,6 +122,12 @@ public:
     // convolutions: "fwd IMPLICIT_PRECOMP_GEMM, dgrad ..., wgrad ..."); empty elsewhere. Valid after
     // prepare().
     virtual std::string algorithm(int /*node*/) const { return {}; }
+
+    // Every step of forward() and backward(), in the order they run; empty where the executor
+    // does not describe its steps. Valid after prepare().
+    virtual std::vector<StepInfo> steps() const { return {}; }
+    // Sets (or, with null, clears) the observer called around each step of later passes.
+    virtual void observe(StepObserver* /*o*/) {}
 };
 
 // Backends compiled into this build, in order of preference for the CPU: "onednn", "reference".

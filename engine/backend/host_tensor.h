@@ -1,6 +1,7 @@
 #pragma once
 // A dense fp32 tensor in host memory, row-major in its shape's order (NCHW for images). It is how
-// weights, inputs and results cross between the executors, whatever layout each uses inside.
+// weights, inputs and results cross between the executors, whatever layout each uses inside. The
+// double form carries the results of the double-precision reference executor.
 #include <cstdint>
 #include <vector>
 
@@ -8,16 +9,29 @@
 
 namespace ridge {
 
-struct HostTensor {
+template <class T>
+struct HostTensorT {
     Shape shape;
-    std::vector<float> v;
+    std::vector<T> v;
 
-    HostTensor() = default;
-    explicit HostTensor(Shape s) : shape(std::move(s)), v(size_t(numel(shape)), 0.0f) {}
+    HostTensorT() = default;
+    explicit HostTensorT(Shape s) : shape(std::move(s)), v(size_t(numel(shape)), T(0)) {}
     int64_t size() const { return int64_t(v.size()); }
-    float* data() { return v.data(); }
-    const float* data() const { return v.data(); }
+    T* data() { return v.data(); }
+    const T* data() const { return v.data(); }
 };
+using HostTensor = HostTensorT<float>;
+using HostTensor64 = HostTensorT<double>;
+
+// The same tensor in another element type: exact from float to double, rounded to nearest the
+// other way.
+template <class U, class T>
+HostTensorT<U> convert(const HostTensorT<T>& t) {
+    HostTensorT<U> u;
+    u.shape = t.shape;
+    u.v.assign(t.v.begin(), t.v.end());
+    return u;
+}
 
 // A small deterministic generator (splitmix64), so a seed gives the same numbers with every
 // compiler and standard library.

@@ -39,4 +39,7 @@ Work work(const Activation& op, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Activation& op) { return std::string(fn_name(op.fn)); }
+Category category(const Activation&, const Shape&) { return Category::activation; }
+
 }  // namespace ridge

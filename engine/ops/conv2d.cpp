@@ -61,4 +61,14 @@ Work work(const Conv2d& op, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Conv2d&) { return "conv2d"; }
+Category category(const Conv2d& op, const Shape& x0) { return is_depthwise(op, x0) ? Category::dwconv : Category::conv; }
+
+// weight (K, C/G, R, S), then bias (K) when the conv has one.
+std::vector<ParamSpec> params(const Conv2d& op, const std::vector<Shape>& in) {
+    std::vector<ParamSpec> p{{"weight", {op.K, in.at(0)[1] / op.G, op.kernel.h, op.kernel.w}}};
+    if (op.bias) p.push_back({"bias", {op.K}});
+    return p;
+}
+
 }  // namespace ridge

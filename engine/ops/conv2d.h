@@ -1,6 +1,7 @@
 #pragma once
 // 2-D convolution.  x (N,C,H,W)  w (K,C/G,R,S)  b (K)  y (N,K,P,Q)
 #include "engine/formula.h"
+#include "engine/ops/traits.h"
 
 namespace ridge {
 
@@ -28,6 +29,9 @@ struct Conv2d {
     int64_t G = 1;   // groups; G == C is depthwise
     bool bias = false;
     int64_t C = 0;   // input channels the weights expect; 0 takes them from the input
+    static constexpr int arity = 1;
+    static constexpr bool has_params = true, aliases = false;
+    static constexpr std::string_view label = "conv";
 };
 
 // Output extent of a sliding window, or <= 0 when the window does not fit.
@@ -37,5 +41,8 @@ int64_t window_out(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t k, int64_
 Shape shape(const Conv2d& op, const std::vector<Shape>& in);
 Work work(const Conv2d& op, const Ctx& c);
 bool is_depthwise(const Conv2d& op, const Shape& x);
+std::string kind(const Conv2d& op);
+Category category(const Conv2d& op, const Shape& x0);
+std::vector<ParamSpec> params(const Conv2d& op, const std::vector<Shape>& in);
 
 }  // namespace ridge

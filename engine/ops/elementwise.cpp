@@ -74,4 +74,19 @@ Work work(const LayerScale& op, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Add&) { return "add"; }
+std::string kind(const Mul&) { return "mul"; }
+std::string kind(const Scale&) { return "scale"; }
+std::string kind(const LayerScale&) { return "layer_scale"; }
+Category category(const Add&, const Shape&) { return Category::elementwise; }
+Category category(const Mul&, const Shape&) { return Category::elementwise; }
+Category category(const Scale&, const Shape&) { return Category::elementwise; }
+Category category(const LayerScale&, const Shape&) { return Category::elementwise; }
+
+// gamma over the scaled dimension.
+std::vector<ParamSpec> params(const LayerScale& op, const std::vector<Shape>& in) {
+    const Shape& x = in.at(0);
+    return {{"gamma", {x[size_t(normalize_dim(op.dim, x.size()))]}}};
+}
+
 }  // namespace ridge

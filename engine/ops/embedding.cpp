@@ -31,4 +31,15 @@ Work work(const PosEmbedding&, const Ctx& c) {
     return w;
 }
 
+std::string kind(const ClassToken&) { return "class_token"; }
+std::string kind(const PosEmbedding&) { return "pos_embedding"; }
+Category category(const ClassToken&, const Shape&) { return Category::embedding; }
+Category category(const PosEmbedding&, const Shape&) { return Category::embedding; }
+
+// x (N,T,D): the token (D); the embedding (T,D).
+std::vector<ParamSpec> params(const ClassToken&, const std::vector<Shape>& in) { return {{"token", {in.at(0)[2]}}}; }
+std::vector<ParamSpec> params(const PosEmbedding&, const std::vector<Shape>& in) {
+    return {{"embedding", {in.at(0)[1], in.at(0)[2]}}};
+}
+
 }  // namespace ridge

@@ -100,4 +100,12 @@ Shape shape(const Select& op, const std::vector<Shape>& in) {
     return y;
 }
 
+std::string kind(const Concat&) { return "concat"; }
+std::string kind(const ChannelShuffle&) { return "channel_shuffle"; }
+std::string kind(const Flatten&) { return "flatten"; }
+std::string kind(const Reshape&) { return "reshape"; }
+std::string kind(const Permute&) { return "permute"; }
+std::string kind(const Slice&) { return "slice"; }
+std::string kind(const Select&) { return "select"; }
+
 }  // namespace ridge

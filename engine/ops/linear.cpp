@@ -33,4 +33,14 @@ Work work(const Linear& op, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Linear&) { return "linear"; }
+Category category(const Linear&, const Shape&) { return Category::linear; }
+
+// weight (K, C), then bias (K) when the layer has one.
+std::vector<ParamSpec> params(const Linear& op, const std::vector<Shape>& in) {
+    std::vector<ParamSpec> p{{"weight", {op.K, in.at(0).back()}}};
+    if (op.bias) p.push_back({"bias", {op.K}});
+    return p;
+}
+
 }  // namespace ridge

@@ -32,4 +32,7 @@ Work work(const Matmul&, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Matmul&) { return "matmul"; }
+Category category(const Matmul&, const Shape&) { return Category::matmul; }
+
 }  // namespace ridge

@@ -51,4 +51,22 @@ Work work(const LayerNorm& op, const Ctx& c) {
     return w;
 }
 
+std::string kind(const BatchNorm&) { return "batchnorm"; }
+Category category(const BatchNorm&, const Shape&) { return Category::norm; }
+
+// gamma, beta (learned), then the running statistics the inference forward reads (not learned).
+std::vector<ParamSpec> params(const BatchNorm&, const std::vector<Shape>& in) {
+    int64_t C = in.at(0)[1];
+    return {{"gamma", {C}}, {"beta", {C}}, {"running_mean", {C}, false}, {"running_var", {C}, false}};
+}
+
+std::string kind(const LayerNorm&) { return "layernorm"; }
+Category category(const LayerNorm&, const Shape&) { return Category::norm; }
+
+std::vector<ParamSpec> params(const LayerNorm& op, const std::vector<Shape>& in) {
+    const Shape& x = in.at(0);
+    int64_t D = x[size_t(normalize_dim(op.dim, x.size()))];
+    return {{"gamma", {D}}, {"beta", {D}}};
+}
+
 }  // namespace ridge

@@ -76,4 +76,9 @@ Work work(const AdaptiveAvgPool2d&, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Pool2d& op) { return op.kind == Pool2d::Kind::max ? "maxpool" : "avgpool"; }
+Category category(const Pool2d&, const Shape&) { return Category::pool; }
+std::string kind(const AdaptiveAvgPool2d&) { return "adaptive_avgpool"; }
+Category category(const AdaptiveAvgPool2d&, const Shape&) { return Category::pool; }
+
 }  // namespace ridge

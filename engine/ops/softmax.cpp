@@ -20,4 +20,7 @@ Work work(const Softmax&, const Ctx& c) {
     return w;
 }
 
+std::string kind(const Softmax&) { return "softmax"; }
+Category category(const Softmax&, const Shape&) { return Category::softmax; }
+
 }  // namespace ridge

@@ -1,6 +1,6 @@
 // Reference elementwise nonlinearities with PyTorch's definitions and its choice of derivative at
 // the kinks (0 at relu's 0, at relu6's 0 and 6, at hardsigmoid's -3 and 3).
-// x (E)  y (E): any shape, seen as E elements. Computed in double, rounded once to float.
+// x (E)  y (E): any shape, seen as E elements. Computed in double, rounded once to the element type.
 #include <algorithm>
 #include <cmath>
 
@@ -51,18 +51,22 @@ double slope(Fn fn, double x) {
 
 }  // namespace
 
-void fwd(const Activation& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Activation& op, const FwdT<Real, Acc>& f) {
     const int64_t E = numel(f.y.shape);
     // y[e] = fn(x[e])
-    for (int64_t e = 0; e < E; ++e) f.y.p[e] = float(value(op.fn, f.in[0].p[e]));
+    for (int64_t e = 0; e < E; ++e) f.y.p[e] = Real(value(op.fn, f.in[0].p[e]));
 }
 
-void bwd(const Activation& op, const Bwd& b) {
-    float* dx = b.dx[0].p;
+template <class Real, class Acc>
+void bwd(const Activation& op, const BwdT<Real, Acc>& b) {
+    Real* dx = b.dx[0].p;
     if (!dx) return;
     const int64_t E = numel(b.y.shape);
     // dx[e] += dy[e] * fn'(x[e])
-    for (int64_t e = 0; e < E; ++e) dx[e] += float(b.dy.p[e] * slope(op.fn, b.in[0].p[e]));
+    for (int64_t e = 0; e < E; ++e) dx[e] += Real(b.dy.p[e] * slope(op.fn, b.in[0].p[e]));
 }
+
+RIDGE_REF_INSTANTIATE(Activation);
 
 }  // namespace ridge::ref

@@ -28,52 +28,54 @@ Geometry geometry(const Conv2d& op, const Shape& x, const Shape& y) {
 
 }  // namespace
 
-void fwd(const Conv2d& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Conv2d& op, const FwdT<Real, Acc>& f) {
     const Geometry g = geometry(op, f.in[0].shape, f.y.shape);
-    const float* x = f.in[0].p;
-    const float* w = f.params[0];
-    const float* bias = op.bias ? f.params[1] : nullptr;
-    float* y = f.y.p;
+    const Real* x = f.in[0].p;
+    const Real* w = f.params[0];
+    const Real* bias = op.bias ? f.params[1] : nullptr;
+    Real* y = f.y.p;
     // y[n,k,p,q] = b[k] + sum over the group's channels c and taps (r,s) of x[n,c,h,w] * w[k,c,r,s]
     for (int64_t n = 0; n < g.N; ++n)
         for (int64_t k = 0; k < g.K; ++k) {
             const int64_t c0 = (k / g.Kg) * g.Cg;  // first input channel of k's group
             for (int64_t p = 0; p < g.P; ++p)
                 for (int64_t q = 0; q < g.Q; ++q) {
-                    double acc = bias ? bias[k] : 0.0;
+                    Acc acc = bias ? bias[k] : 0.0;
                     for (int64_t c = 0; c < g.Cg; ++c) {
-                        const float* xc = x + (n * g.C + c0 + c) * g.H * g.W;
-                        const float* wk = w + (k * g.Cg + c) * g.R * g.S;
+                        const Real* xc = x + (n * g.C + c0 + c) * g.H * g.W;
+                        const Real* wk = w + (k * g.Cg + c) * g.R * g.S;
                         for (int64_t r = 0; r < g.R; ++r) {
                             int64_t h = g.row(p, r);
                             if (h < 0 || h >= g.H) continue;
                             for (int64_t s = 0; s < g.S; ++s) {
                                 int64_t wi = g.col(q, s);
                                 if (wi < 0 || wi >= g.W) continue;
-                                acc += double(xc[h * g.W + wi]) * wk[r * g.S + s];
+                                acc += Acc(xc[h * g.W + wi]) * wk[r * g.S + s];
                             }
                         }
                     }
-                    y[((n * g.K + k) * g.P + p) * g.Q + q] = float(acc);
+                    y[((n * g.K + k) * g.P + p) * g.Q + q] = Real(acc);
                 }
         }
 }
 
-void bwd(const Conv2d& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Conv2d& op, const BwdT<Real, Acc>& b) {
     const Geometry g = geometry(op, b.in[0].shape, b.dy.shape);
-    const float* x = b.in[0].p;
-    const float* w = b.params[0];
-    const float* dy = b.dy.p;
+    const Real* x = b.in[0].p;
+    const Real* w = b.params[0];
+    const Real* dy = b.dy.p;
     auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return dy[((n * g.K + k) * g.P + p) * g.Q + q]; };
 
     // db[k] += sum over n,p,q of dy[n,k,p,q]
     if (op.bias && b.dparams.size() > 1 && b.dparams[1])
         for (int64_t k = 0; k < g.K; ++k) {
-            double acc = 0;
+            Acc acc = 0;
             for (int64_t n = 0; n < g.N; ++n)
                 for (int64_t p = 0; p < g.P; ++p)
                     for (int64_t q = 0; q < g.Q; ++q) acc += dy_at(n, k, p, q);
-            b.dparams[1][k] += float(acc);
+            b.dparams[1][k] += Real(acc);
         }
 
     // dw[k,c,r,s] += sum over n,p,q of dy[n,k,p,q] * x[n, group's c, row(p,r), col(q,s)]
@@ -83,36 +85,36 @@ void bwd(const Conv2d& op, const Bwd& b) {
             for (int64_t c = 0; c < g.Cg; ++c)
                 for (int64_t r = 0; r < g.R; ++r)
                     for (int64_t s = 0; s < g.S; ++s) {
-                        double acc = 0;
+                        Acc acc = 0;
                         for (int64_t n = 0; n < g.N; ++n) {
-                            const float* xc = x + (n * g.C + c0 + c) * g.H * g.W;
+                            const Real* xc = x + (n * g.C + c0 + c) * g.H * g.W;
                             for (int64_t p = 0; p < g.P; ++p) {
                                 int64_t h = g.row(p, r);
                                 if (h < 0 || h >= g.H) continue;
                                 for (int64_t q = 0; q < g.Q; ++q) {
                                     int64_t wi = g.col(q, s);
                                     if (wi < 0 || wi >= g.W) continue;
-                                    acc += double(dy_at(n, k, p, q)) * xc[h * g.W + wi];
+                                    acc += Acc(dy_at(n, k, p, q)) * xc[h * g.W + wi];
                                 }
                             }
                         }
-                        b.dparams[0][((k * g.Cg + c) * g.R + r) * g.S + s] += float(acc);
+                        b.dparams[0][((k * g.Cg + c) * g.R + r) * g.S + s] += Real(acc);
                     }
         }
 
     // dx[n,c,h,w] += sum over the taps that read it of dy[n,k,p,q] * w[k,c,r,s]: the forward's
-    // loops with the product scattered back; a double scratch collects the K/G*R*S terms.
+    // loops with the product scattered back; a scratch of Acc collects the K/G*R*S terms.
     if (b.dx[0].p) {
-        std::vector<double> dx(size_t(g.N * g.C * g.H * g.W), 0.0);
+        std::vector<Acc> dx(size_t(g.N * g.C * g.H * g.W), 0.0);
         for (int64_t n = 0; n < g.N; ++n)
             for (int64_t k = 0; k < g.K; ++k) {
                 const int64_t c0 = (k / g.Kg) * g.Cg;
                 for (int64_t p = 0; p < g.P; ++p)
                     for (int64_t q = 0; q < g.Q; ++q) {
-                        const double d = dy_at(n, k, p, q);
+                        const Acc d = dy_at(n, k, p, q);
                         for (int64_t c = 0; c < g.Cg; ++c) {
-                            double* dxc = dx.data() + (n * g.C + c0 + c) * g.H * g.W;
-                            const float* wk = w + (k * g.Cg + c) * g.R * g.S;
+                            Acc* dxc = dx.data() + (n * g.C + c0 + c) * g.H * g.W;
+                            const Real* wk = w + (k * g.Cg + c) * g.R * g.S;
                             for (int64_t r = 0; r < g.R; ++r) {
                                 int64_t h = g.row(p, r);
                                 if (h < 0 || h >= g.H) continue;
@@ -128,5 +130,7 @@ void bwd(const Conv2d& op, const Bwd& b) {
         add_into(b.dx[0].p, dx);
     }
 }
+
+RIDGE_REF_INSTANTIATE(Conv2d);
 
 }  // namespace ridge::ref

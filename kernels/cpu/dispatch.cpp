@@ -41,16 +41,16 @@ std::vector<ParamSpec> check(const Op& op, const char* what, const std::vector<S
     return specs;
 }
 
-}  // namespace
-
-void forward(const Op& op, const Fwd& f) {
+template <class Real, class Acc>
+void forward_t(const Op& op, const FwdT<Real, Acc>& f) {
     check(op, "forward", shapes_of(f.in), f.params.size(), f.y.shape);
-    for (const float* p : f.params)
+    for (const Real* p : f.params)
         if (!p) throw std::invalid_argument(cat("ref::forward ", op_kind(op), ": a parameter pointer is null"));
     std::visit([&](const auto& o) { fwd(o, f); }, op);
 }
 
-void backward(const Op& op, const Bwd& b) {
+template <class Real, class Acc>
+void backward_t(const Op& op, const BwdT<Real, Acc>& b) {
     const std::vector<Shape> in = shapes_of(b.in);
     std::vector<ParamSpec> specs = check(op, "backward", in, b.params.size(), b.y.shape);
     auto fail = [&](const std::string& why) {
@@ -70,5 +70,14 @@ void backward(const Op& op, const Bwd& b) {
             throw fail(cat("'", specs[j].name, "' is not learned: it has no gradient"));
     std::visit([&](const auto& o) { bwd(o, b); }, op);
 }
+
+}  // namespace
+
+void forward(const Op& op, const Fwd& f) { forward_t(op, f); }
+void backward(const Op& op, const Bwd& b) { backward_t(op, b); }
+void forward(const Op& op, const FwdT<double>& f) { forward_t(op, f); }
+void backward(const Op& op, const BwdT<double>& b) { backward_t(op, b); }
+void forward(const Op& op, const FwdT<float, float>& f) { forward_t(op, f); }
+void backward(const Op& op, const BwdT<float, float>& b) { backward_t(op, b); }
 
 }  // namespace ridge::ref

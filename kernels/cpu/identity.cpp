@@ -5,9 +5,16 @@
 
 namespace ridge::ref {
 
-void fwd(const Dropout&, const Fwd& f) { copy_through(f); }
-void bwd(const Dropout&, const Bwd& b) { add_through(b); }
-void fwd(const StochasticDepth&, const Fwd& f) { copy_through(f); }
-void bwd(const StochasticDepth&, const Bwd& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Dropout&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Dropout&, const BwdT<Real, Acc>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const StochasticDepth&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const StochasticDepth&, const BwdT<Real, Acc>& b) { add_through(b); }
+
+RIDGE_REF_INSTANTIATE(Dropout);
+RIDGE_REF_INSTANTIATE(StochasticDepth);
 
 }  // namespace ridge::ref

@@ -14,12 +14,13 @@ namespace {
 
 // Copies (or, backward, adds) a block of rows [start, start+len) of dimension n between a tensor
 // seen as (O,n,I) and a packed (O,len,I) one.
-void copy_rows(const float* from, float* to, Around big, int64_t start, int64_t len, bool to_big, bool add) {
+template <class Real>
+void copy_rows(const Real* from, Real* to, Around big, int64_t start, int64_t len, bool to_big, bool add) {
     for (int64_t o = 0; o < big.outer; ++o)
         for (int64_t k = 0; k < len * big.inner; ++k) {
             int64_t bi = (o * big.n + start) * big.inner + k, si = o * len * big.inner + k;
-            float v = to_big ? from[si] : from[bi];
-            float& dst = to_big ? to[bi] : to[si];
+            Real v = to_big ? from[si] : from[bi];
+            Real& dst = to_big ? to[bi] : to[si];
             dst = add ? dst + v : v;
         }
 }
@@ -60,18 +61,20 @@ int64_t shuffled_from(int64_t j, int64_t C, int64_t G) {
 
 }  // namespace
 
-void fwd(const Concat& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Concat& op, const FwdT<Real, Acc>& f) {
     const int d = normalize_dim(op.dim, f.y.shape.size());
     const Around ya = around(f.y.shape, d);
     int64_t start = 0;
     // y[o, start_i + k, j] = x_i[o, k, j]
-    for (const CView& x : f.in) {
+    for (const CViewT<Real>& x : f.in) {
         copy_rows(x.p, f.y.p, ya, start, x.shape[d], true, false);
         start += x.shape[d];
     }
 }
 
-void bwd(const Concat& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Concat& op, const BwdT<Real, Acc>& b) {
     const int d = normalize_dim(op.dim, b.dy.shape.size());
     const Around ya = around(b.dy.shape, d);
     int64_t start = 0;
@@ -82,7 +85,8 @@ void bwd(const Concat& op, const Bwd& b) {
     }
 }
 
-void fwd(const ChannelShuffle& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const ChannelShuffle& op, const FwdT<Real, Acc>& f) {
     const Shape& s = f.in[0].shape;
     const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
     // y[n, j, :] = x[n, shuffled_from(j), :]
@@ -92,7 +96,8 @@ void fwd(const ChannelShuffle& op, const Fwd& f) {
                 f.y.p[(n * C + j) * HW + e] = f.in[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e];
 }
 
-void bwd(const ChannelShuffle& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const ChannelShuffle& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Shape& s = b.in[0].shape;
     const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
@@ -103,48 +108,66 @@ void bwd(const ChannelShuffle& op, const Bwd& b) {
                 b.dx[0].p[(n * C + shuffled_from(j, C, op.G)) * HW + e] += b.dy.p[(n * C + j) * HW + e];
 }
 
-void fwd(const Flatten&, const Fwd& f) { copy_through(f); }
-void bwd(const Flatten&, const Bwd& b) { add_through(b); }
-void fwd(const Reshape&, const Fwd& f) { copy_through(f); }
-void bwd(const Reshape&, const Bwd& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Flatten&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Flatten&, const BwdT<Real, Acc>& b) { add_through(b); }
+template <class Real, class Acc>
+void fwd(const Reshape&, const FwdT<Real, Acc>& f) { copy_through(f); }
+template <class Real, class Acc>
+void bwd(const Reshape&, const BwdT<Real, Acc>& b) { add_through(b); }
 
-void fwd(const Permute& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Permute& op, const FwdT<Real, Acc>& f) {
     const auto src = permuted_offsets(f.in[0].shape, op.order);
     // y[e] = x[src[e]]
     for (size_t e = 0; e < src.size(); ++e) f.y.p[e] = f.in[0].p[src[e]];
 }
 
-void bwd(const Permute& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Permute& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const auto src = permuted_offsets(b.in[0].shape, op.order);
     // dx[src[e]] += dy[e]
     for (size_t e = 0; e < src.size(); ++e) b.dx[0].p[src[e]] += b.dy.p[e];
 }
 
-void fwd(const Slice& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Slice& op, const FwdT<Real, Acc>& f) {
     const Around xa = around(f.in[0].shape, normalize_dim(op.dim, f.in[0].shape.size()));
     // y[o, k, j] = x[o, start + k, j]
     copy_rows(f.in[0].p, f.y.p, xa, op.start, op.length, false, false);
 }
 
-void bwd(const Slice& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Slice& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Around xa = around(b.in[0].shape, normalize_dim(op.dim, b.in[0].shape.size()));
     // dx[o, start + k, j] += dy[o, k, j]
     copy_rows(b.dy.p, b.dx[0].p, xa, op.start, op.length, true, true);
 }
 
-void fwd(const Select& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Select& op, const FwdT<Real, Acc>& f) {
     const Around xa = around(f.in[0].shape, normalize_dim(op.dim, f.in[0].shape.size()));
     // y[o, j] = x[o, index, j]
     copy_rows(f.in[0].p, f.y.p, xa, op.index, 1, false, false);
 }
 
-void bwd(const Select& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Select& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Around xa = around(b.in[0].shape, normalize_dim(op.dim, b.in[0].shape.size()));
     // dx[o, index, j] += dy[o, j]
     copy_rows(b.dy.p, b.dx[0].p, xa, op.index, 1, true, true);
 }
+
+RIDGE_REF_INSTANTIATE(Concat);
+RIDGE_REF_INSTANTIATE(ChannelShuffle);
+RIDGE_REF_INSTANTIATE(Flatten);
+RIDGE_REF_INSTANTIATE(Reshape);
+RIDGE_REF_INSTANTIATE(Permute);
+RIDGE_REF_INSTANTIATE(Slice);
+RIDGE_REF_INSTANTIATE(Select);
 
 }  // namespace ridge::ref

@@ -22,49 +22,53 @@ int64_t b_at(bool transposed, const Dims& d, int64_t l, int64_t j) { return tran
 
 }  // namespace
 
-void fwd(const Matmul& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Matmul& op, const FwdT<Real, Acc>& f) {
     const Dims d = dims(op, f.in[0].shape, f.in[1].shape);
     // y[i,m,j] = sum over l of a[i,m,l] * b[i,l,j]
     for (int64_t i = 0; i < d.B; ++i) {
-        const float* a = f.in[0].p + i * d.M * d.L;
-        const float* b = f.in[1].p + i * d.L * d.J;
-        float* y = f.y.p + i * d.M * d.J;
+        const Real* a = f.in[0].p + i * d.M * d.L;
+        const Real* b = f.in[1].p + i * d.L * d.J;
+        Real* y = f.y.p + i * d.M * d.J;
         for (int64_t m = 0; m < d.M; ++m)
             for (int64_t j = 0; j < d.J; ++j) {
-                double acc = 0;
-                for (int64_t l = 0; l < d.L; ++l) acc += double(a[m * d.L + l]) * b[b_at(op.transpose_b, d, l, j)];
-                y[m * d.J + j] = float(acc);
+                Acc acc = 0;
+                for (int64_t l = 0; l < d.L; ++l) acc += Acc(a[m * d.L + l]) * b[b_at(op.transpose_b, d, l, j)];
+                y[m * d.J + j] = Real(acc);
             }
     }
 }
 
-void bwd(const Matmul& op, const Bwd& bw) {
+template <class Real, class Acc>
+void bwd(const Matmul& op, const BwdT<Real, Acc>& bw) {
     const Dims d = dims(op, bw.in[0].shape, bw.in[1].shape);
     for (int64_t i = 0; i < d.B; ++i) {
-        const float* a = bw.in[0].p + i * d.M * d.L;
-        const float* b = bw.in[1].p + i * d.L * d.J;
-        const float* dy = bw.dy.p + i * d.M * d.J;
+        const Real* a = bw.in[0].p + i * d.M * d.L;
+        const Real* b = bw.in[1].p + i * d.L * d.J;
+        const Real* dy = bw.dy.p + i * d.M * d.J;
         // da[i,m,l] += sum over j of dy[i,m,j] * b[i,l,j]
         if (bw.dx[0].p) {
-            float* da = bw.dx[0].p + i * d.M * d.L;
+            Real* da = bw.dx[0].p + i * d.M * d.L;
             for (int64_t m = 0; m < d.M; ++m)
                 for (int64_t l = 0; l < d.L; ++l) {
-                    double acc = 0;
-                    for (int64_t j = 0; j < d.J; ++j) acc += double(dy[m * d.J + j]) * b[b_at(op.transpose_b, d, l, j)];
-                    da[m * d.L + l] += float(acc);
+                    Acc acc = 0;
+                    for (int64_t j = 0; j < d.J; ++j) acc += Acc(dy[m * d.J + j]) * b[b_at(op.transpose_b, d, l, j)];
+                    da[m * d.L + l] += Real(acc);
                 }
         }
         // db[i,l,j] += sum over m of a[i,m,l] * dy[i,m,j]  (stored at b's (J,L) place when transposed)
         if (bw.dx[1].p) {
-            float* db = bw.dx[1].p + i * d.L * d.J;
+            Real* db = bw.dx[1].p + i * d.L * d.J;
             for (int64_t l = 0; l < d.L; ++l)
                 for (int64_t j = 0; j < d.J; ++j) {
-                    double acc = 0;
-                    for (int64_t m = 0; m < d.M; ++m) acc += double(a[m * d.L + l]) * dy[m * d.J + j];
-                    db[b_at(op.transpose_b, d, l, j)] += float(acc);
+                    Acc acc = 0;
+                    for (int64_t m = 0; m < d.M; ++m) acc += Acc(a[m * d.L + l]) * dy[m * d.J + j];
+                    db[b_at(op.transpose_b, d, l, j)] += Real(acc);
                 }
         }
     }
 }
+
+RIDGE_REF_INSTANTIATE(Matmul);
 
 }  // namespace ridge::ref

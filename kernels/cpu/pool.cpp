@@ -37,12 +37,13 @@ Dims dims(const Shape& x, const Shape& y) { return {x[0], x[1], x[2], x[3], y[2]
 
 // Flat index of the first maximum of x's window (rows rh, columns rw) in one (H,W) plane,
 // scanning rows then columns as PyTorch does; the gradient is routed to it alone.
-int64_t argmax(const float* x, int64_t W, Span rh, Span rw) {
+template <class Real>
+int64_t argmax(const Real* x, int64_t W, Span rh, Span rw) {
     int64_t best = rh.lo * W + rw.lo;
-    float m = -std::numeric_limits<float>::infinity();
+    Real m = -std::numeric_limits<Real>::infinity();
     for (int64_t h = rh.lo; h < rh.hi; ++h)
         for (int64_t w = rw.lo; w < rw.hi; ++w) {
-            const float v = x[h * W + w];
+            const Real v = x[h * W + w];
             if (v > m || std::isnan(v)) {  // a NaN wins, as in PyTorch, so it propagates
                 m = v;
                 best = h * W + w;
@@ -53,11 +54,12 @@ int64_t argmax(const float* x, int64_t W, Span rh, Span rw) {
 
 }  // namespace
 
-void fwd(const Pool2d& op, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const Pool2d& op, const FwdT<Real, Acc>& f) {
     const Dims d = dims(f.in[0].shape, f.y.shape);
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
-        const float* x = f.in[0].p + nc * d.H * d.W;
-        float* y = f.y.p + nc * d.P * d.Q;
+        const Real* x = f.in[0].p + nc * d.H * d.W;
+        Real* y = f.y.p + nc * d.P * d.Q;
         for (int64_t p = 0; p < d.P; ++p) {
             Span rh = window(p, op.kernel.h, op.stride.h, op.pad.top, op.pad.bottom, d.H);
             for (int64_t q = 0; q < d.Q; ++q) {
@@ -67,24 +69,25 @@ void fwd(const Pool2d& op, const Fwd& f) {
                     y[p * d.Q + q] = x[argmax(x, d.W, rh, rw)];
                 } else {
                     // y[p,q] = sum of the window's input elements / divisor; padding adds zeros
-                    double sum = 0;
+                    Acc sum = 0;
                     for (int64_t h = rh.lo; h < rh.hi; ++h)
                         for (int64_t w = rw.lo; w < rw.hi; ++w) sum += x[h * d.W + w];
                     int64_t div = op.count_include_pad ? rh.padded * rw.padded : (rh.hi - rh.lo) * (rw.hi - rw.lo);
-                    y[p * d.Q + q] = float(sum / double(div));
+                    y[p * d.Q + q] = Real(sum / Acc(div));
                 }
             }
         }
     }
 }
 
-void bwd(const Pool2d& op, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const Pool2d& op, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Dims d = dims(b.in[0].shape, b.dy.shape);
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
-        const float* x = b.in[0].p + nc * d.H * d.W;
-        const float* dy = b.dy.p + nc * d.P * d.Q;
-        float* dx = b.dx[0].p + nc * d.H * d.W;
+        const Real* x = b.in[0].p + nc * d.H * d.W;
+        const Real* dy = b.dy.p + nc * d.P * d.Q;
+        Real* dx = b.dx[0].p + nc * d.H * d.W;
         for (int64_t p = 0; p < d.P; ++p) {
             Span rh = window(p, op.kernel.h, op.stride.h, op.pad.top, op.pad.bottom, d.H);
             for (int64_t q = 0; q < d.Q; ++q) {
@@ -95,7 +98,7 @@ void bwd(const Pool2d& op, const Bwd& b) {
                 } else {
                     // every input element of the window += dy[p,q] / divisor
                     int64_t div = op.count_include_pad ? rh.padded * rw.padded : (rh.hi - rh.lo) * (rw.hi - rw.lo);
-                    float g = float(double(dy[p * d.Q + q]) / double(div));
+                    Real g = Real(Acc(dy[p * d.Q + q]) / Acc(div));
                     for (int64_t h = rh.lo; h < rh.hi; ++h)
                         for (int64_t w = rw.lo; w < rw.hi; ++w) dx[h * d.W + w] += g;
                 }
@@ -104,40 +107,45 @@ void bwd(const Pool2d& op, const Bwd& b) {
     }
 }
 
-void fwd(const AdaptiveAvgPool2d&, const Fwd& f) {
+template <class Real, class Acc>
+void fwd(const AdaptiveAvgPool2d&, const FwdT<Real, Acc>& f) {
     const Dims d = dims(f.in[0].shape, f.y.shape);
     // y[p,q] = mean of x over the window rows (p) x columns (q)
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
-        const float* x = f.in[0].p + nc * d.H * d.W;
+        const Real* x = f.in[0].p + nc * d.H * d.W;
         for (int64_t p = 0; p < d.P; ++p) {
             Span rh = adaptive_window(p, d.H, d.P);
             for (int64_t q = 0; q < d.Q; ++q) {
                 Span rw = adaptive_window(q, d.W, d.Q);
-                double sum = 0;
+                Acc sum = 0;
                 for (int64_t h = rh.lo; h < rh.hi; ++h)
                     for (int64_t w = rw.lo; w < rw.hi; ++w) sum += x[h * d.W + w];
-                f.y.p[(nc * d.P + p) * d.Q + q] = float(sum / double(rh.padded * rw.padded));
+                f.y.p[(nc * d.P + p) * d.Q + q] = Real(sum / Acc(rh.padded * rw.padded));
             }
         }
     }
 }
 
-void bwd(const AdaptiveAvgPool2d&, const Bwd& b) {
+template <class Real, class Acc>
+void bwd(const AdaptiveAvgPool2d&, const BwdT<Real, Acc>& b) {
     if (!b.dx[0].p) return;
     const Dims d = dims(b.in[0].shape, b.dy.shape);
     // every element of window (p,q) += dy[p,q] / its size; windows may overlap
     for (int64_t nc = 0; nc < d.N * d.C; ++nc) {
-        float* dx = b.dx[0].p + nc * d.H * d.W;
+        Real* dx = b.dx[0].p + nc * d.H * d.W;
         for (int64_t p = 0; p < d.P; ++p) {
             Span rh = adaptive_window(p, d.H, d.P);
             for (int64_t q = 0; q < d.Q; ++q) {
                 Span rw = adaptive_window(q, d.W, d.Q);
-                float g = float(double(b.dy.p[(nc * d.P + p) * d.Q + q]) / double(rh.padded * rw.padded));
+                Real g = Real(Acc(b.dy.p[(nc * d.P + p) * d.Q + q]) / Acc(rh.padded * rw.padded));
                 for (int64_t h = rh.lo; h < rh.hi; ++h)
                     for (int64_t w = rw.lo; w < rw.hi; ++w) dx[h * d.W + w] += g;
             }
         }
     }
 }
+
+RIDGE_REF_INSTANTIATE(Pool2d);
+RIDGE_REF_INSTANTIATE(AdaptiveAvgPool2d);
 
 }  // namespace ridge::ref

@@ -3,7 +3,6 @@
 // C++17 and do not see the engine's C++20 op headers).
 #include "engine/op.h"
 #include "kernels/cuda/kernels.h"
-#include "kernels/cuda/reference/reference.h"
 
 namespace ridge::gpu {
 
@@ -36,12 +35,6 @@ inline PoolShape pool_shape(const AdaptiveAvgPool2d&, const Shape& x, const Shap
     s.NC = x[0] * x[1], s.H = x[2], s.W = x[3], s.P = y[2], s.Q = y[3];
     s.kind = PoolShape::Kind::adaptive;
     return s;
-}
-
-// x (N,C,H,W)  y (N,K,P,Q)
-inline ref::ConvShape conv_shape(const Conv2d& op, const Shape& x, const Shape& y) {
-    return {x[0],        x[1],        x[2],       x[3],        y[1],          op.kernel.h,   op.kernel.w, y[2], y[3],
-            op.G,        op.stride.h, op.stride.w, op.pad.top, op.pad.left,   op.dilation.h, op.dilation.w};
 }
 
 }  // namespace ridge::gpu

@@ -114,8 +114,14 @@ void softmax_cross_entropy(Dt t, const void* logits, const int32_t* labels, void
                            int64_t N, int64_t K, float grad_scale, cudaStream_t s);
 
 // ---- sgd.cu --------------------------------------------------------------------------------
-// w -= lr * g * inv_scale over fp32 master weights, and the storage copy written from the result
-// (null when the weights are used in fp32).  w (n) fp32  g (n, storage gt)  copy (n, storage ct)
-void sgd(float* w, Dt gt, const void* g, Dt ct, void* copy, int64_t n, float lr, float inv_scale, cudaStream_t s);
+// SGD as torch.optim.SGD over fp32 master weights (executor.h): d = g * inv_scale + wd * w;
+// v = momentum * v + d; w -= lr * v (without a velocity, w -= lr * d), and the storage copy
+// written from the result (null when the weights are used in fp32).
+// w (n) fp32  g (n, storage gt)  velocity (n) fp32, null when momentum is 0  copy (n, storage ct)
+struct SgdStep {
+    float lr = 0, momentum = 0, weight_decay = 0, inv_scale = 1;
+};
+void sgd(float* w, Dt gt, const void* g, float* velocity, Dt ct, void* copy, int64_t n, const SgdStep& step,
+         cudaStream_t s);
 
 }  // namespace ridge::gpu

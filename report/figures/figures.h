@@ -14,5 +14,6 @@ std::vector<Figure> throughput_figures(const Study& s, const std::string& data_d
 std::vector<Figure> measured_figures(const Study& s, const std::string& data_dir);    // 7. measured points on the roofline
 std::vector<Figure> fwdbwd_figures(const Study& s, const std::string& data_dir);      // 8. backward / forward
 std::vector<Figure> pies_figures(const Study& s, const std::string& data_dir);        // 9. where a net's time, FLOPs, memory go
+std::vector<Figure> counts_figures(const Study& s, const std::string& data_dir);      // 10. counted against analytic, by type
 
 }  // namespace ridge::report

@@ -75,7 +75,9 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
              "over minimum traffic: the forward pass for inference, forward and backward for a training step). "
              "Colour is the net, the mark the batch; filled marks infer, open marks train. The gap below the roof "
              "is what the run leaves unused. A point above the sloped part ran partly from cache: the minimum "
-             "traffic counts every tensor as coming from DRAM once, and a small working set stays in L2/L3.",
+             "traffic counts every tensor as coming from DRAM once, and a small working set stays in L2/L3. "
+             "Stars are this host's `ridge train` runs from the training ledger: whole runs with data loading and "
+             "the SGD update, coloured by net where the net is studied, black otherwise.",
              ""};
     const Ceilings* c = s.ceilings_of(device);
     // Filled marks for inference batches, open ones for training: batch and mode read apart.
@@ -88,7 +90,14 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
         Series& series = by_config[{r.mode, r.batch}];
         series.pts.push_back({double(r.flops()) / double(r.bytes()), r.achieved_flops(), colour});
     }
-    if (by_config.empty()) {
+    Series trained{"ridge train runs (whole runs)", 3, 20, {}};
+    for (const TrainRun& t : s.train_runs) {
+        if (t.device != device || t.host != s.host || t.achieved_flops <= 0 || t.intensity() <= 0) continue;
+        auto at = std::find(s.nets.begin(), s.nets.end(), t.net);
+        int colour = at == s.nets.end() ? 20 : int(at - s.nets.begin()) % 10 + 1;
+        trained.pts.push_back({t.intensity(), t.achieved_flops, colour});
+    }
+    if (by_config.empty() && trained.pts.empty()) {
         f.missing = device_missing(s, device, "no " + device + " runs were measured");
         return f;
     }
@@ -96,6 +105,7 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
         f.missing = "no " + device + " ceilings were measured to draw the runs against";
         return f;
     }
+    f.caption += datasheet_note(*c);
     std::vector<Series> series;
     int n_infer = 0, n_train = 0;
     for (auto& [config, sr] : by_config) {
@@ -105,6 +115,7 @@ Figure runs_figure(const Study& s, const std::string& device, const std::string&
         sr.legend_lt = 20;
         series.push_back(std::move(sr));
     }
+    series.push_back(std::move(trained));
     write_points_figure(f, *c, series, s.nets, data_dir);
     return f;
 }
@@ -155,6 +166,7 @@ Figure layers_figure(const Study& s, const std::string& data_dir) {
                 "where a layer has both dgrad and wgrad each is charged half of it, else the one pass all of it. "
                 "Passes without FLOPs (views, most data movement) are not drawn";
     f.caption += skipped ? "; " + std::to_string(skipped) + " with FLOPs but no measured time are left out too." : ".";
+    f.caption += datasheet_note(*c);
     write_points_figure(f, *c, series, {}, data_dir);
     return f;
 }

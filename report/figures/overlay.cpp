@@ -32,6 +32,7 @@ Figure overlay_figure(const Study& s, const std::string& device, const std::stri
         f.missing = device_missing(s, device, "no " + device + " ceilings were measured");
         return f;
     }
+    f.caption += datasheet_note(*c);
     std::vector<Placed> pts;
     for (size_t i = 0; i < s.nets.size(); ++i)
         for (int k : {1, 2}) {

@@ -52,7 +52,8 @@ DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const Flop
                     (c.datasheet_bytes_per_s ? num(*c.datasheet_bytes_per_s) + " B/s" : "unknown") + "\n" +
                     roof_rows(peak, c.datasheet_bytes_per_s, x_lo, x_hi, u) + "\n\n";
         ++r.n_blocks;
-        datasheet = "datasheet: " + with_unit(peak, "FLOP/s") + ", " +
+        datasheet = std::string(c.datasheet_lower_bound ? "datasheet, a lower bound: " : "datasheet: ") +
+                    with_unit(peak, "FLOP/s") + ", " +
                     (c.datasheet_bytes_per_s ? with_unit(*c.datasheet_bytes_per_s, "B/s")
                                              : std::string("bandwidth unknown (peak only)"));
     }
@@ -60,6 +61,13 @@ DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const Flop
             "measured_title = " + gp_quote(measured) + "\n" + "datasheet_title = " + gp_quote(datasheet) + "\n" +
             "yunit = " + gp_quote(u.name) + "\n";
     return r;
+}
+
+std::string datasheet_note(const Ceilings& c) {
+    if (!c.datasheet_peak_flops || c.datasheet_basis.empty()) return "";
+    std::string s = " The datasheet peak is at " + c.datasheet_basis;
+    if (c.measured_clock_ghz) s += "; the probes measured " + cli::fixed(*c.measured_clock_ghz, 2) + " GHz";
+    return s + ".";
 }
 
 std::string device_title(std::string_view device) {

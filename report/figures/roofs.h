@@ -34,6 +34,10 @@ struct DeviceRoofs {
 };
 DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const FlopUnit& u);
 
+// A sentence for a caption: what the datasheet roof was computed at, beside the measured clock
+// (empty without a datasheet peak).
+std::string datasheet_note(const Ceilings& c);
+
 // "CPU" for "cpu", "GPU" for "cuda": how titles name a device.
 std::string device_title(std::string_view device);
 

@@ -101,7 +101,7 @@ public:
                               [&](const PosEmbedding&) {
                                   if (wants_dx()) gpu::scale_backward(p.dt, dy(d), 1.0f, dx(d), E, d.s);
                               },
-                              [&](const auto&) {}},
+                              [&](const auto&) { throw std::logic_error("cudnn: not an elementwise op"); }},
                    n.op);
     }
 

@@ -29,6 +29,8 @@
 namespace ridge {
 namespace cudnn {
 
+// Every op of the variant is listed, with no catch-all: an op added without a GPU layer does not
+// compile, rather than running as nothing.
 std::unique_ptr<LayerRun> make_layer(Plan& p, int node) {
     const Op& op = p.g.nodes()[size_t(node)].op;
     return std::visit(
@@ -46,7 +48,16 @@ std::unique_ptr<LayerRun> make_layer(Plan& p, int node) {
                    [&](const Scale&) { return eltwise_layer(p, node); },
                    [&](const LayerScale&) { return eltwise_layer(p, node); },
                    [&](const PosEmbedding&) { return eltwise_layer(p, node); },
-                   [&](const auto&) { return layout_layer(p, node); }},
+                   [&](const Concat&) { return layout_layer(p, node); },
+                   [&](const ChannelShuffle&) { return layout_layer(p, node); },
+                   [&](const Permute&) { return layout_layer(p, node); },
+                   [&](const Slice&) { return layout_layer(p, node); },
+                   [&](const Select&) { return layout_layer(p, node); },
+                   [&](const ClassToken&) { return layout_layer(p, node); },
+                   [&](const Flatten&) { return alias_layer(p, node); },
+                   [&](const Reshape&) { return alias_layer(p, node); },
+                   [&](const Dropout&) { return alias_layer(p, node); },
+                   [&](const StochasticDepth&) { return alias_layer(p, node); }},
         op);
 }
 
@@ -93,6 +104,7 @@ struct Step {
     Phase phase;
     std::function<void()> run;
     cudaEvent_t start = nullptr, stop = nullptr;  // created when layers are timed
+    StepInfo info = {};
 };
 
 class CudnnExecutor final : public Executor {
@@ -117,9 +129,12 @@ public:
     std::string algorithm(int node) const override {
         return prepared_ ? layers_[size_t(node)]->algorithm() : std::string();
     }
+    std::vector<StepInfo> steps() const override;
+    void observe(StepObserver* o) override { observer_ = o; }
 
 private:
     void build_steps();
+    void build_passes();
     // Runs a pass: captured into a graph and replayed, or step by step, timed or not. Returns the
     // device time of the whole pass.
     double run(std::vector<Step>& steps, cudaGraphExec_t& graph);
@@ -148,6 +163,7 @@ private:
     float lr_ = 0, graph_lr_ = NAN;
     Weights loaded_;
     StepTimes times_;
+    StepObserver* observer_ = nullptr;
 };
 
 CudnnExecutor::CudnnExecutor(const Graph& g, const ExecOptions& o) : g_(g), o_(o), plan_(g, o) {
@@ -230,6 +246,22 @@ void CudnnExecutor::prepare() {
 }
 
 void CudnnExecutor::build_steps() {
+    build_passes();
+    // What a profiler reads of each step: cuDNN's chosen algorithms where the layer searched them.
+    for (auto* pass : {&fwd_, &bwd_, &upd_})
+        for (Step& s : *pass) {
+            s.info.node = s.node;
+            s.info.phase = s.phase == Phase::fwd     ? StepPhase::fwd
+                           : s.phase == Phase::dgrad ? StepPhase::dgrad
+                           : s.phase == Phase::wgrad ? StepPhase::wgrad
+                           : s.phase == Phase::loss  ? StepPhase::loss
+                                                     : StepPhase::update;
+            s.info.primitive = s.node < 0 ? "kernel" : std::string(op_kind(g_.nodes()[size_t(s.node)].op));
+            s.info.impl = s.node < 0 ? "ridge" : layers_[size_t(s.node)]->algorithm();
+        }
+}
+
+void CudnnExecutor::build_passes() {
     const auto& nodes = g_.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
         LayerRun* l = layers_[i].get();
@@ -257,10 +289,18 @@ void CudnnExecutor::build_steps() {
             upd_.push_back({int(i), Phase::update, [this, q] {
                                 Dt gt = q.library ? plan_.dt : Dt::f32;
                                 void* copy = q.copy != q.master ? dev_.at(q.copy) : nullptr;
-                                gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), plan_.dt, copy, q.count, lr_,
-                                         1.0f / plan_.loss_scale, dev_.s);
+                                gpu::SgdStep step{lr_, o_.momentum, o_.weight_decay, 1.0f / plan_.loss_scale};
+                                gpu::sgd(dev_.f(q.master), gt, dev_.at(q.grad), dev_.f(q.velocity), plan_.dt, copy,
+                                         q.count, step, dev_.s);
                             }});
         }
+}
+
+std::vector<StepInfo> CudnnExecutor::steps() const {
+    std::vector<StepInfo> all;
+    for (const auto* pass : {&fwd_, &bwd_})
+        for (const Step& s : *pass) all.push_back(s.info);
+    return all;
 }
 
 double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
@@ -275,15 +315,20 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
                     }
                     RIDGE_CUDA_CHECK(cudaEventRecord(s.start, dev_.s));
                 }
+                if (observer_) observer_->before(s.info);
                 s.run();
                 if (timed) RIDGE_CUDA_CHECK(cudaEventRecord(s.stop, dev_.s));
+                if (observer_) {
+                    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+                    observer_->after(s.info);
+                }
             } catch (const std::exception& e) {
                 throw std::runtime_error(cat("cudnn: running ", describe(g_, s.node), ": ", e.what()));
             }
         }
     };
-    if (timing_) {
-        each(true);
+    if (timing_ || observer_) {
+        each(timing_);
     } else if (o_.cuda_graph) {
         if (!graph) {
             cudaGraph_t captured = nullptr;
@@ -378,6 +423,11 @@ void CudnnExecutor::load(const Weights& w) {
         write(plan_.fold_bias[size_t(conv)], bias.data(), K, Dt::f32);
         // The conv's own bias, if it has one, is inside the folded bias: the layer adds only that.
     }
+    // The SGD velocity starts at zero with every load (executor.h).
+    for (const auto& layer : plan_.params)
+        for (const Param& q : layer)
+            if (q.velocity >= 0) RIDGE_CUDA_CHECK(cudaMemsetAsync(dev_.at(q.velocity), 0, size_t(q.count) * 4, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     loaded_ = w;
 }
 

@@ -1,6 +1,7 @@
 // Data movement by the hand-written kernels: concat, slice and select as blocks along one
-// dimension, channel shuffle and permute as permutes, the class token. Flatten, reshape, dropout
-// and stochastic depth alias their input (plan.h) and run nothing.
+// dimension, channel shuffle and permute as permutes, the class token (layout_layer). Flatten,
+// reshape, dropout and stochastic depth alias their input (plan.h) and run nothing (alias_layer).
+// make_layer (executor.cpp) sends each op to one of them by name.
 #include "engine/backend/cudnn/ops.h"
 #include "engine/overloaded.h"
 
@@ -48,7 +49,7 @@ public:
                            gpu::class_token_forward(p.dt, d.f(p.param(node, 0).master), yv(d), ys[0], ys[1], ys[2],
                                                     d.s);
                        },
-                       [&](const auto&) {}},
+                       [&](const auto&) { throw std::logic_error("cudnn: not a data-movement op"); }},
             n.op);
     }
 
@@ -90,7 +91,7 @@ public:
                        [&](const ClassToken&) {
                            if (wants_dx()) gpu::block_from(p.dt, dy(d), dx(d), xs[0], ys[1], 1, xs[1], xs[2], true, d.s);
                        },
-                       [&](const auto&) {}},
+                       [&](const auto&) { throw std::logic_error("cudnn: not a data-movement op"); }},
             n.op);
     }
 
@@ -118,12 +119,8 @@ public:
 
 }  // namespace
 
-std::unique_ptr<LayerRun> layout_layer(Plan& p, int node) {
-    const Op& op = p.g.nodes()[size_t(node)].op;
-    if (std::holds_alternative<Flatten>(op) || std::holds_alternative<Reshape>(op) ||
-        std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op))
-        return std::make_unique<Alias>(p, node);
-    return std::make_unique<LayoutLayer>(p, node);
-}
+std::unique_ptr<LayerRun> layout_layer(Plan& p, int node) { return std::make_unique<LayoutLayer>(p, node); }
+
+std::unique_ptr<LayerRun> alias_layer(Plan& p, int node) { return std::make_unique<Alias>(p, node); }
 
 }  // namespace ridge::cudnn

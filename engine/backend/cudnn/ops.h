@@ -42,6 +42,7 @@ std::unique_ptr<LayerRun> softmax_layer(Plan& p, int node, const Softmax& op);
 // Hand-written kernels (kernels/cuda): add, mul, scale, layer scale, position embedding.
 std::unique_ptr<LayerRun> eltwise_layer(Plan& p, int node);
 // Concat, channel shuffle, permute, slice, select, class token; views and identities run nothing.
-std::unique_ptr<LayerRun> layout_layer(Plan& p, int node);
+std::unique_ptr<LayerRun> layout_layer(Plan& p, int node);  // concat, shuffle, permute, slice, select, class token
+std::unique_ptr<LayerRun> alias_layer(Plan& p, int node);   // flatten, reshape, dropout, stochastic depth
 
 }  // namespace ridge::cudnn

@@ -83,6 +83,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
             p.master = buffer(p.count * 4);
             p.copy = p.library && dt != Dt::f32 ? buffer(p.count * elem()) : p.master;
             if (train && specs[j].learned) p.grad = buffer(p.count * (p.library ? elem() : 4), Region::grads);
+            if (train && specs[j].learned && o.momentum != 0) p.velocity = buffer(p.count * 4);
             params[i].push_back(p);
         }
     }

@@ -46,6 +46,7 @@ struct Param {
     int master = -1;  // fp32: what load() writes, update() changes and weights() reads
     int copy = -1;    // what the layer reads: the master, or a storage-type copy (conv and linear weights)
     int grad = -1;    // fp32, or the storage type where the layer reads the copy; -1 when not learned
+    int velocity = -1;  // fp32 SGD velocity: learned tensors when training with momentum
     bool library = false;  // read by cuDNN or cuBLAS: in the storage type
     int64_t count = 0;
 };

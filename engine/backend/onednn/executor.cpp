@@ -18,6 +18,7 @@
 
 #include "engine/backend/onednn/onednn.h"
 #include "engine/backend/onednn/ops.h"
+#include "engine/backend/onednn/step_info.h"
 #include "kernels/cpu/kernel.h"
 
 namespace ridge {
@@ -41,6 +42,24 @@ std::string describe(const Graph& g, int node) {
     return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
 }
 
+// The plan sized the scratchpad and checked every argument against the descriptor it made; a
+// primitive the cache returns for that descriptor must be of the same implementation, or it may
+// need buffers nobody planned (see canonical() in plan.cpp). Refuse rather than run it.
+void check_same_implementation(const dnnl::primitive& prim, const dnnl::primitive_desc_base& planned,
+                               const std::string& where) {
+    const_dnnl_primitive_desc_t made = nullptr;
+    const char* impl = nullptr;
+    RIDGE_DNNL_CHECK(dnnl_primitive_get_primitive_desc(prim.get(), &made));
+    RIDGE_DNNL_CHECK(dnnl_primitive_desc_query(made, dnnl_query_impl_info_str, 0, &impl));
+    const dnnl_memory_desc_t* scratch = dnnl_primitive_desc_query_md(made, dnnl_query_scratchpad_md, 0);
+    size_t made_scratch = scratch ? dnnl_memory_desc_get_size(scratch) : 0;
+    size_t planned_scratch = planned.scratchpad_desc().get_size();
+    if (std::string(impl) != planned.impl_info_str() || made_scratch != planned_scratch)
+        throw std::logic_error(cat("onednn: ", where, ": planned a ", planned.impl_info_str(), " primitive with ",
+                                   planned_scratch, " scratchpad bytes, oneDNN's cache returned a ", impl,
+                                   " one with ", made_scratch));
+}
+
 class OnednnExecutor final : public Executor {
 public:
     OnednnExecutor(const Graph& g, const ExecOptions& o);
@@ -60,6 +79,8 @@ public:
     HostTensor input_gradient() const override;
     void time_layers(bool on) override { timing_ = on; }
     const StepTimes& step_times() const override { return times_; }
+    std::vector<StepInfo> steps() const override;
+    void observe(StepObserver* o) override { observer_ = o; }
 
 private:
     struct Compiled {
@@ -69,6 +90,7 @@ private:
         std::unordered_map<int, dnnl::memory> args;
         Kernel kernel;
         std::vector<float*> ptrs;
+        StepInfo info;
     };
 
     void plan_layers();
@@ -88,6 +110,7 @@ private:
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
     std::vector<size_t> offsets_;
+    std::vector<int> velocities_;  // SGD velocity memories (training with momentum)
 
     bool prepared_ = false;
     char* arena_ = nullptr;
@@ -100,6 +123,7 @@ private:
     float loss_ = 0, lr_ = 0;
     bool timing_ = false;
     StepTimes times_;
+    StepObserver* observer_ = nullptr;
 };
 
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
@@ -165,9 +189,11 @@ void OnednnExecutor::plan_loss() {
         {output_, dlogits});
 }
 
-// Plain SGD, w -= lr * dw, over each learned tensor in the layout its primitive chose (a gradient
-// in another layout is reordered first). Padding of blocked layouts is zero in both and stays so.
+// SGD (executor.h) over each learned tensor in the layout its primitive chose (a gradient in
+// another layout is reordered first); the velocity takes the weight's layout. Padding of blocked
+// layouts is zero in all three and stays so: 0 = m * 0 + (0 + wd * 0).
 void OnednnExecutor::plan_update() {
+    const bool velocity = o_.momentum != 0;
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         const Node& n = g_.nodes()[i];
         std::vector<ParamSpec> specs = g_.params(n);
@@ -178,15 +204,33 @@ void OnednnExecutor::plan_update() {
             plan_.at(&plan_.upd, int(i), Phase::update);
             dw = plan_.as(dw, plan_.md(w));
             int64_t count = int64_t(plan_.md(w).get_size() / sizeof(float));
+            if (!velocity) {
+                plan_.kernel(
+                    [this, count](const std::vector<float*>& a) {
+                        float* w = a[0];
+                        const float* d = a[1];
+                        const float lr = lr_, wd = o_.weight_decay;
+#pragma omp parallel for schedule(static)
+                        for (int64_t k = 0; k < count; ++k) w[k] -= lr * (d[k] + wd * w[k]);
+                    },
+                    {w, dw});
+                continue;
+            }
+            int v = plan_.mem(plan_.md(w), true);
+            velocities_.push_back(v);
             plan_.kernel(
                 [this, count](const std::vector<float*>& a) {
                     float* w = a[0];
                     const float* d = a[1];
-                    const float lr = lr_;
+                    float* v = a[2];
+                    const float lr = lr_, m = o_.momentum, wd = o_.weight_decay;
 #pragma omp parallel for schedule(static)
-                    for (int64_t k = 0; k < count; ++k) w[k] -= lr * d[k];
+                    for (int64_t k = 0; k < count; ++k) {
+                        v[k] = m * v[k] + (d[k] + wd * w[k]);
+                        w[k] -= lr * v[k];
+                    }
                 },
-                {w, dw});
+                {w, dw, v});
         }
     }
 }
@@ -212,13 +256,14 @@ void OnednnExecutor::prepare() {
 std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<Step>& steps) {
     std::vector<Compiled> out;
     for (const Step& s : steps) {
-        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}};
+        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}, describe_step(plan_, s)};
         if (s.pd) {
             try {
                 c.prim = dnnl::primitive(s.pd.get());
             } catch (const dnnl::error& e) {
                 throw std::runtime_error(cat("onednn: compiling ", describe(g_, s.node), ": ", e.what()));
             }
+            check_same_implementation(c.prim, s.pd, describe(g_, s.node));
             for (const auto& [arg, m] : s.args) c.args.emplace(arg, memories_[size_t(m)]);
         } else {
             for (const auto& [i, m] : s.args)
@@ -232,6 +277,7 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
 void OnednnExecutor::run(std::vector<Compiled>& steps) {
     using clock = std::chrono::steady_clock;
     for (Compiled& s : steps) {
+        if (observer_) observer_->before(s.info);
         auto t0 = clock::now();
         try {
             if (s.kernel)
@@ -241,9 +287,13 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
         } catch (const dnnl::error& e) {
             throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
         }
-        if (!timing_) continue;
+        if (!timing_ && !observer_) continue;
         stream_.wait();
-        double dt = std::chrono::duration<double>(clock::now() - t0).count();
+        auto t1 = clock::now();
+        // Before any arithmetic of ridge's own, which a counter range would otherwise include.
+        if (observer_) observer_->after(s.info);
+        if (!timing_) continue;
+        double dt = std::chrono::duration<double>(t1 - t0).count();
         if (s.node < 0) {
             times_.loss += dt;
             continue;
@@ -255,6 +305,13 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
         if (s.phase == Phase::loss) times_.loss += dt;
     }
     stream_.wait();
+}
+
+std::vector<StepInfo> OnednnExecutor::steps() const {
+    std::vector<StepInfo> all;
+    for (const auto* pass : {&fwd_, &bwd_})
+        for (const Compiled& c : *pass) all.push_back(c.info);
+    return all;
 }
 
 void OnednnExecutor::write(int mem, const float* src) const {
@@ -316,6 +373,7 @@ void OnednnExecutor::load(const Weights& w) {
         write(plan_.param[size_t(f.conv)][0], weight.data());
         write(plan_.param[size_t(f.conv)][1], bias.data());
     }
+    for (int v : velocities_) std::memset(memories_[size_t(v)].get_data_handle(), 0, plan_.md(v).get_size());
 }
 
 void OnednnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& labels) {

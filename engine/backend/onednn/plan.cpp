@@ -17,6 +17,33 @@ Md plain(const Dims& dims) {
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
 }
 
+// oneDNN 2.6.3 compares memory descriptors without the strides of size-1 dimensions, and so does its
+// primitive cache key, but some implementations decide from those strides: simple_concat requires
+// the inputs' raw strides to match the output's. On AVX-512 hosts, where a 1x1 conv writes
+// (1,232,1,1) channels-last as strides (232,1,232,232) and a plain copy has (232,1,1,1),
+// shufflenet_v2's stage-4 concats got two implementations for descriptors the cache calls equal:
+// the first simple:any (752-byte scratchpad), a later one ref:any (none). Creating the later
+// primitive hit the cache and returned the simple:any one, which then ran with no scratchpad and
+// crashed (evidence: the pd's impl_info_str and scratchpad size against ONEDNN_VERBOSE's create
+// line; ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 makes it run). One stride for every size-1 dimension,
+// the tensor's whole extent (so get_size() is unchanged), makes such layouts identical, and the
+// implementation chosen is then the one the cache holds.
+Md canonical(Md md) {
+    dnnl_memory_desc_t& d = md.data;
+    if (d.format_kind != dnnl_blocked) return md;
+    dnnl_dims_t blocks;
+    std::fill(blocks, blocks + d.ndims, dnnl_dim_t(1));
+    const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+    for (int i = 0; i < b.inner_nblks; ++i) blocks[b.inner_idxs[i]] *= b.inner_blks[i];
+    auto unit = [&](int i) { return d.dims[i] == 1 && d.padded_dims[i] == 1; };
+    dnnl_dim_t extent = 1;
+    for (int i = 0; i < d.ndims; ++i)
+        if (!unit(i)) extent = std::max(extent, b.strides[i] * (d.padded_dims[i] / blocks[i]));
+    for (int i = 0; i < d.ndims; ++i)
+        if (unit(i)) d.format_desc.blocking.strides[i] = extent;
+    return md;
+}
+
 Plan::Plan(const Graph& graph, const ExecOptions& o) : g(graph), train(o.mode == Mode::train), fused(o.fused) {
     size_t T = 0;
     for (const Node& n : g.nodes()) T = std::max(T, size_t(n.output) + 1);
@@ -40,7 +67,7 @@ dnnl::primitive_attr Plan::attr() const {
 
 int Plan::mem(const Md& md, bool pinned) {
     buffers.push_back({md.get_size(), pinned});
-    mems.push_back({int(buffers.size()) - 1, 0, md});
+    mems.push_back({int(buffers.size()) - 1, 0, canonical(md)});
     converted_.emplace_back();
     return int(mems.size()) - 1;
 }
@@ -48,7 +75,7 @@ int Plan::mem(const Md& md, bool pinned) {
 int Plan::alias(int m, const Md& md, size_t extra_bytes) {
     Mem a = mems[size_t(m)];
     a.offset += extra_bytes;
-    a.md = md;
+    a.md = canonical(md);
     if (a.offset + md.get_size() > buffers[size_t(a.buffer)].bytes)
         throw std::logic_error("onednn: a view reaches past its buffer");
     mems.push_back(a);

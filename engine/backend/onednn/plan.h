@@ -51,6 +51,9 @@ struct Step {
 
 // A plain row-major fp32 descriptor of a shape.
 Md plain(const Dims& dims);
+// The one descriptor ridge uses for all layouts oneDNN calls equal: size-1 dimensions' strides
+// set to the tensor's extent (plan.cpp says why). Every memory the plan holds is canonical.
+Md canonical(Md md);
 Dims dims_of(const Shape& s);
 
 class Plan {

@@ -13,7 +13,7 @@ struct ConvShape {
     int64_t N, C, H, W, K, R, S, P, Q, G;
     int64_t sh, sw, pt, pl, dh, dw;
 };
-// conv_shape() in kernels/cuda/from_ops.h fills this from a Conv2d.
+// conv_shape() in kernels/cuda/reference/from_ops.h fills this from a Conv2d.
 
 // x (N,C,H,W)  w (K,C/G,R,S)  b (K) or null  y (N,K,P,Q)
 void conv_forward(const ConvShape& c, const float* x, const float* w, const float* b, float* y, cudaStream_t s);

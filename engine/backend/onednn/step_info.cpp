@@ -1,0 +1,68 @@
+#include "engine/backend/onednn/step_info.h"
+
+#include <oneapi/dnnl/dnnl_debug.h>
+
+namespace ridge::onednn {
+
+namespace {
+
+std::string arg_name(int arg) {
+    switch (arg) {
+        case DNNL_ARG_SRC: return "src";
+        case DNNL_ARG_SRC_1: return "src_1";
+        case DNNL_ARG_SRC_2: return "src_2";
+        case DNNL_ARG_DST: return "dst";
+        case DNNL_ARG_WEIGHTS: return "weights";
+        case DNNL_ARG_BIAS: return "bias";
+        case DNNL_ARG_MEAN: return "mean";
+        case DNNL_ARG_VARIANCE: return "variance";
+        case DNNL_ARG_SCALE: return "scale";
+        case DNNL_ARG_SHIFT: return "shift";
+        case DNNL_ARG_WORKSPACE: return "workspace";
+        case DNNL_ARG_SCRATCHPAD: return "scratchpad";
+        case DNNL_ARG_DIFF_SRC: return "diff_src";
+        case DNNL_ARG_DIFF_DST: return "diff_dst";
+        case DNNL_ARG_DIFF_WEIGHTS: return "diff_weights";
+        case DNNL_ARG_DIFF_BIAS: return "diff_bias";
+        case DNNL_ARG_DIFF_SCALE: return "diff_scale";
+        case DNNL_ARG_DIFF_SHIFT: return "diff_shift";
+    }
+    if (arg >= DNNL_ARG_MULTIPLE_SRC && arg < DNNL_ARG_MULTIPLE_SRC + 1024)
+        return cat("src_", arg - DNNL_ARG_MULTIPLE_SRC);
+    if (arg >= DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE) return "post_op";
+    return cat("arg_", arg);
+}
+
+}  // namespace
+
+StepInfo describe_step(const Plan& p, const Step& s) {
+    StepInfo info;
+    info.node = s.node;
+    switch (s.phase) {
+        case Phase::fwd: info.phase = StepPhase::fwd; break;
+        case Phase::dgrad: info.phase = StepPhase::dgrad; break;
+        case Phase::wgrad: info.phase = StepPhase::wgrad; break;
+        case Phase::loss: info.phase = StepPhase::loss; break;
+        case Phase::update: info.phase = StepPhase::update; break;
+    }
+    if (!s.pd) {
+        info.primitive = "kernel";
+        info.impl = "ridge";
+    } else {
+        info.primitive = dnnl_prim_kind2str(dnnl_primitive_kind_t(s.pd.get_kind()));
+        info.impl = s.pd.impl_info_str();
+    }
+    for (const auto& [arg, m] : s.args) {
+        if (s.pd && arg == DNNL_ARG_SCRATCHPAD) continue;
+        const dnnl_memory_desc_t& d = p.mems[size_t(m)].md.data;
+        StepArg a{s.pd ? arg_name(arg) : cat("arg_", arg), {}, {}};
+        for (int i = 0; i < d.ndims; ++i) {
+            a.dims.push_back(d.dims[i]);
+            a.padded.push_back(d.padded_dims[i]);
+        }
+        info.args.push_back(std::move(a));
+    }
+    return info;
+}
+
+}  // namespace ridge::onednn

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Mutation check: each mutant of scripts/mutants.txt changes one line of the cost formulas, the
+# reference kernels, the roofline math or the report writer; the tests it names must fail on it.
+#
+#   scripts/mutate.sh            every mutant          (make mutate)
+#   MUTANTS=subset scripts/mutate.sh   those marked "subset: yes" (a few minutes; CI)
+#   MUTANTS='conv2d' scripts/mutate.sh  those whose name contains the text
+#
+# It works on a copy of the tree in $MUTATE_DIR (default build-mutate/: src/ and build/), never on
+# the checkout itself: the copy is refreshed file by file (unchanged files keep their time stamps,
+# so the build there stays incremental; a restored line is touched so it is rebuilt), built once
+# without CUDA, and every mutant is applied to
+# the copy, its tests' targets rebuilt, the tests run (ctest -R), and the line put back, also on
+# Ctrl-C. Before any mutant, the same tests must pass on the unmutated copy. A mutant whose tests
+# still pass has survived; a mutant that does not build, or whose line is not found exactly once,
+# is an error in the list. Prints a table (mutant | tests run | killed/survived) and exits 1 when a
+# mutant survived or the list has an error.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LIST=${MUTANT_LIST:-scripts/mutants.txt}
+WORK=${MUTATE_DIR:-build-mutate}
+SELECT=${MUTANTS:-all}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$WORK/src" "$WORK/build"
+WORK=$(cd "$WORK" && pwd)
+SRC=$WORK/src
+BUILD=$WORK/build
+LOG=$WORK/mutate.log
+: > "$LOG"
+
+die() { echo "mutate: $*" >&2; exit 2; }
+[ -f "$LIST" ] || die "no mutant list $LIST"
+command -v git > /dev/null || die "needs git (to list the tree's files)"
+
+# --- the copy -------------------------------------------------------------------------------
+# A line a killed run left mutated is put back first (its original sits beside it as FILE.orig).
+# Restored files are touched: the objects built from the mutant are newer than the original's stamp.
+find "$SRC" -name '*.orig' -type f 2> /dev/null | while IFS= read -r o; do mv -f "$o" "${o%.orig}" && touch "${o%.orig}"; done
+git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
+    [ -f "$f" ] || continue
+    if ! cmp -s "$f" "$SRC/$f"; then
+        mkdir -p "$SRC/$(dirname "$f")"
+        cp "$f" "$SRC/$f"
+    fi
+done
+
+# --- the list -------------------------------------------------------------------------------
+# Blocks of "key: value" lines separated by blank lines; keys name, file, from, to, tests, subset.
+names=() files=() froms=() tos=() tests=() subsets=()
+add_block() {
+    [ -n "${b_name:-}" ] || return 0
+    [ -n "${b_file:-}" ] && [ -n "${b_from:-}" ] && [ -n "${b_to+x}" ] && [ -n "${b_tests:-}" ] ||
+        die "$LIST: mutant '$b_name' lacks a file, from, to or tests line"
+    names+=("$b_name"); files+=("$b_file"); froms+=("$b_from"); tos+=("$b_to"); tests+=("$b_tests")
+    subsets+=("${b_subset:-no}")
+}
+b_name= b_file= b_from= b_tests= b_subset=; unset b_to
+while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in
+        '#'*) continue ;;
+        '') add_block; b_name= b_file= b_from= b_tests= b_subset=; unset b_to; continue ;;
+    esac
+    key=${line%%:*} value=${line#*: }
+    case "$key" in
+        name) b_name=$value ;; file) b_file=$value ;; from) b_from=$value ;; to) b_to=$value ;;
+        tests) b_tests=$value ;; subset) b_subset=$value ;;
+        *) die "$LIST: unknown key '$key' in: $line" ;;
+    esac
+done < "$LIST"
+add_block
+
+chosen=()
+for i in "${!names[@]}"; do
+    case "$SELECT" in
+        all) chosen+=("$i") ;;
+        subset) [ "${subsets[$i]}" = yes ] && chosen+=("$i") ;;
+        *) [[ "${names[$i]}" == *"$SELECT"* ]] && chosen+=("$i") ;;
+    esac
+done
+[ ${#chosen[@]} -gt 0 ] || die "no mutant matches MUTANTS=$SELECT"
+
+current=
+restore() {
+    [ -n "$current" ] && [ -f "$current.orig" ] && mv -f "$current.orig" "$current" && touch "$current"
+    current=
+}
+trap 'restore; echo "mutate: interrupted; the copy is restored" >&2; exit 130' INT TERM
+trap restore EXIT
+
+# --- build ----------------------------------------------------------------------------------
+# Without CUDA: no mutant touches the GPU code, and nvcc would double the first build.
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=NOTFOUND >> "$LOG" 2>&1 ||
+        die "configure failed, see $LOG"
+fi
+all_tests=$(for i in "${chosen[@]}"; do echo "${tests[$i]}"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
+build_targets() { cmake --build "$BUILD" -j "$JOBS" --target "$@" >> "$LOG" 2>&1; }
+regex_of() { echo "^($(echo "$*" | tr -s ' ' '|' | sed 's/|$//'))\$"; }
+run_tests() { (cd "$BUILD" && ctest -R "$(regex_of "$@")" --timeout 900 >> "$LOG" 2>&1); }
+
+echo "building the tests' targets in $BUILD (the first time takes minutes; log: $LOG)"
+build_targets $all_tests || die "the unmutated copy does not build, see $LOG"
+echo "running the tests on the unmutated copy"
+run_tests $all_tests || die "the tests fail without any mutant, see $LOG"
+
+# --- mutants --------------------------------------------------------------------------------
+
+# Replaces the one line equal to FROM (leading and trailing blanks aside) by TO, keeping its indent.
+# Runs in this shell (not a subshell), so that `current` tells restore what to put back.
+apply() {
+    local path=$1 from=$2 to=$3 n
+    n=$(FROM="$from" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l); if (l == ENVIRON["FROM"]) n++ }
+                          END { print n + 0 }' "$path")
+    [ "$n" = 1 ] || { why="line found $n times"; return 1; }
+    cp -p "$path" "$path.orig"
+    current=$path
+    FROM="$from" TO="$to" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
+        if (l == ENVIRON["FROM"]) { match($0, /^[ \t]*/); print substr($0, 1, RLENGTH) ENVIRON["TO"] } else print }' \
+        "$path.orig" > "$path"
+}
+
+rows=() survived=0 errors=0
+for i in "${chosen[@]}"; do
+    name=${names[$i]} t=${tests[$i]}
+    printf '%s ... ' "$name"
+    echo "=== $name" >> "$LOG"
+    why=
+    if ! apply "$SRC/${files[$i]}" "${froms[$i]}" "${tos[$i]}"; then
+        result="ERROR: ${files[$i]}: $why"; errors=$((errors + 1))
+    elif ! build_targets $t; then
+        result="ERROR: does not build"; errors=$((errors + 1))
+    elif run_tests $t; then
+        result="SURVIVED"; survived=$((survived + 1))
+    else
+        result="killed"
+    fi
+    restore
+    echo "$result"
+    rows+=("| $name | $t | $result |")
+done
+
+echo
+echo "| mutant | tests run | result |"
+echo "|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo
+echo "${#chosen[@]} mutants: $((${#chosen[@]} - survived - errors)) killed, $survived survived, $errors errors (log: $LOG)"
+# The copy's objects for the mutated files are rebuilt from the restored lines next time.
+[ $survived -eq 0 ] && [ $errors -eq 0 ]

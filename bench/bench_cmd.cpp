@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <iostream>
 
 #include "bench/bench_run.h"
@@ -10,7 +12,9 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 #include "bench/net_arg.h"
+#include "roofline/probes/cpu/probes.h"
 #include "roofline/probes/cuda/probes.h"
+#include "roofline/roofline.h"
 
 namespace ridge::cli {
 
@@ -21,6 +25,10 @@ const Command bench_cmd{
     "dgrad and wgrad on the unfused executor (one primitive per layer), beside its analytic FLOPs\n"
     "and bytes. train: a step is forward, softmax cross-entropy on random labels and backward; the\n"
     "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
+    "Each layer's forward, dgrad and wgrad is set against its roofline bound, max(FLOPs / FMA peak,\n"
+    "bytes / bandwidth) of its analytic counts (a backward phase: its own FLOPs, the whole backward's\n"
+    "bytes) at this machine's ceilings (measured by the quick probes before the run, about 2 s, or\n"
+    "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
     "Before allocating, the memory the executors plan is compared with what this process may\n"
     "allocate (the least of MemAvailable, its cgroup's memory limit and ulimit -v, less a tenth kept\n"
     "free); a batch that will not fit is refused up front, as is an output that cannot be written.\n"
@@ -41,6 +49,7 @@ const Command bench_cmd{
      {"--warmup", "W", "untimed steps first (default 3)"},
      {"--repeat", "R", "timed steps (default 20), also for the per-layer pass"},
      {"--no-layers", "", "skip the per-layer pass"},
+     {"--roof", "GFLOPS,GBS", "the FMA peak and the bandwidth the layers' bounds use (default: quick probes)"},
      {"--seed", "S", "seed of weights, input and labels (default 1)"},
      {"--format", "F", "table (default), csv (a row per layer and batch) or json"},
      {"--out", "FILE", "write to FILE (atomically) instead of stdout"},
@@ -57,6 +66,12 @@ std::string gb(int64_t bytes) { return fixed(double(bytes) / 1e9, 1) + " GB"; }
 std::string ms(double s) { return fixed(s * 1e3, s < 0.01 ? 3 : 2); }
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+// The ceilings the per-layer bounds are computed at, and where they came from.
+struct Roof {
+    double peak_flops = 0, bytes_per_s = 0;
+    std::string source;
+};
+
 struct Run {
     std::string model, device, backend;
     Mode mode;
@@ -64,6 +79,7 @@ struct Run {
     int64_t H, W;
     BenchPlan plan;
     Env env;
+    Roof roof;  // with the per-layer pass
 };
 
 int64_t flops_of(const BenchResult& r, Mode m) {
@@ -85,6 +101,50 @@ double layers_sum(const BenchResult& r) {
 
 bool on_gpu(const Run& run) { return run.device == "cuda"; }
 
+// A layer's phases against their roofline bounds. The analysis counts the backward's traffic as
+// one figure, so dgrad and wgrad are each bounded by their own FLOPs and the whole backward's
+// bytes: a memory-bound phase's bound is at most that much too generous.
+struct LayerVerdict {
+    roofline::Verdict fwd, dgrad, wgrad;
+    bool slow() const { return fwd.slow || dgrad.slow || wgrad.slow; }
+};
+
+LayerVerdict verdict(const Run& run, const LayerCost& a, const LayerResult& l) {
+    const Roof& r = run.roof;
+    LayerVerdict v;
+    v.fwd = roofline::judge(l.fwd.median, double(a.c.fwd_flops), double(a.c.fwd_traffic_bytes), r.peak_flops,
+                            r.bytes_per_s);
+    if (run.mode == Mode::train) {
+        double bytes = double(a.c.bwd_traffic_bytes);
+        v.dgrad = roofline::judge(l.dgrad.median, double(a.c.dgrad_flops), bytes, r.peak_flops, r.bytes_per_s);
+        v.wgrad = roofline::judge(l.wgrad.median, double(a.c.wgrad_flops), bytes, r.peak_flops, r.bytes_per_s);
+    }
+    return v;
+}
+
+// "fwd 37x", "wgrad 5.2x", several, or empty; ">20us" where the work moves nothing.
+std::string slow_text(const LayerVerdict& v) {
+    std::string s;
+    for (auto [phase, p] : {std::pair{"fwd", v.fwd}, {"dgrad", v.dgrad}, {"wgrad", v.wgrad}}) {
+        if (!p.slow) continue;
+        s += cat(s.empty() ? "" : ", ", phase, " ", p.ratio > 0 ? fixed(p.ratio, p.ratio < 10 ? 1 : 0) + "x" : ">20us");
+    }
+    return s;
+}
+
+int slow_layers(const Run& run, const BenchResult& r) {
+    int n = 0;
+    for (size_t i = 0; i < r.layers.size(); ++i) n += verdict(run, r.analysis.layers[i], r.layers[i]).slow();
+    return n;
+}
+
+std::string roof_line(const Run& run, const BenchResult& r) {
+    return cat("slow: ", slow_layers(run, r), " of ", r.layers.size(), " layers over ", fixed(roofline::slow_factor, 0),
+               "x their roofline bound and over ", fixed(roofline::slow_floor_seconds * 1e6, 0), " us; bounds at ",
+               fixed(run.roof.peak_flops / 1e9, 1), " GFLOP/s and ", fixed(run.roof.bytes_per_s / 1e9, 1), " GB/s (",
+               run.roof.source, ")\n");
+}
+
 std::string title(const Run& run) {
     std::string how = on_gpu(run) ? cat(precision_name(run.precision), run.plan.cuda_graph ? ", CUDA graphs" : "")
                                   : cat(run.plan.threads, run.plan.threads == 1 ? " thread" : " threads");
@@ -94,7 +154,8 @@ std::string title(const Run& run) {
 
 std::string env_line(const Env& e) {
     std::string s = cat(e.cpu, ", ", e.cores, " cores",
-                        e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "", ", ", e.compiler,
+                        e.clock_mhz > 0 ? cat(", ", fixed(e.clock_mhz, 0), " MHz reported") : "",
+                        e.load_average >= 0 ? cat(", load average ", fixed(e.load_average, 1)) : "", ", ", e.compiler,
                         ", oneDNN ", e.onednn, ", git ", e.git, ", ", e.date);
     if (e.gpu)
         s += cat("\n", e.gpu_name, ", ", e.gpu_sms, " SMs, ", fixed(e.gpu_clock_mhz, 0), " MHz, ",
@@ -127,6 +188,7 @@ std::string table(const Run& run, const std::vector<BenchResult>& rs) {
         std::vector<Column> lc = {{"layer", 24, true}, {"type", 11, true}, {"fwd ms", 8}, {"fwd FLOP", 8},
                                   {"GFLOP/s", 7}, {"fwd MB", 7}};
         if (train) lc.insert(lc.end(), {{"dgrad ms", 8}, {"wgrad ms", 8}, {"bwd/fwd t", 9}, {"bwd/fwd F", 9}});
+        lc.push_back({"slow", train ? 24 : 10, true});
         if (on_gpu(run)) lc.push_back({"algo", 24, true});
         s += table_header(lc);
         for (size_t i = 0; i < r.layers.size(); ++i) {
@@ -139,9 +201,11 @@ std::string table(const Run& run, const std::vector<BenchResult>& rs) {
                 c.insert(c.end(), {ms(l.dgrad.median), ms(l.wgrad.median),
                                    fixed(ratio(l.dgrad.median + l.wgrad.median, l.fwd.median), 2),
                                    fixed(ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)), 2)});
+            c.push_back(slow_text(verdict(run, a, l)));
             if (on_gpu(run)) c.push_back(i < r.algo.size() ? r.algo[i] : "");
             s += table_row(lc, c);
         }
+        s += roof_line(run, r);
     }
     return s;
 }
@@ -152,6 +216,8 @@ void env_json(Json& j, const Env& e) {
         .field("cores", e.cores)
         .field("threads", e.threads)
         .field("clock_mhz", e.clock_mhz)
+        .field("load_average", e.load_average)
+        .field("omp_wait", e.omp_wait)
         .field("compiler", e.compiler)
         .field("onednn", e.onednn)
         .field("git", e.git)
@@ -218,12 +284,26 @@ void result_json(Json& j, const Run& run, const BenchResult& r) {
                 .field("bwd_fwd_time", ratio(l.dgrad.median + l.wgrad.median, l.fwd.median))
                 .field("bwd_fwd_flops", ratio(double(a.c.bwd_flops()), double(a.c.fwd_flops)));
         if (on_gpu(run)) j.field("algo", i < r.algo.size() ? r.algo[i] : "");
+        LayerVerdict v = verdict(run, a, l);
+        j.field("fwd_bound_ms", v.fwd.bound_seconds * 1e3).field("fwd_vs_bound", v.fwd.ratio);
+        if (train)
+            j.field("dgrad_bound_ms", v.dgrad.bound_seconds * 1e3)
+                .field("dgrad_vs_bound", v.dgrad.ratio)
+                .field("wgrad_bound_ms", v.wgrad.bound_seconds * 1e3)
+                .field("wgrad_vs_bound", v.wgrad.ratio);
+        j.boolean("slow", v.slow());
         j.end_object();
     }
     j.end_array();
     if (!r.layers.empty()) {
         j.field("layers_sum_ms", layers_sum(r) * 1e3);
         if (train) j.field("loss_ms", r.loss_time.median * 1e3);
+        j.begin_object("roof")
+            .field("peak_gflops", run.roof.peak_flops / 1e9)
+            .field("bandwidth_gbs", run.roof.bytes_per_s / 1e9)
+            .field("source", run.roof.source)
+            .end_object();
+        j.field("slow_layers", slow_layers(run, r));
     }
     j.end_object();
 }
@@ -244,18 +324,21 @@ std::string json(const Run& run, const std::vector<BenchResult>& rs) {
 std::string csv(const Run& run, const std::vector<BenchResult>& rs) {
     std::string s =
         "model,device,backend,mode,batch,threads,median_ms,min_ms,iqr_ms,images_per_s,gflops,layer,type,fwd_ms,"
-        "dgrad_ms,wgrad_ms,fwd_flops,dgrad_flops,wgrad_flops,fwd_bytes,bwd_bytes\n";
+        "dgrad_ms,wgrad_ms,fwd_flops,dgrad_flops,wgrad_flops,fwd_bytes,bwd_bytes,fwd_bound_ms,dgrad_bound_ms,wgrad_bound_ms,slow\n";
     for (const auto& r : rs) {
         std::string head = cat(run.model, ",", run.device, ",", run.backend, ",", run.mode == Mode::train ? "train" : "infer",
                                ",", batch_of(r), ",", run.plan.threads, ",", r.step.median * 1e3, ",", r.step.min * 1e3,
                                ",", r.step.iqr() * 1e3, ",", images_per_s(r), ",", gflops(r, run.mode));
-        if (r.layers.empty()) s += head + ",,,,,,,,,,\n";
+        if (r.layers.empty()) s += head + ",,,,,,,,,,,,,,\n";
         for (size_t i = 0; i < r.layers.size(); ++i) {
             const LayerCost& a = r.analysis.layers[i];
             const LayerResult& l = r.layers[i];
             s += cat(head, ",", csv_cell(a.name), ",", a.kind, ",", l.fwd.median * 1e3, ",", l.dgrad.median * 1e3, ",",
                      l.wgrad.median * 1e3, ",", a.c.fwd_flops, ",", a.c.dgrad_flops, ",", a.c.wgrad_flops, ",",
-                     a.c.fwd_traffic_bytes, ",", a.c.bwd_traffic_bytes, "\n");
+                     a.c.fwd_traffic_bytes, ",", a.c.bwd_traffic_bytes);
+            LayerVerdict v = verdict(run, a, l);
+            s += cat(",", v.fwd.bound_seconds * 1e3, ",", v.dgrad.bound_seconds * 1e3, ",", v.wgrad.bound_seconds * 1e3,
+                     ",", int(v.slow()), "\n");
         }
     }
     return s;
@@ -295,6 +378,44 @@ std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResu
                            ",", bwd_fwd_time(r), ",", r.update.median * 1e3, ",", csv_cell(e.cpu), ",", e.cores, ",",
                            e.clock_mhz, ",", csv_cell(e.compiler), ",", e.onednn));
     return rows;
+}
+
+// --roof GFLOPS,GBS: two positive numbers, checked before any work.
+std::optional<Roof> roof_arg(const Args& a) {
+    if (!a.has("--roof")) return std::nullopt;
+    std::string v = a.get("--roof", "");
+    size_t comma = v.find(',');
+    auto number = [](const std::string& s) {
+        size_t used = 0;
+        double x = 0;
+        try {
+            x = std::stod(s, &used);
+        } catch (const std::exception&) {
+            return 0.0;
+        }
+        return used == s.size() && std::isfinite(x) && x > 0 ? x : 0.0;
+    };
+    double peak = comma == std::string::npos ? 0 : number(v.substr(0, comma));
+    double bw = comma == std::string::npos ? 0 : number(v.substr(comma + 1));
+    if (peak <= 0 || bw <= 0)
+        throw UsageError(cat("ridge bench: --roof must be two positive numbers, GFLOP/s and GB/s (e.g. 494,50), not '", v,
+                             "'"));
+    return Roof{peak * 1e9, bw * 1e9, "given by --roof"};
+}
+
+// This machine's ceilings by the quick probes: the fp32 FMA peak (each core timed by its own CPU
+// time, so other load does not lower it) and the STREAM triad (wall-clock, which load lowers).
+Roof measure_roof(bool gpu, int threads) {
+    if (gpu) {
+        probe::gpu::GpuCeilings g = probe::gpu::measure(true);
+        return {g.fp32_gflops * 1e9, g.dram_read_gbs * 1e9, "fp32 FMA and DRAM read, quick GPU probes just now"};
+    }
+    probe::CpuInfo cpu = probe::cpu_info();
+    int t = std::clamp(threads, 1, std::max<int>(1, int(cpu.core_cpus.size())));
+    probe::FmaResult fma = probe::measure_fma(cpu, t, 0.01, 15);
+    probe::StreamResult stream = probe::measure_stream(cpu, t, 0, 4);
+    return {fma.gflops * 1e9, stream.triad * 1e9,
+            cat("fp32 FMA and STREAM triad on ", t, t == 1 ? " core" : " cores", ", quick probes just now")};
 }
 
 // Every file the run will write, checked before anything is planned or timed, so a run is never
@@ -372,6 +493,7 @@ int run_bench(const Args& a) {
     std::string ledger =
         a.has("--no-ledger") ? "" : a.get("--ledger", gpu ? "results/ledger_cuda.csv" : "results/ledger.csv");
     if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
+    std::optional<Roof> roof = roof_arg(a);
     const char* header = gpu ? gpu_ledger_header : ledger_header;
     check_destinations(a, ledger, header);
     if (!gpu && run.plan.threads > hardware_threads())
@@ -408,6 +530,8 @@ int run_bench(const Args& a) {
         jobs.push_back(std::move(job));
     }
 
+    // Before the runs, so the probes and the runs do not share the cores.
+    if (run.plan.layers) run.roof = roof ? *roof : measure_roof(gpu, run.plan.threads);
     run.env = capture_env(run.plan.threads, gpu);
     ProgressLine line{!a.has("--quiet") && ::isatty(2) != 0, ""};
     std::vector<BenchResult> results;

@@ -203,6 +203,12 @@ Env capture_env(int threads, bool gpu) {
         if (const char* v = std::getenv(name)) e.runtime_env += cat(e.runtime_env.empty() ? "" : " ", name, "=", v);
     std::string kb = proc_field("/proc/meminfo", "MemTotal");
     e.memory_bytes = kb.empty() ? 0 : std::stoll(kb) * 1024;
+    for (const char* v : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
+        if (const char* s = std::getenv(v)) e.omp_wait += cat(e.omp_wait.empty() ? "" : " ", v, "=", s);
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &e.load_average) != 1) e.load_average = -1;
+        std::fclose(f);
+    }
 #if defined(__clang__)
     e.compiler = cat("clang ", __clang_major__, ".", __clang_minor__, ".", __clang_patchlevel__);
 #elif defined(__GNUC__)

@@ -1,5 +1,8 @@
 // ridge: what a deep network costs, and why.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "bench/args.h"
@@ -146,7 +149,20 @@ int dispatch(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+// OpenMP threads with no work spin before they sleep (libgomp: 300,000 iterations by default),
+// and oneDNN runs on libgomp. On a shared machine a spinning thread holds a core that its
+// descheduled team-mate needs to reach the barrier: mobilenet_v2 inference at batch 16 took 0.95
+// to 1.6 s on two threads at a load average of 11 and 0.16 to 0.26 s with no spinning (ONNX
+// Runtime: 0.60 to 0.63 s). libgomp reads GOMP_SPINCOUNT only when it loads, so ridge sets it and
+// runs itself again, unless the user chose a spin or wait policy.
+void sleep_waiting_threads(char** argv) {
+    if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
+    setenv("GOMP_SPINCOUNT", "0", 1);
+    execv("/proc/self/exe", argv);  // on failure, run on with the default spin
+}
+
 int main(int argc, char** argv) {
+    sleep_waiting_threads(argv);
     install_interrupt_handlers();
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));

@@ -60,10 +60,11 @@ def main():
     # class token: x (2,3,4), token (4) in front of every sequence: y (2,4,4)
     emit("class_token", tensor((2, 3, 4), 1), [tensor((4,), 2)],
          named(lambda x, t: torch.cat([t.expand(x.shape[0], 1, -1), x], dim=1), "token"))
-    # average pooling 3x3, stride 2, padding 1, ceil_mode, on (2,3,7,7): y (2,3,4,4); the last
-    # window of each row hangs past the right padding
+    # average pooling 3x3, stride 2, padding 1, ceil_mode, on (2,3,6,6): y (2,3,4,4), a row and a
+    # column more than floor mode; their window [5,8) hangs past the padded edge 7, so counting the
+    # padding divides it by 2 rows (or columns), not 3
     for include in (True, False):
-        emit("avgpool_ceil_" + ("include_pad" if include else "exclude_pad"), tensor((2, 3, 7, 7), 3), [],
+        emit("avgpool_ceil_" + ("include_pad" if include else "exclude_pad"), tensor((2, 3, 6, 6), 3), [],
              named(lambda x, inc=include: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=inc)))
     # adaptive average pooling (2,3,5,7) -> (3,2): rows [0,2) [1,4) [3,5), columns [0,4) [3,7)
     emit("adaptive_3x2", tensor((2, 3, 5, 7), 4), [], named(lambda x: F.adaptive_avg_pool2d(x, (3, 2))))

@@ -29,6 +29,14 @@ double min_seconds(double flops, double bytes, double peak_flops, double bytes_p
     return std::max(flops / peak_flops, bytes / bytes_per_s);
 }
 
+Verdict judge(double seconds, double flops, double bytes, double peak_flops, double bytes_per_s) {
+    Verdict v;
+    v.bound_seconds = min_seconds(flops, bytes, peak_flops, bytes_per_s);
+    v.ratio = v.bound_seconds > 0 ? seconds / v.bound_seconds : 0;
+    v.slow = seconds > slow_factor * v.bound_seconds && seconds > slow_floor_seconds;
+    return v;
+}
+
 const MemoryLevel* Roofline::level(std::string_view name) const {
     auto eq = [](std::string_view a, std::string_view b) {
         return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

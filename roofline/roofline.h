@@ -30,6 +30,17 @@ double ridge_ratio(double peak_flops, double bytes_per_s, double intensity);
 // The lower bound on time: the slower of doing the FLOPs at peak and moving the bytes at bandwidth.
 double min_seconds(double flops, double bytes, double peak_flops, double bytes_per_s);
 
+// A measured time against that lower bound: slow when it takes more than slow_factor times the
+// bound and more than slow_floor_seconds (below which a call's fixed cost, not its work, decides).
+// ridge bench flags such layers ("slow: 37x its bound").
+constexpr double slow_factor = 4.0, slow_floor_seconds = 20e-6;
+struct Verdict {
+    double bound_seconds = 0;  // min_seconds of the work
+    double ratio = 0;          // seconds / bound_seconds; 0 where the work moves nothing (bound 0)
+    bool slow = false;
+};
+Verdict judge(double seconds, double flops, double bytes, double peak_flops, double bytes_per_s);
+
 // One chip's ceilings: compute peaks per precision and bandwidth per memory level ("DRAM" is the
 // level datasheets give; measured machines add L1/L2/L3).
 struct MemoryLevel {

@@ -13,8 +13,8 @@
 # the copy, its tests' targets rebuilt, the tests run (ctest -R), and the line put back, also on
 # Ctrl-C. Before any mutant, the same tests must pass on the unmutated copy. A mutant whose tests
 # still pass has survived; a mutant that does not build, or whose line is not found exactly once,
-# is an error in the list. Prints a table (mutant | tests run | killed/survived) and exits 1 when a
-# mutant survived or the list has an error.
+# is an error in the list. Prints a table (mutant | area | tests run | killed/survived) and the time
+# taken, and exits 1 when a mutant survived or the list has an error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -47,17 +47,19 @@ done
 
 # --- the list -------------------------------------------------------------------------------
 # Blocks of "key: value" lines separated by blank lines; keys name, file, from, to, tests, subset.
-names=() files=() froms=() tos=() tests=() subsets=()
+# A comment "# --- AREA (...)" names the area of the blocks after it.
+names=() files=() froms=() tos=() tests=() subsets=() areas=() area=-
 add_block() {
     [ -n "${b_name:-}" ] || return 0
     [ -n "${b_file:-}" ] && [ -n "${b_from:-}" ] && [ -n "${b_to+x}" ] && [ -n "${b_tests:-}" ] ||
         die "$LIST: mutant '$b_name' lacks a file, from, to or tests line"
     names+=("$b_name"); files+=("$b_file"); froms+=("$b_from"); tos+=("$b_to"); tests+=("$b_tests")
-    subsets+=("${b_subset:-no}")
+    subsets+=("${b_subset:-no}"); areas+=("$area")
 }
 b_name= b_file= b_from= b_tests= b_subset=; unset b_to
 while IFS= read -r line || [ -n "$line" ]; do
     case "$line" in
+        '# --- '*) area=${line#'# --- '}; area=${area%% (*}; area=${area#the }; continue ;;
         '#'*) continue ;;
         '') add_block; b_name= b_file= b_from= b_tests= b_subset=; unset b_to; continue ;;
     esac
@@ -120,7 +122,7 @@ apply() {
         "$path.orig" > "$path"
 }
 
-rows=() survived=0 errors=0
+rows=() survived=0 errors=0 mutants_from=$SECONDS
 for i in "${chosen[@]}"; do
     name=${names[$i]} t=${tests[$i]}
     printf '%s ... ' "$name"
@@ -137,14 +139,16 @@ for i in "${chosen[@]}"; do
     fi
     restore
     echo "$result"
-    rows+=("| $name | $t | $result |")
+    rows+=("| $name | ${areas[$i]} | $t | $result |")
 done
+mutants_s=$((SECONDS - mutants_from))
 
 echo
-echo "| mutant | tests run | result |"
-echo "|---|---|---|"
+echo "| mutant | area | tests run | result |"
+echo "|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "${#chosen[@]} mutants: $((${#chosen[@]} - survived - errors)) killed, $survived survived, $errors errors (log: $LOG)"
+echo "${#chosen[@]} mutants: $((${#chosen[@]} - survived - errors)) killed, $survived survived, $errors errors" \
+     "in $((SECONDS / 60)) min $((SECONDS % 60)) s, $((mutants_s / 60)) min $((mutants_s % 60)) s of it for the mutants (log: $LOG)"
 # The copy's objects for the mutated files are rebuilt from the restored lines next time.
 [ $survived -eq 0 ] && [ $errors -eq 0 ]

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "bench/bench_run.h"
 #include "engine/dsl.h"
@@ -144,8 +145,12 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
         CHECK(med > 0);
         CHECK(o["images_per_s"].num() == doctest::Approx(double(b + 1) / (med / 1e3)).epsilon(1e-4));
         CHECK(o["gflops"].num() == doctest::Approx(double(o["flops"].i64()) / (med / 1e3) / 1e9).epsilon(1e-4));
-        for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date"})
+        for (const char* k : {"cpu", "cores", "threads", "compiler", "onednn", "git", "date", "load_average"})
             CHECK_MESSAGE(o["env"].has(k), k);
+        // ridge runs itself again with idle OpenMP threads sleeping at once (bench/ridge.cpp),
+        // unless the caller chose how they wait
+        if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
+            CHECK(o["env"]["omp_wait"].text == "GOMP_SPINCOUNT=0");
         const auto& layers = o["layers"].items;
         REQUIRE(layers.size() == summary["layers"].items.size());
         int64_t flops = 0;
@@ -186,6 +191,41 @@ TEST_CASE("bench train: forward and backward halves, the update apart, per-layer
     CHECK(first["wgrad_flops"].i64() > 0);
 }
 
+TEST_CASE("bench --roof: every phase's bound from the given ceilings, slow where over 4x it and 20 us") {
+    // 100 GFLOP/s and 10 GB/s: the bounds follow from each layer's own counts in the same JSON.
+    Run r = clitest::ridge(small + " --mode train --batch 2 --format json --no-ledger --roof 100,10");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    testjson::Value o = testjson::parse(r.out);
+    CHECK(o["roof"]["peak_gflops"].num() == 100);
+    CHECK(o["roof"]["bandwidth_gbs"].num() == 10);
+    CHECK(o["roof"]["source"].text == "given by --roof");
+    auto bound_ms = [](double flops, double bytes) { return std::max(flops / 100e9, bytes / 10e9) * 1e3; };
+    auto slow = [](double ms, double bound) { return ms > 4 * bound && ms > 0.02; };
+    int64_t n_slow = 0;
+    for (const testjson::Value& l : o["layers"].items) {
+        INFO(l["name"].text);
+        double bwd_bytes = l["bwd_bytes"].num();
+        double fb = bound_ms(l["fwd_flops"].num(), l["fwd_bytes"].num());
+        double db = bound_ms(l["dgrad_flops"].num(), bwd_bytes), wb = bound_ms(l["wgrad_flops"].num(), bwd_bytes);
+        CHECK(l["fwd_bound_ms"].num() == doctest::Approx(fb).epsilon(1e-5));
+        CHECK(l["dgrad_bound_ms"].num() == doctest::Approx(db).epsilon(1e-5));
+        CHECK(l["wgrad_bound_ms"].num() == doctest::Approx(wb).epsilon(1e-5));
+        if (fb > 0) CHECK(l["fwd_vs_bound"].num() == doctest::Approx(l["fwd_ms"].num() / fb).epsilon(1e-4));
+        if (wb > 0) CHECK(l["wgrad_vs_bound"].num() == doctest::Approx(l["wgrad_ms"].num() / wb).epsilon(1e-4));
+        bool expect = slow(l["fwd_ms"].num(), fb) || slow(l["dgrad_ms"].num(), db) || slow(l["wgrad_ms"].num(), wb);
+        CHECK(l["slow"].b == expect);
+        CHECK(l["slow"].kind == testjson::Value::Kind::boolean);
+        n_slow += expect;
+    }
+    CHECK(o["slow_layers"].i64() == n_slow);
+    Run t = clitest::ridge(small + " --batch 1 --no-ledger --roof 100,10");
+    REQUIRE_MESSAGE(t.code == 0, t.err);
+    CHECK(t.out.find("layers over 4x their roofline bound and over 20 us; bounds at 100.0 GFLOP/s and 10.0 GB/s "
+                     "(given by --roof)") != std::string::npos);
+    Run c = clitest::ridge(small + " --batch 1 --format csv --no-ledger --roof 100,10");
+    CHECK(c.out.find("fwd_bytes,bwd_bytes,fwd_bound_ms,dgrad_bound_ms,wgrad_bound_ms,slow\n") != std::string::npos);
+}
+
 TEST_CASE("bench table and csv") {
     Run t = clitest::ridge(small + " --batch 1 --no-ledger");
     REQUIRE_MESSAGE(t.code == 0, t.err);
@@ -213,6 +253,9 @@ TEST_CASE("bench refuses what it cannot do, in one line, writing nothing") {
     check_usage_error("bench resnet18 --warmup -1", "--warmup must be a non-negative integer");
     check_usage_error("bench googlenet --res 8", "below googlenet's minimum resolution of 15x15");
     check_usage_error("bench resnet18 --no-ledger --ledger x.csv", "exclude each other");
+    check_usage_error("bench resnet18 --roof 100", "--roof must be two positive numbers");
+    check_usage_error("bench resnet18 --roof 0,10", "--roof must be two positive numbers");
+    check_usage_error("bench resnet18 --roof 100,10x", "--roof must be two positive numbers");
     // Far beyond any machine's memory: refused with both numbers before anything is allocated.
     check_usage_error("bench vgg16 --mode train --batch 4096 --out '" + out.string() + "'", "available");
     CHECK(!fs::exists(out));

@@ -70,11 +70,49 @@ TEST_CASE("convolutions match the reference") {
             fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }),
             op_tol);
     }
+    SUBCASE("grouped, 4 channels per group (backward on channels-last where blocked has only oneDNN's reference)") {
+        check_against_reference(
+            fragment("conv_g4", {2, 32, 7, 7}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 8}); }),
+            op_tol);
+    }
     SUBCASE("depthwise with bias") {
         check_against_reference(
             fragment("conv_dw", {2, 24, 10, 10},
                      [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }),
             op_tol);
+    }
+    // 5x5 and larger depthwise weight gradients run kernels/simd's depthwise_wgrad: channel counts
+    // that leave a partial block, strides, dilation, asymmetric padding and a bias.
+    SUBCASE("depthwise 5x5, strided, channels not a multiple of the block") {
+        check_against_reference(
+            fragment("conv_dw5", {3, 20, 9, 9},
+                     [](Tensor x) { return x | conv(20, 5, {.stride = 2, .pad = 2, .groups = 20}); }),
+            op_tol);
+    }
+    SUBCASE("depthwise 5x5 and 7x7, stride 1: columns four at a time, and the edges") {
+        check_against_reference(
+            fragment("conv_dw5s1", {2, 24, 13, 14}, [](Tensor x) { return x | conv(24, 5, {.pad = 2, .groups = 24}); }),
+            op_tol);
+        check_against_reference(fragment("conv_dw7s1", {3, 16, 9, 17},
+                                         [](Tensor x) {
+                                             return x | conv(16, 7, {.pad = {3, 3, 2, 4}, .groups = 16, .bias = true});
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("depthwise 7x7, dilated, asymmetric padding, with bias") {
+        check_against_reference(fragment("conv_dw7", {2, 16, 12, 11},
+                                         [](Tensor x) {
+                                             return x | conv(16, 7, {.pad = {5, 6, 7, 6}, .dilation = 2, .groups = 16,
+                                                                     .bias = true});
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("depthwise 5x5 over 40 channels, stride 2 in width only") {
+        check_against_reference(fragment("conv_dw5s", {2, 40, 7, 10},
+                                         [](Tensor x) {
+                                             return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40});
+                                         }),
+                                op_tol);
     }
     SUBCASE("dilated, asymmetric kernel and padding") {
         check_against_reference(fragment("conv_dil", {1, 8, 12, 12},
@@ -132,6 +170,16 @@ TEST_CASE("activations match the reference") {
     }
 }
 
+TEST_CASE("activations on a blocked layout whose channels leave a partial block match the reference") {
+    // 20 channels pad to 24 (nChw8c) or 32 (nChw16c): the primitives run over the padded shape.
+    for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()}) {
+        CAPTURE(fn_name(a.fn));
+        check_against_reference(fragment(cat(fn_name(a.fn), "_padded"), {2, 6, 4, 4},
+                                         [&](Tensor x) { return x | conv(20, 1, {.bias = true}) | scale(5.0) | a; }),
+                                op_tol);
+    }
+}
+
 TEST_CASE("pooling matches the reference") {
     SUBCASE("max 3x3 stride 2 pad 1") {
         check_against_reference(
@@ -186,12 +234,35 @@ TEST_CASE("elementwise ops match the reference") {
             fragment("mul_se", {2, 12, 4, 4}, [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }),
             op_tol);
     }
+    // The gate on a conv's blocked output runs kernels/simd's scale_channels (in place in inference
+    // when nothing reads the activation afterwards) and channel_dots for the gate's gradient.
+    SUBCASE("mul, gate on a blocked activation, channels not a multiple of the block") {
+        check_against_reference(fragment("mul_se_blocked", {2, 6, 5, 5},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(20, 1);
+                                             return mul(h | adaptive_avgpool(1) | sigmoid(), h);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("mul, gate on an activation read again afterwards") {
+        check_against_reference(fragment("mul_se_reread", {2, 6, 3, 7},
+                                         [](Tensor x) {
+                                             Tensor h = x | conv(16, 1);
+                                             return add(mul(h, h | adaptive_avgpool(1) | sigmoid()), h);
+                                         }),
+                                op_tol);
+    }
     SUBCASE("mul, same shapes") {
         check_against_reference(fragment("mul", {2, 8, 3, 3}, [](Tensor x) { return mul(x, x | relu()); }), op_tol);
     }
     SUBCASE("layer scale over channels and over the last dimension") {
         check_against_reference(
             fragment("layer_scale", {2, 8, 3, 3}, [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }),
+            op_tol);
+    }
+    SUBCASE("layer scale over the channels of a blocked activation (its gradient on channel_dots)") {
+        check_against_reference(
+            fragment("layer_scale_blocked", {2, 6, 3, 5}, [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }),
             op_tol);
     }
     SUBCASE("softmax over the last dimension and over channels") {
@@ -226,6 +297,14 @@ TEST_CASE("data movement matches the reference") {
                                          [](Tensor x) {
                                              Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
                                              return concat({a, b}) | channel_shuffle(3);
+                                         }),
+                                op_tol);
+    }
+    SUBCASE("concat of a plain and a blocked input, as shufflenet's units") {
+        check_against_reference(fragment("concat_mixed", {2, 12, 5, 5},
+                                         [](Tensor x) {
+                                             Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | conv(6, 1);
+                                             return concat({a, b}) | channel_shuffle(2);
                                          }),
                                 op_tol);
     }

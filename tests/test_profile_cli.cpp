@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "profile/perf_events.h"
 #include "roofline/probes/cuda/probes.h"
 
 using namespace clitest;
@@ -119,5 +120,40 @@ TEST_CASE("a training profile's JSON adds up, with or without counters") {
                 for (const auto& w : row["why"].items) explained = explained || w.text.find("excess over expected") == 0;
                 CHECK((std::abs(m / e - 1) <= 0.05 || explained));
             }
+    }
+}
+
+TEST_CASE("without hardware counters: the table still, one line saying why, exit 4") {
+    // The two refusals a user meets: a kernel that forbids counting, and one with no counters. A
+    // host with no FLOP events for its CPU stops before asking the kernel, for its own reason.
+    std::string host_why;
+    const bool host_counts = ridge::profile::open_cpu_counters(&host_why) != nullptr;
+    for (auto [refusal, why] : {std::pair<std::string, std::string>{"EACCES", "perf_event_paranoid is"},
+                                {"ENOENT", "exposes no hardware performance counters"}}) {
+        CAPTURE(refusal);
+        fs::path out = scratch() / "no_counters.json", err = scratch() / "no_counters.err";
+        fs::remove(out);
+        std::string cmd = std::string("'") + RIDGE_WITHOUT_PERF_EVENTS + "' " + refusal + " '" + RIDGE_CLI +
+                          "' profile resnet18 --res 32 --batch 1 --repeat 1 --warmup 0 --format json --out '" +
+                          out.string() + "' 2>'" + err.string() + "'";
+        int status = std::system(cmd.c_str());
+        REQUIRE(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 4);
+        std::string e = slurp(err);
+        CHECK(std::count(e.begin(), e.end(), '\n') == 1);
+        CHECK_MESSAGE(e.rfind("ridge profile: no counts: ", 0) == 0, e);
+        if (host_counts) CHECK_MESSAGE(e.find(why) != std::string::npos, e);
+        else CHECK_MESSAGE(e.find(host_why) != std::string::npos, e);
+        testjson::Value j = testjson::parse(slurp(out));
+        CHECK(j["counters"]["measured"].text != "yes");
+        REQUIRE(!j["rows"].items.empty());
+        long long analytic = 0;
+        for (const auto& row : j["rows"].items) {
+            CHECK(!row.has("measured_flops"));
+            if (row["type"].text == "conv2d") CHECK(row["impl"].text.find(':') != std::string::npos);
+            analytic += row["analytic_flops"].i64();
+        }
+        CHECK(analytic == j["total"]["analytic_flops"].i64());
+        CHECK(analytic > 0);
     }
 }

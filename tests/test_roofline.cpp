@@ -61,6 +61,35 @@ TEST_CASE("roofline arithmetic on hand-computed cases") {
     }
 }
 
+TEST_CASE("the slow-layer verdict: over 4x the roofline bound and over 20 us") {
+    const double peak = 400e9, bw = 50e9;  // ridge at 8 FLOP/B
+    SUBCASE("compute-bound work: 4 GFLOP over 1 MB is bound by its FLOPs, 10 ms") {
+        Verdict v = judge(0.05, 4e9, 1e6, peak, bw);
+        CHECK(v.bound_seconds == doctest::Approx(0.01));
+        CHECK(v.ratio == doctest::Approx(5.0));
+        CHECK(v.slow);
+        CHECK(!judge(0.039, 4e9, 1e6, peak, bw).slow);  // 3.9x
+        CHECK(!judge(0.04, 4e9, 1e6, peak, bw).slow);   // exactly 4x is not over it
+    }
+    SUBCASE("memory-bound work: 0.4 MFLOP over 5 MB is bound by its bytes, 100 us") {
+        Verdict v = judge(1e-3, 4e5, 5e6, peak, bw);
+        CHECK(v.bound_seconds == doctest::Approx(1e-4));
+        CHECK(v.ratio == doctest::Approx(10.0));
+        CHECK(v.slow);
+    }
+    SUBCASE("under 20 us nothing is slow, however far above its bound") {
+        Verdict v = judge(15e-6, 4e5, 5e4, peak, bw);  // bound 1 us
+        CHECK(v.ratio == doctest::Approx(15.0));
+        CHECK(!v.slow);
+        CHECK(judge(25e-6, 4e5, 5e4, peak, bw).slow);
+    }
+    SUBCASE("work that moves nothing: no ratio, slow once it takes over 20 us") {
+        CHECK(judge(1e-3, 0, 0, peak, bw).ratio == 0);
+        CHECK(judge(1e-3, 0, 0, peak, bw).slow);
+        CHECK(!judge(1e-5, 0, 0, peak, bw).slow);
+    }
+}
+
 TEST_CASE("plateaus come from the cache sizes the CPU reports") {
     ridge::probe::CpuInfo cpu;
     cpu.caches = {{1, "Data", 32 << 10, 1, 2}, {2, "Unified", 512 << 10, 1, 2}, {3, "Unified", 32 << 20, 2, 1}};

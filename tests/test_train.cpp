@@ -18,6 +18,7 @@
 #include "json.h"
 #include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
+#include "skip.h"
 #include "train/ledger.h"
 #include "train_images.h"
 
@@ -279,8 +280,9 @@ TEST_CASE("bad input: one line, a non-zero exit, no ledger, nothing written") {
     fs::remove_all(logs);
 }
 
-TEST_CASE("--device cuda without a CUDA device: one line, exit 3") {
-    if (ridge::probe::gpu::unavailable_reason().empty()) return;  // a GPU is here
+TEST_CASE("--device cuda without a CUDA device: one line, exit 3 [may skip]") {
+    if (ridge::probe::gpu::unavailable_reason().empty())
+        return testskip::skip("a GPU is here: the run would use it");
     fs::path logs = scratch() / "cuda_logs";
     Run r = clitest::ridge("train resnet18 --synthetic --device cuda --log-dir " + quoted(logs));
     CHECK(r.code == 3);

@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "engine/analysis.h"
+#include "engine/backend/fold.h"
 #include "engine/backend/weights.h"
+#include "engine/dsl.h"
 #include "netdefs/zoo.h"
 
 using namespace ridge;
@@ -45,4 +47,45 @@ TEST_CASE("labels lie in range and differ between seeds") {
     auto y = random_labels(1000, 10, 1);
     for (int v : y) REQUIRE((v >= 0 && v < 10));
     CHECK(y != random_labels(1000, 10, 2));
+}
+
+TEST_CASE("batchnorm folding: which batchnorms fold, and the folded weights by hand") {
+    using namespace ridge;
+    Graph g{"folds"};
+    Tensor x = g.input({1, 2, 4, 4});
+    Tensor a = x | conv(2, 1) | bn() | relu();         // nodes 0, 1, 2: folds
+    Tensor b = a | conv(2, 1);                         // node 3: its output read twice
+    Tensor c = add(b | bn(), b);                       // nodes 4 (no fold), 5
+    Tensor d = c | relu() | bn();                      // nodes 6, 7: a batchnorm after a ReLU
+    (void)(d | conv(2, 1) | bn());                     // nodes 8, 9: the output, folds
+    std::vector<int> into = batchnorm_folds(g);
+    REQUIRE(into.size() == 10);
+    CHECK(into == std::vector<int>{-1, 0, -1, -1, -1, -1, -1, -1, -1, 8});
+
+    // K = 2 output channels of 2 weights each, with a bias, and gamma, beta, mean, variance.
+    auto tensor = [](Shape s, std::vector<float> v) {
+        HostTensor t(std::move(s));
+        t.v = std::move(v);
+        return t;
+    };
+    std::vector<HostTensor> conv_w = {tensor({2, 2, 1, 1}, {1, 2, 3, 4}), tensor({2}, {0.5f, -1})};
+    std::vector<HostTensor> bn_w = {tensor({2}, {2, 0.5f}), tensor({2}, {1, 0}), tensor({2}, {0.5f, 1}),
+                                    tensor({2}, {3, 0.25f})};
+    FoldedConv f = fold_batchnorm(conv_w, bn_w);
+    // Channel 0: s = 2 / sqrt(3 + 1e-5); weights 1 s, 2 s; bias (0.5 - 0.5) s + 1 = 1.
+    // Channel 1: s = 0.5 / sqrt(0.25 + 1e-5); weights 3 s, 4 s; bias (-1 - 1) s + 0.
+    double s0 = 2 / std::sqrt(3 + 1e-5), s1 = 0.5 / std::sqrt(0.25 + 1e-5);
+    CHECK(f.weight.shape == Shape{2, 2, 1, 1});
+    CHECK(f.weight.v[0] == doctest::Approx(s0).epsilon(1e-7));
+    CHECK(f.weight.v[1] == doctest::Approx(2 * s0).epsilon(1e-7));
+    CHECK(f.weight.v[2] == doctest::Approx(3 * s1).epsilon(1e-7));
+    CHECK(f.weight.v[3] == doctest::Approx(4 * s1).epsilon(1e-7));
+    CHECK(f.bias.v[0] == doctest::Approx(1.0).epsilon(1e-7));
+    CHECK(f.bias.v[1] == doctest::Approx(-2 * s1).epsilon(1e-7));
+    // Without a conv bias the shift is -mean s + beta.
+    FoldedConv nb = fold_batchnorm({conv_w[0]}, bn_w);
+    CHECK(nb.bias.v[0] == doctest::Approx(-0.5 * s0 + 1).epsilon(1e-7));
+    CHECK(nb.bias.v[1] == doctest::Approx(-s1).epsilon(1e-7));
+    CHECK(describe(g, 1) == "layer " + g.nodes()[1].name + " (batchnorm, input (1,2,4,4))");
+    CHECK(describe(g, -1) == "the loss");
 }

@@ -23,6 +23,7 @@
 #include <functional>
 
 #include "engine/backend/cudnn/cudnn.h"
+#include "engine/backend/fold.h"
 #include "engine/backend/cudnn/ops.h"
 #include "engine/overloaded.h"
 
@@ -69,14 +70,6 @@ constexpr int64_t conv_workspace = int64_t(256) << 20;
 // cuBLAS needs a workspace set by the caller to run inside a captured CUDA graph; 32 MiB is the
 // size NVIDIA documents for Hopper.
 constexpr int64_t blas_workspace = int64_t(32) << 20;
-
-std::string describe(const Graph& g, int node) {
-    if (node < 0) return "the loss";
-    const Node& n = g.nodes()[size_t(node)];
-    std::string in;
-    for (int t : n.inputs) in += (in.empty() ? "" : ", ") + to_string(g.tensor(t).shape);
-    return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
-}
 
 // fp32 host data to and from the storage type, rounded to nearest even as the device does.
 std::vector<char> to_storage(const float* x, int64_t n, Dt t) {
@@ -400,27 +393,14 @@ void CudnnExecutor::load(const Weights& w) {
             if (q[j].copy != q[j].master) write(q[j].copy, w[i][j].data(), q[j].count, plan_.dt);
         }
     }
-    // Folded batchnorm: y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta as one conv, each
-    // output channel's weights scaled by gamma / sqrt(var + eps) and the bias shifted to match,
-    // computed in double and rounded once.
     for (size_t bn = 0; bn < nodes.size(); ++bn) {
         int conv = plan_.folded_into[bn];
         if (conv < 0) continue;
-        const auto& cw = w[size_t(conv)];
-        const auto& s = w[bn];  // gamma, beta, running_mean, running_var
-        HostTensor weight = cw.at(0), bias({weight.shape[0]});
-        int64_t K = weight.shape[0], per = weight.size() / K;
-        for (int64_t k = 0; k < K; ++k) {
-            double sc = double(s.at(0).v[size_t(k)]) / std::sqrt(double(s.at(3).v[size_t(k)]) + 1e-5);
-            for (int64_t e = 0; e < per; ++e)
-                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * sc);
-            double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
-            bias.v[size_t(k)] = float((b - double(s.at(2).v[size_t(k)])) * sc + double(s.at(1).v[size_t(k)]));
-        }
+        FoldedConv c = fold_batchnorm(w[size_t(conv)], w[bn]);
         const Param& q = plan_.params[size_t(conv)][0];
-        write(q.master, weight.data(), q.count, Dt::f32);
-        if (q.copy != q.master) write(q.copy, weight.data(), q.count, plan_.dt);
-        write(plan_.fold_bias[size_t(conv)], bias.data(), K, Dt::f32);
+        write(q.master, c.weight.data(), q.count, Dt::f32);
+        if (q.copy != q.master) write(q.copy, c.weight.data(), q.count, plan_.dt);
+        write(plan_.fold_bias[size_t(conv)], c.bias.data(), c.bias.size(), Dt::f32);
         // The conv's own bias, if it has one, is inside the folded bias: the layer adds only that.
     }
     // The SGD velocity starts at zero with every load (executor.h).

@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "engine/backend/fold.h"
+
 namespace ridge::cudnn {
 
 namespace {
@@ -46,18 +48,13 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
     folded_into.assign(nodes.size(), -1);
     fold_bias.assign(nodes.size(), -1);
 
-    std::vector<int> readers(T, 0);
-    for (const Node& n : nodes)
-        for (int t : n.inputs) ++readers[size_t(t)];
+    const std::vector<int> folds = batchnorm_folds(g);
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = nodes[i];
         if (aliases(n.op)) root[size_t(n.output)] = root[size_t(n.inputs[0])];
-        if (!fused || train || !std::holds_alternative<BatchNorm>(n.op)) continue;
-        int x = n.inputs[0], prod = g.tensor(x).producer;
-        if (prod < 0 || !std::holds_alternative<Conv2d>(nodes[size_t(prod)].op)) continue;
-        if (readers[size_t(x)] != 1 || x == g.output()) continue;
-        folded_into[i] = prod;
-        root[size_t(n.output)] = root[size_t(x)];
+        if (!fused || train || folds[i] < 0) continue;
+        folded_into[i] = folds[i];
+        root[size_t(n.output)] = root[size_t(n.inputs[0])];
     }
 
     value_.assign(T, -1);

@@ -1,8 +1,14 @@
 // Add, Mul, LayerScale and PosEmbedding on oneDNN binary primitives, broadcasting the smaller
-// operand (squeeze-excitation's (N,C,1,1) gate, a per-channel gamma, a (1,T,D) embedding); the
-// gradient of a broadcast operand is a reduction (sum) of the full one.
+// operand (a per-channel gamma, a (1,T,D) embedding); the gradient of a broadcast operand is a
+// reduction (sum) of the full one. Squeeze-excitation's gate, x (N,C,H,W) times s (N,C,1,1), is
+// a per-(image, channel) scale that oneDNN 2.6 broadcasts only in its reference implementation
+// (about a thousand times slower than memory allows): it runs kernels/simd's scale_channels in
+// x's own layout, and the gate's gradient is channel_dots(dy, x).
+#include <optional>
+
 #include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
+#include "kernels/simd/simd.h"
 
 namespace ridge::onednn {
 
@@ -34,13 +40,63 @@ void reduce_contribution(Plan& p, int t, int full, size_t rank) {
     p.contributed(t, r);
 }
 
-// Add or Mul: the operand with the output's shape first, the other broadcast onto it.
-void binary_forward(Plan& p, const Layer& l, algorithm alg) {
+// Which operand of a binary op has the output's shape.
+size_t full_operand(const Plan& p, const Layer& l) {
     const Shape& ys = p.shape(l.n.output);
     size_t full = p.shape(l.x(0)) == ys ? 0 : 1;
     if (p.shape(l.x(full)) != ys)
         throw std::invalid_argument(cat("onednn: ", to_string(p.shape(l.x(0))), " and ", to_string(p.shape(l.x(1))),
                                         " broadcast onto each other; one operand must have the output's shape"));
+    return full;
+}
+
+// x (N,C,H,W) in a layout scale_channels reads, times a gate (N,C,1,1): its layout, else none.
+std::optional<simd::ChannelLayout> gate_layout(const Plan& p, const Layer& l, size_t full) {
+    const Shape &xs = p.shape(l.x(full)), &gs = p.shape(l.x(1 - full));
+    if (xs.size() != 4 || gs != Shape{xs[0], xs[1], 1, 1}) return std::nullopt;
+    int64_t block = channel_block(p.md(p.value[size_t(l.x(full))]));
+    if (block == 0) return std::nullopt;
+    return simd::ChannelLayout{xs[0], xs[1], xs[2] * xs[3], block};
+}
+
+// y = x * s: in place over x in inference when nothing reads x afterwards, so the gate adds no
+// activation to the arena.
+void gate_forward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayout& lay) {
+    int x = p.value[size_t(l.x(full))];
+    int s = p.value_as(l.x(1 - full), plain(dims_of(p.shape(l.x(1 - full)))));
+    const Mem& xm = p.mems[size_t(x)];
+    bool in_place = !p.train && !p.buffers[size_t(xm.buffer)].pinned &&
+                    p.last_read[size_t(p.g.tensor(l.x(full)).storage)] <= l.node;
+    int y = in_place ? x : p.mem(p.md(x));
+    p.kernel([lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); }, {x, s, y});
+    p.value[size_t(l.n.output)] = y;
+    Plan::Saved sv{{}, {-1, -1}, y};
+    sv.in[full] = x;
+    sv.in[1 - full] = s;
+    p.saved[size_t(l.node)] = sv;
+}
+
+// dx = dy * s in x's layout; ds[n, c] = sum over H, W of dy * x.
+void gate_backward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayout& lay) {
+    const Plan::Saved& sv = p.saved[size_t(l.node)];
+    int x = sv.in[full], s = sv.in[1 - full];
+    int dy = p.as(p.dy(l.n.output), p.md(x));
+    if (p.needs_grad(l.x(full))) {
+        int dx = p.contribution(l.x(full), p.md(x));
+        p.kernel([lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); }, {dy, s, dx});
+        p.contributed(l.x(full), dx);
+    }
+    if (p.needs_grad(l.x(1 - full))) {
+        int ds = p.contribution(l.x(1 - full), p.md(s));
+        p.kernel([lay](const std::vector<float*>& a) { simd::channel_dots(a[0], a[1], a[2], lay); }, {dy, x, ds});
+        p.contributed(l.x(1 - full), ds);
+    }
+}
+
+// Add or Mul: the operand with the output's shape first, the other broadcast onto it.
+void binary_forward(Plan& p, const Layer& l, algorithm alg) {
+    const Shape& ys = p.shape(l.n.output);
+    size_t full = full_operand(p, l);
     int t = l.x(1 - full);
     int a = p.value[size_t(l.x(full))], b;
     dnnl::binary::primitive_desc pd;
@@ -90,14 +146,20 @@ void backward(Plan& p, const Layer& l, const Add&) {
     }
 }
 
-void forward(Plan& p, const Layer& l, const Mul&) { binary_forward(p, l, algorithm::binary_mul); }
+void forward(Plan& p, const Layer& l, const Mul&) {
+    size_t full = full_operand(p, l);
+    if (auto lay = gate_layout(p, l, full)) return gate_forward(p, l, full, *lay);
+    binary_forward(p, l, algorithm::binary_mul);
+}
 
 // d a = dy * b; for a broadcast a, summed: reduce(dy * b).
 void backward(Plan& p, const Layer& l, const Mul&) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Shape& ys = p.shape(l.n.output);
-    size_t full = p.shape(l.x(0)) == ys ? 0 : 1;
+    size_t full = full_operand(p, l);
+    if (!s.pd)  // the forward ran scale_channels
+        return gate_backward(p, l, full, {ys[0], ys[1], ys[2] * ys[3], channel_block(p.md(s.in[full]))});
     Md m = p.md(s.in[full]);
     int dy = p.as(p.dy(l.n.output), m);
     for (size_t i = 0; i < 2; ++i) {
@@ -151,10 +213,30 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
+    int dgamma = p.dparam_mem(l.node, 0, gamma_md(p, l, op));
+    const Shape& xs = p.shape(l.x());
+    int64_t block = xs.size() == 4 && normalize_dim(op.dim, xs.size()) == 1 ? channel_block(m) : 0;
+    if (block) {
+        // ConvNeXt's per-channel gamma: dgamma[c] = sum over n of channel_dots(dy, x)[n, c], one
+        // pass over both instead of a product tensor and oneDNN's reference reduction.
+        simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
+        int per_image = p.mem(plain({xs[0], xs[1]}));
+        p.kernel(
+            [lay](const std::vector<float*>& a) {
+                simd::channel_dots(a[0], a[1], a[2], lay);
+                for (int64_t c = 0; c < lay.C; ++c) {
+                    float sum = 0;
+                    for (int64_t n = 0; n < lay.N; ++n) sum += a[2][n * lay.C + c];
+                    a[3][c] = sum;
+                }
+            },
+            {dy, x, per_image, dgamma});
+        return;
+    }
     int prod = p.mem(m);
     p.primitive(binary_pd(p, algorithm::binary_mul, m, m, m),
                 {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, prod}});
-    reduce_into(p, prod, p.dparam_mem(l.node, 0, gamma_md(p, l, op)));
+    reduce_into(p, prod, dgamma);
 }
 
 // x (N,T,D) + e (T,D), e read as (1,T,D).

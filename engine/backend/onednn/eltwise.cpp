@@ -1,5 +1,10 @@
 // Activations and Scale on oneDNN eltwise primitives, in whatever layout their input has.
 // x (any)  y (same shape and layout)
+//
+// oneDNN 2.6 runs eltwise on a blocked layout whose channels do not fill the last block (120
+// channels in nChw16c) only in its reference implementation. Its padding is zero, so where the
+// function maps 0 to 0 (and always for backward, whose zero dy padding gives zero dx padding) the
+// primitive is made for the padded shape over the same bytes, which its vector kernel runs.
 #include "engine/backend/onednn/ops.h"
 
 namespace ridge::onednn {
@@ -46,6 +51,35 @@ dnnl::post_ops post_ops_of(const Graph& g, const Group& gr) {
 
 namespace {
 
+// f(0) = 0, so a padded channel stays zero through the forward.
+bool keeps_zero(const Eltwise& e) {
+    using dnnl::algorithm;
+    switch (e.alg) {
+        case algorithm::eltwise_relu:
+        case algorithm::eltwise_relu_use_dst_for_bwd:
+        case algorithm::eltwise_swish:
+        case algorithm::eltwise_gelu_erf:
+        case algorithm::eltwise_hardswish:
+            return true;
+        case algorithm::eltwise_clip_v2:
+            return e.alpha <= 0 && e.beta >= 0;
+        case algorithm::eltwise_linear:
+            return e.beta == 0;
+        default:
+            return false;
+    }
+}
+
+// A channel-blocked descriptor with padded channels, as the dense one of its padded shape over the
+// same bytes; any other descriptor as it is.
+Md padded_view(const Md& md) {
+    int64_t block = channel_block(md);
+    if ((block != 8 && block != 16) || md.data.padded_dims[1] == md.data.dims[1]) return md;
+    Dims d = md.dims();
+    d[1] = md.data.padded_dims[1];
+    return Md(d, dnnl::memory::data_type::f32, block == 16 ? Tag::nChw16c : Tag::nChw8c);
+}
+
 // Training keeps what backward reads: ReLU and sigmoid differentiate from their output.
 algorithm training_alg(algorithm a) {
     if (a == algorithm::eltwise_relu) return algorithm::eltwise_relu_use_dst_for_bwd;
@@ -59,11 +93,14 @@ bool uses_dst(algorithm a) {
 
 void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
     int x = p.value[size_t(l.x())];
+    int y = p.mem(p.md(x));
+    // The primitive runs over views: the padded shape where that keeps the padding zero.
+    Md view = keeps_zero(e) ? padded_view(p.md(x)) : p.md(x);
+    int xv = view == p.md(x) ? x : p.alias(x, view), yv = view == p.md(x) ? y : p.alias(y, view);
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
-    dnnl::eltwise_forward::desc d(prop, e.alg, p.md(x), e.alpha, e.beta);
+    dnnl::eltwise_forward::desc d(prop, e.alg, view, e.alpha, e.beta);
     dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
-    int y = p.mem(pd.dst_desc());
-    p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    p.primitive(pd, {{DNNL_ARG_SRC, xv}, {DNNL_ARG_DST, yv}});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {pd, {x}, y};
 }
@@ -72,14 +109,15 @@ void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     const Plan::Saved& s = p.saved[size_t(l.node)];
-    Md data = p.md(s.in[0]);
-    dnnl::eltwise_backward::desc d(e.alg, data, data, e.alpha, e.beta);
+    Md data = p.md(s.in[0]), view = padded_view(data);
+    auto as_view = [&](int m) { return view == data ? m : p.alias(m, view); };
+    dnnl::eltwise_backward::desc d(e.alg, view, view, e.alpha, e.beta);
     dnnl::eltwise_backward::primitive_desc pd(d, p.attr(), p.eng, hint<dnnl::eltwise_forward::primitive_desc>(s.pd));
-    int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());
+    int dy = p.as(p.dy(l.n.output), data);
     int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
-    p.primitive(pd, {{uses_dst(e.alg) ? DNNL_ARG_DST : DNNL_ARG_SRC, uses_dst(e.alg) ? s.out : s.in[0]},
-                     {DNNL_ARG_DIFF_DST, dy},
-                     {DNNL_ARG_DIFF_SRC, dx}});
+    p.primitive(pd, {{uses_dst(e.alg) ? DNNL_ARG_DST : DNNL_ARG_SRC, as_view(uses_dst(e.alg) ? s.out : s.in[0])},
+                     {DNNL_ARG_DIFF_DST, as_view(dy)},
+                     {DNNL_ARG_DIFF_SRC, as_view(dx)}});
     p.contributed(l.x(), dx);
 }
 

@@ -8,14 +8,31 @@
 // every graph layer is its own primitive, so per-layer times map onto the analytic layers.
 // prepare() allocates one arena for everything, placed by lifetime, and compiles the primitives
 // once; forward(), backward() and update() then only execute them on one in-order stream.
+//
+// Threads: a layer whose work one core does in under a threshold runs on one thread, the rest on
+// all of them. Every multi-threaded step ends in a barrier, where a thread the scheduler has set
+// aside holds up the others for a time slice; on an idle machine that costs the OpenMP fork and
+// join (microseconds), so only small layers stay on one thread (serial_idle: mobilenet_v3_small's
+// inference at batch 1 took 0.80 to 0.83 ms with it, 0.84 to 1.4 ms at 30 us, load average 7.5,
+// where ONNX Runtime took 1.0 to 1.2 ms; at batch 16 mobilenet_v2 did not tell 30 us, 100 us and
+// 1 ms apart). Training primitives
+// also synchronize inside (oneDNN's batchnorm and weight gradients spin on barriers of their own),
+// and on a machine whose load average, when the executor is made, exceeds twice its cores those
+// spins cost slices of milliseconds: mobilenet_v3_small's training step at batch 8, two threads,
+// load average 10 to 11, took 2.4 to 2.8 s with serial_idle, 1.7 to 2.4 s at 300 us, 0.7 to 1.1 s
+// at 1 ms and 0.22 to 0.26 s at serial_busy (3 ms), which training then uses. Inference has no
+// such spins and keeps serial_idle (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19 to
+// 0.38 s at 3 ms). The CLI also makes idle OpenMP threads sleep at once (bench/ridge.cpp).
 #include <omp.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
 
+#include "engine/analysis.h"
+#include "engine/backend/fold.h"
 #include "engine/backend/onednn/onednn.h"
 #include "engine/backend/onednn/ops.h"
 #include "engine/backend/onednn/step_info.h"
@@ -34,12 +51,23 @@ void plan_backward(Plan& p, const Layer& l) {
 
 namespace {
 
-std::string describe(const Graph& g, int node) {
-    if (node < 0) return "the loss";
-    const Node& n = g.nodes()[size_t(node)];
-    std::string in;
-    for (int t : n.inputs) in += (in.empty() ? "" : ", ") + to_string(g.tensor(t).shape);
-    return cat("layer ", n.name, " (", op_kind(n.op), ", input ", in, ")");
+// One core's time for a layer's work is estimated at rates a small layer reaches (oneDNN's jit
+// kernels on one AVX2 or AVX-512 core, data from L2).
+constexpr double core_flops = 50e9, core_bytes_per_s = 20e9;
+constexpr double serial_idle = 100e-6, serial_busy = 3e-3;
+
+// The 1-minute load average over the cores oneDNN may use: above 2 the machine is shared.
+double serial_seconds(bool train) {
+    double load = 0;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+        std::fclose(f);
+    }
+    return train && load > 2.0 * omp_get_num_procs() ? serial_busy : serial_idle;
+}
+
+int threads_for(int most, double serial, double flops, double bytes) {
+    return flops / core_flops + bytes / core_bytes_per_s < serial ? 1 : most;
 }
 
 // The plan sized the scratchpad and checked every argument against the descriptor it made; a
@@ -83,13 +111,16 @@ public:
     void observe(StepObserver* o) override { observer_ = o; }
 
 private:
+    // A step ready to run: a primitive with its arguments as the C API takes them (the C++
+    // execute() builds that array from a map on every call), or a kernel with its addresses.
     struct Compiled {
         int node;
         Phase phase;
         dnnl::primitive prim;
-        std::unordered_map<int, dnnl::memory> args;
+        std::vector<dnnl_exec_arg_t> args;
         Kernel kernel;
         std::vector<float*> ptrs;
+        int threads;
         StepInfo info;
     };
 
@@ -104,9 +135,12 @@ private:
 
     const Graph& g_;
     ExecOptions o_;
-    int threads_;
     Fusion fusion_;
     Plan plan_;
+    int threads_;
+    std::vector<Counts> work_;  // per layer: its analytic FLOPs and bytes, which set its threads
+    double serial_ = serial_seconds(o_.mode == Mode::train);
+    int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
     std::vector<size_t> offsets_;
@@ -127,10 +161,9 @@ private:
 };
 
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
-    : g_(g), o_(o), threads_(o.threads > 0 ? o.threads : omp_get_num_procs()), fusion_(find_groups(g, o)), plan_(g, o) {
+    : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
-    // Primitive descriptors choose their blocking for the thread count they will run with.
-    set_threads();
+    for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
     plan_layers();
@@ -145,6 +178,10 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
             for (int t : l.n.inputs) work = work || plan_.needs_grad(t);
             if (!work || plan_.dy(l.y(g)) < 0) continue;  // no gradient reaches it, or it has none to give
             plan_.at(&plan_.bwd, i, Phase::dgrad);
+            double flops = 0, bytes = 0;
+            for (int m : gr ? gr->nodes : std::vector<int>{i})
+                flops += double(work_[size_t(m)].bwd_flops()), bytes += double(work_[size_t(m)].bwd_traffic_bytes);
+            plan_.use_threads(threads_for(flops, bytes));
             try {
                 plan_backward(plan_, l);
             } catch (const std::exception& e) {
@@ -154,6 +191,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
         if (g.tensor(0).requires_grad && plan_.dy(0) >= 0) plan_.pin(plan_.dy(0));
         plan_update();
     }
+    set_threads();
     arena_bytes_ = plan_.place(offsets_);
 }
 
@@ -164,6 +202,10 @@ void OnednnExecutor::plan_layers() {
         if (gr && gr->last != int(i)) continue;  // a group runs where its last member is
         int lead = gr ? gr->lead : int(i);
         plan_.at(&plan_.fwd, lead, Phase::fwd);
+        double flops = 0, bytes = 0;
+        for (int m : gr ? gr->nodes : std::vector<int>{lead})
+            flops += double(work_[size_t(m)].fwd_flops), bytes += double(work_[size_t(m)].fwd_traffic_bytes);
+        plan_.use_threads(threads_for(flops, bytes));
         try {
             plan_forward(plan_, {lead, g_.nodes()[size_t(lead)], gr});
         } catch (const std::exception& e) {
@@ -171,6 +213,8 @@ void OnednnExecutor::plan_layers() {
         }
     }
     plan_.at(&plan_.fwd, int(g_.nodes().size()) - 1, Phase::fwd);
+    int64_t out_bytes = numel(g_.tensor(g_.output()).shape) * 4;
+    plan_.use_threads(threads_for(0, 2.0 * double(out_bytes)));
     output_ = plan_.value_as(g_.output(), plain(dims_of(g_.tensor(g_.output()).shape)));
     plan_.pin(output_);
 }
@@ -181,6 +225,7 @@ void OnednnExecutor::plan_loss() {
     const Shape& ys = g_.tensor(g_.output()).shape;
     Shape logits = {ys[0], numel(ys) / ys[0]};
     plan_.at(&plan_.bwd, -1, Phase::loss);
+    plan_.use_threads(1);  // the reference kernel is serial
     int dlogits = plan_.contribution(g_.output(), plain(dims_of(ys)));
     plan_.kernel(
         [this, logits](const std::vector<float*>& a) {
@@ -202,8 +247,12 @@ void OnednnExecutor::plan_update() {
             int w = plan_.param[i][j], dw = plan_.dparam[i][j];
             if (w < 0 || dw < 0) continue;
             plan_.at(&plan_.upd, int(i), Phase::update);
-            dw = plan_.as(dw, plan_.md(w));
             int64_t count = int64_t(plan_.md(w).get_size() / sizeof(float));
+            // Weight decay and momentum read w, dW and v and write w and v: 3 to 4 FLOPs and 12 to 20
+            // bytes an element.
+            plan_.use_threads(velocity ? threads_for(4.0 * double(count), 20.0 * double(count))
+                                       : threads_for(3.0 * double(count), 12.0 * double(count)));
+            dw = plan_.as(dw, plan_.md(w));
             if (!velocity) {
                 plan_.kernel(
                     [this, count](const std::vector<float*>& a) {
@@ -256,35 +305,39 @@ void OnednnExecutor::prepare() {
 std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<Step>& steps) {
     std::vector<Compiled> out;
     for (const Step& s : steps) {
-        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}, describe_step(plan_, s)};
+        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}, s.threads, describe_step(plan_, s)};
         if (s.pd) {
+            omp_set_num_threads(s.threads);
             try {
                 c.prim = dnnl::primitive(s.pd.get());
             } catch (const dnnl::error& e) {
                 throw std::runtime_error(cat("onednn: compiling ", describe(g_, s.node), ": ", e.what()));
             }
             check_same_implementation(c.prim, s.pd, describe(g_, s.node));
-            for (const auto& [arg, m] : s.args) c.args.emplace(arg, memories_[size_t(m)]);
+            for (const auto& [arg, m] : s.args) c.args.push_back({arg, memories_[size_t(m)].get()});
         } else {
             for (const auto& [i, m] : s.args)
                 c.ptrs.push_back(static_cast<float*>(memories_[size_t(m)].get_data_handle()));
         }
         out.push_back(std::move(c));
     }
+    set_threads();
     return out;
 }
 
 void OnednnExecutor::run(std::vector<Compiled>& steps) {
     using clock = std::chrono::steady_clock;
+    int threads = threads_;
     for (Compiled& s : steps) {
+        if (s.threads != threads) omp_set_num_threads(threads = s.threads);
         if (observer_) observer_->before(s.info);
         auto t0 = clock::now();
         try {
             if (s.kernel)
                 s.kernel(s.ptrs);
             else
-                s.prim.execute(stream_, s.args);
-        } catch (const dnnl::error& e) {
+                RIDGE_DNNL_CHECK(dnnl_primitive_execute(s.prim.get(), stream_.get(), int(s.args.size()), s.args.data()));
+        } catch (const std::exception& e) {
             throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
         }
         if (!timing_ && !observer_) continue;
@@ -305,6 +358,7 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
         if (s.phase == Phase::loss) times_.loss += dt;
     }
     stream_.wait();
+    if (threads != threads_) set_threads();
 }
 
 std::vector<StepInfo> OnednnExecutor::steps() const {
@@ -356,22 +410,10 @@ void OnednnExecutor::load(const Weights& w) {
             write(m, w[i][j].data());
         }
     }
-    // y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta, as one conv: each output channel's
-    // weights scaled by gamma / sqrt(var + eps), and the bias shifted to match.
     for (const Plan::Fold& f : plan_.folds) {
-        const auto& cw = w[size_t(f.conv)];
-        const auto& bn = w[size_t(f.bn)];  // gamma, beta, running_mean, running_var
-        HostTensor weight = cw.at(0), bias({weight.shape[0]});
-        int64_t K = weight.shape[0], per = weight.size() / K;
-        for (int64_t k = 0; k < K; ++k) {
-            double s = double(bn.at(0).v[size_t(k)]) / std::sqrt(double(bn.at(3).v[size_t(k)]) + 1e-5);
-            for (int64_t e = 0; e < per; ++e)
-                weight.v[size_t(k * per + e)] = float(double(weight.v[size_t(k * per + e)]) * s);
-            double b = cw.size() > 1 ? double(cw[1].v[size_t(k)]) : 0.0;
-            bias.v[size_t(k)] = float((b - double(bn.at(2).v[size_t(k)])) * s + double(bn.at(1).v[size_t(k)]));
-        }
-        write(plan_.param[size_t(f.conv)][0], weight.data());
-        write(plan_.param[size_t(f.conv)][1], bias.data());
+        FoldedConv c = fold_batchnorm(w[size_t(f.conv)], w[size_t(f.bn)]);
+        write(plan_.param[size_t(f.conv)][0], c.weight.data());
+        write(plan_.param[size_t(f.conv)][1], c.bias.data());
     }
     for (int v : velocities_) std::memset(memories_[size_t(v)].get_data_handle(), 0, plan_.md(v).get_size());
 }

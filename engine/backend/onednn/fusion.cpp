@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "engine/backend/fold.h"
+
 namespace ridge::onednn {
 
 namespace {
@@ -62,16 +64,18 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
         for (int t : g.nodes()[i].inputs) ch.consumers[size_t(t)].push_back(int(i));
 
     bool infer = o.mode == Mode::infer;
+    std::vector<int> folded_bn(g.nodes().size(), -1);  // per conv
+    const std::vector<int> folds = batchnorm_folds(g);
+    for (size_t i = 0; i < folds.size(); ++i)
+        if (folds[i] >= 0) folded_bn[size_t(folds[i])] = int(i);
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         if (f.group_of[i] >= 0) continue;
         const Op& op = g.nodes()[i].op;
         Group gr{int(i), -1, {}, -1, {int(i)}};
         if (infer && (std::holds_alternative<Conv2d>(op) || std::holds_alternative<Linear>(op))) {
-            int c = ch.sole(ch.out(int(i)));
-            if (std::holds_alternative<Conv2d>(op) && c >= 0 &&
-                std::holds_alternative<BatchNorm>(g.nodes()[size_t(c)].op)) {
-                gr.bn = c;
-                gr.nodes.push_back(c);
+            if (int bn = folded_bn[i]; bn >= 0) {
+                gr.bn = bn;
+                gr.nodes.push_back(bn);
             }
             ch.extend(gr, true);
         } else if (std::holds_alternative<BatchNorm>(op)) {

@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstring>
 
+#include <omp.h>
+
 namespace ridge::onednn {
 
 using dnnl::memory;
@@ -15,6 +17,14 @@ Md plain(const Dims& dims) {
     if (dims.empty() || dims.size() > 6)
         throw std::invalid_argument(cat("onednn: no plain layout for rank ", dims.size()));
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
+}
+
+int64_t channel_block(const Md& md) {
+    Dims d = md.dims();
+    if (d.size() != 4 || md.data_type() != memory::data_type::f32) return 0;
+    for (auto [tag, block] : {std::pair{Tag::nchw, int64_t(1)}, {Tag::nChw16c, 16}, {Tag::nChw8c, 8}, {Tag::nhwc, d[1]}})
+        if (md == Md(d, memory::data_type::f32, tag)) return block;
+    return 0;
 }
 
 // oneDNN 2.6.3 compares memory descriptors without the strides of size-1 dimensions, and so does its
@@ -44,7 +54,12 @@ Md canonical(Md md) {
     return md;
 }
 
-Plan::Plan(const Graph& graph, const ExecOptions& o) : g(graph), train(o.mode == Mode::train), fused(o.fused) {
+Plan::Plan(const Graph& graph, const ExecOptions& o)
+    : g(graph),
+      train(o.mode == Mode::train),
+      fused(o.fused),
+      threads(o.threads > 0 ? o.threads : omp_get_num_procs()),
+      step_threads_(threads) {
     size_t T = 0;
     for (const Node& n : g.nodes()) T = std::max(T, size_t(n.output) + 1);
     T = std::max<size_t>(T, 1);
@@ -63,6 +78,11 @@ dnnl::primitive_attr Plan::attr() const {
     dnnl::primitive_attr a;
     a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     return a;
+}
+
+void Plan::use_threads(int t) {
+    step_threads_ = t;
+    omp_set_num_threads(t);
 }
 
 int Plan::mem(const Md& md, bool pinned) {
@@ -100,13 +120,13 @@ void Plan::primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<
         converted_.emplace_back();
         args.push_back({DNNL_ARG_SCRATCHPAD, int(mems.size()) - 1});
     }
-    pass_->push_back({node_, phase_, pd, {}, std::move(args)});
+    pass_->push_back({node_, phase_, pd, {}, std::move(args), step_threads_});
 }
 
 void Plan::kernel(Kernel k, std::vector<int> args) {
     std::vector<std::pair<int, int>> a;
     for (size_t i = 0; i < args.size(); ++i) a.push_back({int(i), args[i]});
-    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a)});
+    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a), step_threads_});
 }
 
 void Plan::reorder_into(int src, int dst, bool accumulate) {

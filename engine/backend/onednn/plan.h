@@ -47,6 +47,7 @@ struct Step {
     dnnl::primitive_desc_base pd;  // empty for a kernel
     Kernel kernel;
     std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, mem) for a primitive; (index, mem) for a kernel
+    int threads;                            // OpenMP threads it was planned for and runs with
 };
 
 // A plain row-major fp32 descriptor of a shape.
@@ -55,6 +56,9 @@ Md plain(const Dims& dims);
 // set to the tensor's extent (plan.cpp says why). Every memory the plan holds is canonical.
 Md canonical(Md md);
 Dims dims_of(const Shape& s);
+// Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
+// nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.
+int64_t channel_block(const Md& md);
 
 class Plan {
 public:
@@ -62,6 +66,7 @@ public:
 
     const Graph& g;
     const bool train, fused;
+    const int threads;  // the most a step runs with (ExecOptions::threads, or every core)
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
 
     std::vector<Buffer> buffers;
@@ -70,6 +75,10 @@ public:
 
     // Where emitted steps go and whom they are charged to.
     void at(std::vector<Step>* pass, int node, Phase phase) { pass_ = pass, node_ = node, phase_ = phase; }
+    // Threads of the steps planned from now on. OpenMP's count is set to it too, because oneDNN
+    // fixes a primitive's split of the work when its descriptor is created.
+    void use_threads(int t);
+    int step_threads() const { return step_threads_; }
 
     // Every primitive uses the user scratchpad: one shared buffer sized for the largest.
     dnnl::primitive_attr attr() const;
@@ -146,6 +155,7 @@ private:
     std::vector<Step>* pass_ = nullptr;
     int node_ = -1;
     Phase phase_ = Phase::fwd;
+    int step_threads_;
     int scratch_;
     std::vector<std::vector<std::pair<Md, int>>> converted_;  // per memory: its reordered copies
 };

@@ -1,0 +1,121 @@
+// Squeeze-excitation's scale y = x * s[n, c] and the gate's gradient sum_s dy * x, on the
+// executor's layouts (simd.h). Memory-bound: one pass over x (and y, or the second operand).
+// x, y, a, b (N,C,H,W) in ChannelLayout  s, out (N,C)
+#include <algorithm>
+
+#include "kernels/simd/simd.h"
+#include "kernels/simd/vec.h"
+
+namespace ridge::simd {
+
+namespace {
+
+// Rows of `width` lanes times one gate row: y[r, j] = x[r, j] * g[j].
+template <int width>
+RIDGE_SIMD_INLINE void scale_rows_fixed(const float* x, const float* g, float* y, int64_t rows) {
+    using V = Vec<width>;
+    V gv = load<V>(g);
+    for (int64_t r = 0; r < rows; ++r) store(y + r * width, load<V>(x + r * width) * gv);
+}
+
+RIDGE_SIMD_CLONES void scale_rows(const float* x, const float* g, float* y, int64_t rows, int64_t width) {
+    if (width == 16) return scale_rows_fixed<16>(x, g, y, rows);
+    if (width == 8) return scale_rows_fixed<8>(x, g, y, rows);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < width; ++j) y[r * width + j] = x[r * width + j] * g[j];
+}
+
+RIDGE_SIMD_CLONES void scale_span(const float* x, float g, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * g;
+}
+
+// acc[j] += sum over rows of a[r, j] * b[r, j], two chains to hide the FMA latency.
+template <int width>
+RIDGE_SIMD_INLINE void dot_rows_fixed(const float* a, const float* b, float* acc, int64_t rows) {
+    using V = Vec<width>;
+    V s0 = {}, s1 = {};
+    int64_t r = 0;
+    for (; r + 1 < rows; r += 2) {
+        s0 += load<V>(a + r * width) * load<V>(b + r * width);
+        s1 += load<V>(a + (r + 1) * width) * load<V>(b + (r + 1) * width);
+    }
+    if (r < rows) s0 += load<V>(a + r * width) * load<V>(b + r * width);
+    store(acc, load<V>(acc) + s0 + s1);
+}
+
+RIDGE_SIMD_CLONES void dot_rows(const float* a, const float* b, float* acc, int64_t rows, int64_t width) {
+    if (width == 16) return dot_rows_fixed<16>(a, b, acc, rows);
+    if (width == 8) return dot_rows_fixed<8>(a, b, acc, rows);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < width; ++j) acc[j] += a[r * width + j] * b[r * width + j];
+}
+
+RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) {
+    using V = Vec<16>;
+    V s0 = {}, s1 = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 += load<V>(a + i) * load<V>(b + i);
+        s1 += load<V>(a + i + 16) * load<V>(b + i + 16);
+    }
+    s0 += s1;
+    float s = 0;
+    for (int j = 0; j < 16; ++j) s += s0[j];
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+// Spatial chunks of this many positions split an (image, block) unit, so a few large images
+// still spread over every thread.
+constexpr int64_t chunk = 512;
+constexpr int max_block = 16;  // blocked layouts: nChw8c, nChw16c
+
+}  // namespace
+
+void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l) {
+    const int64_t CB = l.blocks(), B = l.block, chunks = (l.HW + chunk - 1) / chunk;
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < l.N * l.C; ++nc) scale_span(x + nc * l.HW, s[nc], y + nc * l.HW, l.HW);
+    } else if (B == l.C) {  // channels-last: the gate row is s's own row, no padding
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * chunks; ++u) {
+            int64_t n = u / chunks, s0 = u % chunks * chunk, off = n * l.batch_stride() + s0 * B;
+            scale_rows(x + off, s + n * l.C, y + off, std::min(chunk, l.HW - s0), B);
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * CB * chunks; ++u) {
+            int64_t n = u / (CB * chunks), cb = u / chunks % CB, s0 = u % chunks * chunk;
+            // The gate of one block, zero on the padded channels so y's padding stays zero.
+            float g[max_block] = {};
+            for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) g[j] = s[n * l.C + cb * B + j];
+            int64_t off = n * l.batch_stride() + cb * l.block_stride() + s0 * B;
+            scale_rows(x + off, g, y + off, std::min(chunk, l.HW - s0), B);
+        }
+    }
+}
+
+void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l) {
+    const int64_t CB = l.blocks(), B = l.block;
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = dot_span(a + nc * l.HW, b + nc * l.HW, l.HW);
+    } else if (B == l.C) {  // channels-last: each image's row of sums is its own accumulator
+#pragma omp parallel for schedule(static)
+        for (int64_t n = 0; n < l.N; ++n) {
+            std::fill(out + n * l.C, out + (n + 1) * l.C, 0.0f);
+            dot_rows(a + n * l.batch_stride(), b + n * l.batch_stride(), out + n * l.C, l.HW, B);
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * CB; ++u) {
+            int64_t n = u / CB, cb = u % CB, off = n * l.batch_stride() + cb * l.block_stride();
+            float acc[max_block] = {};
+            dot_rows(a + off, b + off, acc, l.HW, B);
+            for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = acc[j];
+        }
+    }
+}
+
+}  // namespace ridge::simd

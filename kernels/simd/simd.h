@@ -1,0 +1,53 @@
+#pragma once
+// Hand-vectorized CPU kernels the oneDNN executor runs where oneDNN 2.6 has only a slow path for
+// a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
+// binary primitive broadcasts (N,C,1,1) only in its reference implementation), and the weight
+// gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
+// the reference implementation there, or a GEMM after reordering both activations).
+//
+// They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
+// channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
+// of what they write is zero too). Each vector loop is compiled for AVX-512, AVX2+FMA and baseline
+// x86-64 and chosen at run time, so one binary runs on any x86-64 host. Work is split over OpenMP
+// threads (the executor's count). kernels/cpu holds the plain reference each is tested against.
+#include <cstddef>
+#include <cstdint>
+
+namespace ridge::simd {
+
+// An activation (N,C,H,W) in one of the executor's layouts. Element (n, c, s), s = h*W + w, is at
+//   n*batch_stride() + (c / block)*block_stride() + s*block + c % block
+// plain: block 1; nhwc: block C (one block of every channel); nChw8c / nChw16c: block 8 / 16.
+struct ChannelLayout {
+    int64_t N = 0, C = 0, HW = 0;
+    int64_t block = 1;
+    int64_t blocks() const { return (C + block - 1) / block; }
+    int64_t padded_channels() const { return blocks() * block; }
+    int64_t block_stride() const { return HW * block; }
+    int64_t batch_stride() const { return padded_channels() * HW; }
+};
+
+// y = x * s[n, c]; s is (N,C) plain. y may be x.
+void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);
+// out[n, c] = sum over s of a[n, c, s] * b[n, c, s]; out is (N,C) plain.
+void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);
+
+// A depthwise convolution (groups = C = K): x (N,C,H,W) and dy (N,C,P,Q) both channel-blocked
+// by `block` (8 or 16), w (C,1,1,R,S).
+struct Depthwise {
+    int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
+    int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0, dil_h = 1, dil_w = 1;
+    int64_t block = 16;
+    // dw in the blocked weight layout of the same block (oneDNN's Abcde8a / Abcde16a: channel
+    // blocks of R*S*block, padded), else plain (C,1,1,R,S).
+    bool blocked_weights = true;
+};
+bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
+// Floats of scratch depthwise_wgrad needs with `threads` threads.
+size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
+// dw = sum over n, p, q of dy * x at the tap's input position; db (C) = sum of dy, when not null.
+// Both are overwritten.
+void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
+                     int threads);
+
+}  // namespace ridge::simd

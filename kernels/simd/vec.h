@@ -1,0 +1,47 @@
+#pragma once
+// What the kernels of kernels/simd share: fixed-width float vectors (GCC vector extensions, so the
+// same source becomes AVX-512, AVX2 or SSE code) and the attribute that compiles a leaf function
+// once per instruction set and picks one at load time (an ifunc).
+//
+// Only leaf functions carry the clones: an OpenMP region is outlined into a function of its own,
+// which would not inherit them, so the kernels split work over threads in plain code and call a
+// cloned leaf for each piece.
+
+// The helpers below pass vectors wider than the baseline ABI by value; they are always inlined
+// into a clone compiled for the vectors' width, so no call ever crosses that ABI.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ridge::simd {
+
+#define RIDGE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define RIDGE_SIMD_INLINE inline __attribute__((always_inline))
+
+typedef float Vec8 __attribute__((vector_size(32)));
+typedef float Vec16 __attribute__((vector_size(64)));
+
+template <int lanes>
+struct VecOf;
+template <>
+struct VecOf<8> {
+    using type = Vec8;
+};
+template <>
+struct VecOf<16> {
+    using type = Vec16;
+};
+template <int lanes>
+using Vec = typename VecOf<lanes>::type;
+
+// Loads and stores through memcpy: any alignment, no aliasing question (one vmovups each).
+template <class V>
+RIDGE_SIMD_INLINE V load(const float* p) {
+    V v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+template <class V>
+RIDGE_SIMD_INLINE void store(float* p, V v) {
+    __builtin_memcpy(p, &v, sizeof v);
+}
+
+}  // namespace ridge::simd

@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 RIDGE := $(BUILD)/cli/ridge
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build zoo report full test mutate clean
+.PHONY: all deps build zoo report full test sanitize-configure test-sanitize test-sanitize-ci mutate clean
 
 all: zoo report
 
@@ -41,10 +41,29 @@ full: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure
 
+# The tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer (CUDA left out) in
+# $(SANITIZE_BUILD); any finding fails the test that made it. test-sanitize builds and runs the whole
+# suite; test-sanitize-ci builds only what the tests labelled sanitize-ci need and runs those (CI
+# runs it after `make test`; tests/CMakeLists.txt says which and why).
+SANITIZE_BUILD ?= build-sanitize
+sanitize-configure: deps
+	@mkdir -p $(SANITIZE_BUILD)
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIDGE_SANITIZE=ON -DRIDGE_CUDA=OFF \
+		> $(SANITIZE_BUILD)/configure.log 2>&1 || { cat $(SANITIZE_BUILD)/configure.log; exit 1; }
+	@grep '^-- ridge:' $(SANITIZE_BUILD)/configure.log | sed 's/^-- //'
+
+test-sanitize: sanitize-configure
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@cd $(SANITIZE_BUILD) && ctest --output-on-failure
+
+test-sanitize-ci: sanitize-configure
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target sanitize_ci_tests
+	@cd $(SANITIZE_BUILD) && ctest --output-on-failure -L sanitize-ci
+
 # One-line mutants of the cost formulas, reference kernels, roofline math and report writer
 # (scripts/mutants.txt); fails if the tests miss one. MUTANTS=subset runs the quick set.
 mutate:
 	@scripts/mutate.sh
 
 clean:
-	rm -rf $(BUILD) results
+	rm -rf $(BUILD) $(SANITIZE_BUILD) results

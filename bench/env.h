@@ -39,7 +39,7 @@ Env capture_env(int threads, bool gpu = false);
 // and RLIMIT_AS (ulimit -v) less the address space already in use.
 struct MemoryBudget {
     int64_t bytes = -1;   // -1: no limit could be read
-    std::string limit;    // which one: "MemAvailable", "the cgroup's memory.max less its use", ...
+    std::string limit;    // which one, in words: "MemAvailable", or the cgroup or RLIMIT_AS limit and its size
     int64_t mem_available = -1;  // MemAvailable itself, to quote beside a tighter limit
 };
 

@@ -251,7 +251,15 @@ void write_output(const std::string& path, const std::string& text) {
 std::string cannot_create(const std::string& path, bool make_folders) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::path dir = fs::absolute(path, ec).parent_path();
+    // A symlink to a file that does not exist yet: the file is created where it points.
+    fs::path target = path;
+    struct stat ls;
+    for (int hops = 0; hops < 40 && ::lstat(target.c_str(), &ls) == 0 && S_ISLNK(ls.st_mode); ++hops) {
+        fs::path next = fs::read_symlink(target, ec);
+        if (ec) return ec.message();
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    fs::path dir = fs::absolute(target, ec).parent_path();
     if (ec) return ec.message();
     struct stat st;
     while (::stat(dir.c_str(), &st) != 0) {

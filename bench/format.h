@@ -64,9 +64,9 @@ unsigned new_file_mode(unsigned base);
 // device or pipe that opens for writing now. Throws UsageError; creates and leaves nothing.
 void check_output(const std::string& path);
 
-// Why no new file can be created at path, or "" when one can: its folder must exist and take a
-// file (tried). With make_folders, missing folders would be created first, so the nearest
-// existing one is tried instead.
+// Why no new file can be created at path, or "" when one can: its folder (where a symlink at
+// path points, if it is one) must exist and take a file (tried). With make_folders, missing
+// folders would be created first, so the nearest existing one is tried instead.
 std::string cannot_create(const std::string& path, bool make_folders);
 
 }  // namespace ridge::cli

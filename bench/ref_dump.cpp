@@ -10,6 +10,7 @@
 // DIR/input.bin    the input (fp32); DIR/labels.bin the labels (int32)
 // DIR/output.bin   the graph's output after the training forward (fp32)
 // DIR/grads.bin    the gradient of every learned tensor, in the order of weights.bin (fp32)
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -99,8 +100,10 @@ int main(int argc, char** argv) {
 
         std::ostringstream js;
         js.precision(9);
-        js << "{\"model\":\"" << g.model() << "\",\"loss\":" << loss << ",\"input_shape\":" << list(g.input_shape())
-           << ",\"output\":" << g.output() << ",\"nodes\":[\n";
+        js << "{\"model\":\"" << g.model() << "\",\"loss\":";
+        if (std::isfinite(loss)) js << loss;
+        else js << "null";  // JSON has no NaN: a diverged step's loss
+        js << ",\"input_shape\":" << list(g.input_shape()) << ",\"output\":" << g.output() << ",\"nodes\":[\n";
         std::vector<float> weights, grads;
         const Weights dw = ex->gradients();
         for (size_t i = 0; i < g.nodes().size(); ++i) {

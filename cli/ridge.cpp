@@ -81,6 +81,7 @@ int run_summary(const Args& a) {
     const ZooEntry& e = net_arg(a);
     std::string fmt = format_arg(a);
     DType t = a.dtype();
+    check_output(a.get("--out", ""));
     Analysis an = analyze(build_for(a, e, a.positive("--batch", 1, max_batch)), t);
     write_output(a.get("--out", ""), fmt == "csv" ? summary_csv(an) : fmt == "json" ? summary_json(an) : summary_table(an));
     return 0;
@@ -92,6 +93,7 @@ int run_zoo(const Args& a) {
     DType t = a.dtype();
     bool layers = a.has("--layers");
     if (layers && fmt == "table") throw UsageError("ridge zoo: --layers needs --format csv or json");
+    check_output(a.get("--out", ""));
     std::vector<Analysis> nets;
     for (const ZooEntry& e : zoo()) nets.push_back(analyze(build(e, N, e.default_res, e.default_res), t));
     write_output(a.get("--out", ""), fmt == "csv" ? zoo_csv(nets, layers) : fmt == "json" ? zoo_json(nets, layers) : zoo_table(nets));

@@ -208,6 +208,7 @@ int run_chips(const Args& a) {
     std::optional<Precision> precision = precision_arg(a);
     bool sparse = a.has("--sparse");
     if (sparse && !precision) throw UsageError("ridge roofline chips: --sparse needs --precision P");
+    check_output(a.get("--out", ""));
     std::vector<Chip> chips = load(a);
     if (kind) std::erase_if(chips, [&](const Chip& c) { return c.kind != *kind; });
     std::string out;

@@ -195,6 +195,7 @@ int run_measure(const Args& a) {
     std::string fmt = a.choice("--format", "table", {"table", "json"});
     int threads = int(a.positive("--threads", 0, 4096));
     bool quick = a.has("--quick");
+    check_output(a.get("--out", ""));
     std::string out;
     if (device == "cuda") {
         if (a.has("--threads")) throw UsageError("ridge roofline measure: --threads applies to --device cpu only");

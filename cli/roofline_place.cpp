@@ -143,6 +143,7 @@ int run_place(const Args& a) {
     bool sparse = a.has("--sparse");
     int64_t N = a.positive("--batch", 1, max_batch);
     std::string peak_name = cat(sparse ? "sparse " : "", precision_name(precision));
+    check_output(a.get("--out", ""));
 
     std::string chip_name = a.get("--chip", "");
     Roofline roof;

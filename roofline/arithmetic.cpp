@@ -78,7 +78,14 @@ ArithmeticResult evaluate_arithmetic(std::string_view text) {
     }
     if (p.expr(r.value)) {
         p.skip();
-        if (p.i != text.size()) p.fail(std::string("unexpected '") + text[p.i] + "'");
+        if (p.i != text.size()) {
+            // One byte of a multi-byte character quoted alone would make the message invalid UTF-8
+            // (the fuzz test found it); anything but printable ASCII is named by its code.
+            unsigned char c = static_cast<unsigned char>(text[p.i]);
+            static const char* hex = "0123456789abcdef";
+            p.fail(c >= 0x20 && c < 0x7f ? std::string("unexpected '") + char(c) + "'"
+                                         : std::string("unexpected byte 0x") + hex[c >> 4] + hex[c & 15]);
+        }
     }
     r.error = p.error;
     return r;

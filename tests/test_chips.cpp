@@ -273,6 +273,8 @@ TEST_CASE("the arithmetic language: precedence, parentheses, units, and errors w
     CHECK(evaluate_arithmetic("2 [GHz").error == "unterminated '[' at column 3");
     CHECK(evaluate_arithmetic("(2 + 3").error == "expected ')' at column 7");
     CHECK(evaluate_arithmetic("2 x 3").error == "unexpected 'x' at column 3");
+    CHECK(evaluate_arithmetic("2 \xc3\xa9 3").error == "unexpected byte 0xc3 at column 3");
+    CHECK(evaluate_arithmetic("2\t\x7f").error == "unexpected byte 0x7f at column 3");
     CHECK(evaluate_arithmetic("1 / 0").error == "division by zero at column 6");
 }
 

@@ -82,7 +82,16 @@ TEST_CASE("check_output: what write_output would fail on is refused before any w
     fs::path fifo = d / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     CHECK_THROWS_WITH_AS(check_output(fifo.string()), doctest::Contains("pipe that nothing reads"), ridge::cli::UsageError);
+    // Symlinks: to a new file in a folder that exists (fine), into a missing folder, in a loop.
+    fs::create_symlink("new_target.txt", d / "to_new");
+    CHECK_NOTHROW(check_output((d / "to_new").string()));
+    fs::create_symlink("missing/x.txt", d / "dangling");
+    CHECK_THROWS_WITH_AS(check_output((d / "dangling").string()), doctest::Contains("does not exist"),
+                         ridge::cli::UsageError);
+    fs::create_symlink("loop_b", d / "loop_a");
+    fs::create_symlink("loop_a", d / "loop_b");
+    CHECK_THROWS_AS(check_output((d / "loop_a").string()), ridge::cli::UsageError);
     std::set<std::string> left;
     for (const auto& e : fs::directory_iterator(d)) left.insert(e.path().filename().string());
-    CHECK(left == std::set<std::string>{"fifo", "old.txt"});
+    CHECK(left == std::set<std::string>{"fifo", "old.txt", "to_new", "dangling", "loop_a", "loop_b"});
 }

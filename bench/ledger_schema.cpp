@@ -10,7 +10,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "bench/args.h"
+#include "bench/usage_error.h"
+#include "engine/shape.h"
 #include "bench/format.h"
 #include "bench/ledger.h"
 

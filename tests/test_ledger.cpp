@@ -13,6 +13,7 @@
 #include "bench/ledger.h"
 #include "bench/ledger_schema.h"
 #include "bench/usage_error.h"
+#include "engine/shape.h"
 #include "cli.h"
 #include "spawn.h"
 

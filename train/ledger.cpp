@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "bench/format.h"
-#include "bench/args.h"
+#include "bench/usage_error.h"
 #include "bench/ledger.h"
 
 namespace ridge::train {

@@ -20,12 +20,12 @@
 #include <random>
 #include <typeinfo>
 
-#include "bench/bench_cmd.h"
 #include "bench/format.h"
-#include "bench/net_arg.h"
 #include "cli.h"
+#include "cli/bench_cmd.h"
+#include "cli/net_arg.h"
+#include "cli/report_cmd.h"
 #include "json.h"
-#include "report/report_cmd.h"
 #include "roofline/chips.h"
 #include "spawn.h"
 

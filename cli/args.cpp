@@ -119,6 +119,19 @@ int64_t Args::non_negative(std::string_view name, int64_t fallback, int64_t max)
     return bounded(*this, name, fallback, 0, max);
 }
 
+std::vector<std::string> Args::list(std::string_view name) const {
+    std::string v = get(name, "");
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+        size_t end = v.find(',', start);
+        if (end == std::string::npos) end = v.size();
+        out.push_back(v.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
 std::vector<int64_t> Args::positive_list(std::string_view name, std::vector<int64_t> fallback, int64_t max) const {
     if (!has(name)) return fallback;
     std::string s = get(name, "");

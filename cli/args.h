@@ -38,6 +38,8 @@ struct Args {
     int64_t non_negative(std::string_view name, int64_t fallback, int64_t max) const;
     // "1,16,64": positive integers, each at most max, no repeats, in the order given.
     std::vector<int64_t> positive_list(std::string_view name, std::vector<int64_t> fallback, int64_t max) const;
+    // "a,b,c": the option's value cut at every comma, empty fields kept (the caller judges them).
+    std::vector<std::string> list(std::string_view name) const;
     DType dtype() const;                                             // --dtype, fp32 by default
     std::pair<int64_t, int64_t> resolution(int64_t max) const;       // --res "H" or "HxW"
     std::string choice(std::string_view name, std::string_view fallback,

@@ -29,26 +29,12 @@ const Command compare_cmd{
      {"--label-by", "L", "name environments by host (default), device (the CPU or GPU model) or label (the input)"},
      {"--baseline", "ENV", "the environment speed-ups are over (default: the first)"}}};
 
-namespace {
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-        size_t end = s.find(',', start);
-        if (end == std::string::npos) end = s.size();
-        out.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-}  // namespace
-
 int run_compare(const Args& a) {
     namespace fs = std::filesystem;
     report::CompareOptions o;
     std::string by = a.choice("--label-by", "host", {"host", "device", "label"});
     o.label_by = by == "device" ? report::LabelBy::device : by == "label" ? report::LabelBy::label : report::LabelBy::host;
-    if (a.has("--nets")) o.nets = split(a.get("--nets", ""));
+    if (a.has("--nets")) o.nets = a.list("--nets");
     o.baseline = a.get("--baseline", "");
     fs::path out = report::check_destination(a.get("--out", "results/compare"));
     for (const std::string& in : a.pos) {

@@ -40,18 +40,6 @@ struct Scope {
 const Scope quick_scope{"quick", quick_nets, {1, 8}, 8, 2, 5};
 const Scope full_scope{"full", full_nets, {1, 64, 256}, 64, 3, 10};
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-        size_t end = s.find(',', start);
-        if (end == std::string::npos) end = s.size();
-        out.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-
 // On a terminal one line, rewritten as repeats complete; in a log one line per step.
 struct ProgressLine {
     bool on, tty;
@@ -107,7 +95,7 @@ int run_report(const Args& a) {
     report::StudyPlan plan;
     plan.cpu = device != "cuda";
     plan.cuda = device != "cpu";
-    plan.nets = a.has("--nets") ? split(a.get("--nets", "")) : scope.nets;
+    plan.nets = a.has("--nets") ? a.list("--nets") : scope.nets;
     for (const std::string& n : plan.nets) net_named("report", n);
     for (size_t i = 0; i < plan.nets.size(); ++i)
         for (size_t j = 0; j < i; ++j)

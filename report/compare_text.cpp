@@ -5,6 +5,7 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 #include "report/compare.h"
+#include "report/markdown.h"
 #include "roofline/roofline.h"
 
 namespace ridge::report {
@@ -14,17 +15,7 @@ namespace {
 using cli::fixed;
 
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-    std::string s = "|";
-    for (const std::string& h : head) s += " " + h + " |";
-    s += "\n|";
-    for (size_t i = 0; i < head.size(); ++i) s += i == 0 ? "---|" : "---|";
-    s += "\n";
-    for (const auto& r : rows) {
-        s += "|";
-        for (const std::string& c : r) s += " " + c + " |";
-        s += "\n";
-    }
-    return s + "\n";
+    return markdown_table(head, rows, false);
 }
 
 // Markdown table cells must not hold '|' or line breaks.

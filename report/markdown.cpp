@@ -15,17 +15,7 @@ using cli::fixed;
 using cli::si;
 
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-    std::string s = "|";
-    for (const std::string& h : head) s += " " + h + " |";
-    s += "\n|";
-    for (size_t i = 0; i < head.size(); ++i) s += i == 0 ? "---|" : "--:|";
-    s += "\n";
-    for (const auto& r : rows) {
-        s += "|";
-        for (const std::string& c : r) s += " " + c + " |";
-        s += "\n";
-    }
-    return s + "\n";
+    return markdown_table(head, rows, true);
 }
 
 std::string mode_name(Mode m) { return m == Mode::train ? "train" : "infer"; }
@@ -314,6 +304,21 @@ std::string report_markdown(const Study& s, const std::vector<Figure>& figures, 
         out += "\n";
     }
     return out;
+}
+
+std::string markdown_table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                           bool numbers_right) {
+    std::string s = "|";
+    for (const std::string& h : head) s += " " + h + " |";
+    s += "\n|";
+    for (size_t i = 0; i < head.size(); ++i) s += i == 0 || !numbers_right ? "---|" : "--:|";
+    s += "\n";
+    for (const auto& r : rows) {
+        s += "|";
+        for (const std::string& c : r) s += " " + c + " |";
+        s += "\n";
+    }
+    return s + "\n";
 }
 
 }  // namespace ridge::report

@@ -16,4 +16,9 @@ struct ReportInfo {
 
 std::string report_markdown(const Study& s, const std::vector<Figure>& figures, const ReportInfo& info);
 
+// A Markdown table, a blank line after it. The first column is left-aligned; the others too, or
+// right-aligned (numbers) when numbers_right.
+std::string markdown_table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
+                           bool numbers_right);
+
 }  // namespace ridge::report

@@ -78,6 +78,8 @@ void block_from(DType t, const void* big, void* small, int64_t outer, int64_t n_
 // x (dims)  y (dims[order[0]], ...)
 void permute(DType t, const void* x, const Shape& dims, const std::vector<int>& order, void* y, bool accumulate,
              cudaStream_t s);
+
+// ---- embedding.cu --------------------------------------------------------------------------
 // y[n, 0, :] = token for every n.  token (D) fp32  y (N, T+1, D)
 void class_token_forward(DType t, const float* token, void* y, int64_t N, int64_t T1, int64_t D, cudaStream_t s);
 // dtoken[d] += sum over n of dy[n, 0, d].  dy (N, T+1, D)  dtoken (D) fp32

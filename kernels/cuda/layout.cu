@@ -1,5 +1,5 @@
-// Data movement: blocks along one dimension (concat, slice, select and their gradients), permutes
-// (permute, channel shuffle) and the class token. Pure copies: exact in every storage type.
+// Data movement: blocks along one dimension (concat, slice, select and their gradients) and
+// permutes (permute, channel shuffle). Pure copies: exact in every storage type.
 #include <stdexcept>
 
 #include "kernels/cuda/common.cuh"
@@ -37,20 +37,6 @@ __global__ void permute_kernel(const T* x, Perm p, T* y, int64_t n, bool accumul
         }
         float v = ld(x, off);
         accumulate ? add_to(y, e, v) : st(y, e, v);
-    }
-}
-
-template <class T>
-__global__ void token_kernel(const float* token, T* y, int64_t N, int64_t T1, int64_t D) {
-    RIDGE_GRID_STRIDE(e, N * D) st(y, (e / D) * T1 * D + e % D, token[e % D]);
-}
-
-template <class T>
-__global__ void token_grad_kernel(const T* dy, float* dtoken, int64_t N, int64_t T1, int64_t D) {
-    RIDGE_GRID_STRIDE(d, D) {
-        float sum = 0;
-        for (int64_t n = 0; n < N; ++n) sum += ld(dy, n * T1 * D + d);
-        dtoken[d] += sum;
     }
 }
 
@@ -92,22 +78,6 @@ void permute(DType t, const void* x, const Shape& dims, const std::vector<int>& 
         using T = std::remove_pointer_t<decltype(q)>;
         permute_kernel<T><<<blocks_for(n), threads_per_block, 0, s>>>(static_cast<const T*>(x), p,
                                                                        static_cast<T*>(y), n, accumulate);
-    });
-    RIDGE_CUDA_CHECK_LAUNCH();
-}
-
-void class_token_forward(DType t, const float* token, void* y, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
-    dispatch(t, [&](auto* p) {
-        using T = std::remove_pointer_t<decltype(p)>;
-        token_kernel<T><<<blocks_for(N * D), threads_per_block, 0, s>>>(token, static_cast<T*>(y), N, T1, D);
-    });
-    RIDGE_CUDA_CHECK_LAUNCH();
-}
-
-void class_token_backward(DType t, const void* dy, float* dtoken, int64_t N, int64_t T1, int64_t D, cudaStream_t s) {
-    dispatch(t, [&](auto* p) {
-        using T = std::remove_pointer_t<decltype(p)>;
-        token_grad_kernel<T><<<blocks_for(D), threads_per_block, 0, s>>>(static_cast<const T*>(dy), dtoken, N, T1, D);
     });
     RIDGE_CUDA_CHECK_LAUNCH();
 }

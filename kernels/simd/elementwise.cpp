@@ -1,5 +1,6 @@
-// Squeeze-excitation's scale y = x * s[n, c] and the gate's gradient sum_s dy * x, on the
-// executor's layouts (simd.h). Memory-bound: one pass over x (and y, or the second operand).
+// Squeeze-excitation's scale y = x * s[n, c] (a Mul) and the gate's gradient sum_s dy * x, which
+// is also layer scale's per image, on the executor's layouts (simd.h). Memory-bound: one pass over
+// x (and y, or the second operand).
 // x, y, a, b (N,C,H,W) in ChannelLayout  s, out (N,C)
 #include <algorithm>
 

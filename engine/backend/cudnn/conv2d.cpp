@@ -174,7 +174,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerRun> conv_layer(Plan& p, int node, const Conv2d& op) {
+std::unique_ptr<LayerRun> conv2d_layer(Plan& p, int node, const Conv2d& op) {
     return std::make_unique<ConvLayer>(p, node, op);
 }
 

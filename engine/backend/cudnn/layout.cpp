@@ -1,6 +1,6 @@
 // Data movement by the hand-written kernels: concat, slice and select as blocks along one
-// dimension, channel shuffle and permute as permutes, the class token (layout_layer). Flatten,
-// reshape, dropout and stochastic depth alias their input (plan.h) and run nothing (alias_layer).
+// dimension, channel shuffle and permute as permutes (layout_layer). Flatten, reshape, dropout
+// and stochastic depth alias their input (plan.h) and run nothing (alias_layer).
 // make_layer (executor.cpp) sends each op to one of them by name.
 #include "engine/backend/cudnn/ops.h"
 #include "engine/overloaded.h"
@@ -44,17 +44,11 @@ public:
                            gpu::Around3 a = gpu::around3(xs, normalize_dim(op.dim, xs.size()));
                            gpu::block_from(p.dt, xv(d), yv(d), a.outer, a.n, op.index, 1, a.inner, false, d.s);
                        },
-                       [&](const ClassToken&) {
-                           gpu::block_into(p.dt, xv(d), yv(d), xs[0], ys[1], 1, xs[1], xs[2], false, d.s);
-                           gpu::class_token_forward(p.dt, d.f(p.param(node, 0).master), yv(d), ys[0], ys[1], ys[2],
-                                                    d.s);
-                       },
                        [&](const auto&) { throw std::logic_error("cudnn: not a data-movement op"); }},
             n.op);
     }
 
     bool has_dgrad() const override { return any_wants_dx(); }
-    bool has_wgrad() const override { return learns(); }
 
     void dgrad(Dev& d) override {
         const Shape &xs = p.shape(x()), &ys = p.shape(y());
@@ -88,18 +82,8 @@ public:
                            gpu::Around3 a = gpu::around3(xs, normalize_dim(op.dim, xs.size()));
                            gpu::block_into(p.dt, dy(d), dx(d), a.outer, a.n, op.index, 1, a.inner, true, d.s);
                        },
-                       [&](const ClassToken&) {
-                           if (wants_dx()) gpu::block_from(p.dt, dy(d), dx(d), xs[0], ys[1], 1, xs[1], xs[2], true, d.s);
-                       },
                        [&](const auto&) { throw std::logic_error("cudnn: not a data-movement op"); }},
             n.op);
-    }
-
-    void wgrad(Dev& d) override {
-        if (!std::holds_alternative<ClassToken>(n.op)) return;
-        const Shape& ys = p.shape(y());
-        int g = p.param(node, 0).grad;
-        if (g >= 0) gpu::class_token_backward(p.dt, dy(d), d.f(g), ys[0], ys[1], ys[2], d.s);
     }
 
 private:

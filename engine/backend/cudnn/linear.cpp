@@ -1,32 +1,13 @@
-// Linear layers and attention's batched products through cuBLAS. cuBLAS is column-major and
-// ridge's tensors row-major: a row-major (r,c) matrix is the column-major (c,r) transpose, so each
-// product below is written for the transposes (y^T = w x^T for a linear), which needs no copy.
-// fp16 and bf16 inputs accumulate in fp32 (blas_compute), and beta = 1 adds into gradients.
-//   linear:  x (M,C)  w (K,C)  b (K)  y (M,K)
-//   matmul:  a (B,M,L)  b (B,L,J), or (B,J,L) with transpose_b  y (B,M,J)
+// Linear layers through cuBLAS (gemm(), plan.h), over the leading dimensions flattened. cuBLAS is
+// column-major and ridge's tensors row-major: a row-major (r,c) matrix is the column-major (c,r)
+// transpose, so each product below is written for the transposes (y^T = w x^T), which needs no
+// copy. The bias is added by a hand-written kernel.
+//   x (M,C)  w (K,C)  b (K)  y (M,K)
 #include "engine/backend/cudnn/ops.h"
 
 namespace ridge::cudnn {
 
 namespace {
-
-// One strided-batched product in column-major terms: C (m,n) = op(A) (m,k) op(B) (k,n), beta 0 or 1.
-struct Gemm {
-    cublasOperation_t ta, tb;
-    int64_t m, n, k;
-    int64_t lda, ldb, ldc;
-    int64_t sa = 0, sb = 0, sc = 0, batch = 1;
-};
-
-void gemm(const Dev& d, const Plan& p, const Gemm& g, const void* A, const void* B, void* C, bool accumulate) {
-    const float one = 1, zero = 0;
-    cudaDataType_t t = blas_type(p.dt);
-    RIDGE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        d.blas, g.ta, g.tb, checked_int(g.m, "m"), checked_int(g.n, "n"), checked_int(g.k, "k"), &one, A, t,
-        checked_int(g.lda, "lda"), g.sa, B, t, checked_int(g.ldb, "ldb"), g.sb, accumulate ? &one : &zero, C, t,
-        checked_int(g.ldc, "ldc"), g.sc, checked_int(g.batch, "batch"), blas_compute(p.precision),
-        CUBLAS_GEMM_DEFAULT));
-}
 
 constexpr auto N = CUBLAS_OP_N;
 constexpr auto T = CUBLAS_OP_T;
@@ -64,52 +45,10 @@ private:
     int bias_ = -1, dbias_ = -1;
 };
 
-class MatmulLayer final : public LayerBase {
-public:
-    MatmulLayer(Plan& p, int node, const Matmul& op) : LayerBase(p, node), tb_(op.transpose_b) {
-        const Shape &a = p.shape(x(0)), &ys = p.shape(y());
-        size_t r = a.size();
-        M_ = a[r - 2], L_ = a[r - 1], J_ = ys[r - 1], B_ = numel(a) / (M_ * L_);
-    }
-
-    void forward(Dev& d) override {
-        // y^T (J,M) = b^T (J,L) a^T (L,M); b stored (L,J) is b^T column-major, stored (J,L) needs T.
-        Gemm g{tb_ ? T : N, N, J_, M_, L_, tb_ ? L_ : J_, L_, J_, L_ * J_, M_ * L_, M_ * J_, B_};
-        gemm(d, p, g, xv(d, 1), xv(d, 0), yv(d), false);
-    }
-    bool has_dgrad() const override { return wants_dx(0) || wants_dx(1); }
-    void dgrad(Dev& d) override {
-        if (wants_dx(0)) {
-            // da^T (L,M) = b (L,J) dy^T (J,M)
-            Gemm g{tb_ ? N : T, N, L_, M_, J_, tb_ ? L_ : J_, J_, L_, L_ * J_, M_ * J_, M_ * L_, B_};
-            gemm(d, p, g, xv(d, 1), dy(d), dx(d, 0), true);
-        }
-        if (wants_dx(1)) {
-            if (tb_) {
-                // db (J,L) stored row-major is db^T (L,J) column-major = a^T (L,M) dy (M,J)
-                Gemm g{N, T, L_, J_, M_, L_, J_, L_, M_ * L_, M_ * J_, L_ * J_, B_};
-                gemm(d, p, g, xv(d, 0), dy(d), dx(d, 1), true);
-            } else {
-                // db (L,J) stored row-major is db^T (J,L) column-major = dy^T (J,M) a (M,L)
-                Gemm g{N, T, J_, L_, M_, J_, L_, J_, M_ * J_, M_ * L_, L_ * J_, B_};
-                gemm(d, p, g, dy(d), xv(d, 0), dx(d, 1), true);
-            }
-        }
-    }
-
-private:
-    bool tb_;
-    int64_t M_, L_, J_, B_;
-};
-
 }  // namespace
 
 std::unique_ptr<LayerRun> linear_layer(Plan& p, int node, const Linear& op) {
     return std::make_unique<LinearLayer>(p, node, op);
-}
-
-std::unique_ptr<LayerRun> matmul_layer(Plan& p, int node, const Matmul& op) {
-    return std::make_unique<MatmulLayer>(p, node, op);
 }
 
 }  // namespace ridge::cudnn

@@ -1,6 +1,7 @@
 #pragma once
-// Each op family's LayerRun (one file per family: conv.cpp, gemm.cpp, norm.cpp, eltwise.cpp,
-// pool.cpp, softmax.cpp, layout.cpp). make_layer() (executor.cpp) visits a node's op onto these.
+// Each op family's LayerRun, one file per op family of engine/ops/ (conv2d.cpp, linear.cpp,
+// matmul.cpp, norm.cpp, activation.cpp, pool.cpp, softmax.cpp, elementwise.cpp, embedding.cpp,
+// layout.cpp). make_layer() (executor.cpp) visits a node's op onto these.
 #include "engine/backend/cudnn/plan.h"
 
 namespace ridge::cudnn {
@@ -30,7 +31,7 @@ struct LayerBase : LayerRun {
     }
 };
 
-std::unique_ptr<LayerRun> conv_layer(Plan& p, int node, const Conv2d& op);
+std::unique_ptr<LayerRun> conv2d_layer(Plan& p, int node, const Conv2d& op);
 std::unique_ptr<LayerRun> linear_layer(Plan& p, int node, const Linear& op);
 std::unique_ptr<LayerRun> matmul_layer(Plan& p, int node, const Matmul& op);
 std::unique_ptr<LayerRun> batchnorm_layer(Plan& p, int node, const BatchNorm& op);
@@ -39,10 +40,12 @@ std::unique_ptr<LayerRun> activation_layer(Plan& p, int node, const Activation& 
 std::unique_ptr<LayerRun> pool_layer(Plan& p, int node, const Pool2d& op);
 std::unique_ptr<LayerRun> pool_layer(Plan& p, int node, const AdaptiveAvgPool2d& op);
 std::unique_ptr<LayerRun> softmax_layer(Plan& p, int node, const Softmax& op);
-// Hand-written kernels (kernels/cuda): add, mul, scale, layer scale, position embedding.
-std::unique_ptr<LayerRun> eltwise_layer(Plan& p, int node);
-// Concat, channel shuffle, permute, slice, select, class token; views and identities run nothing.
-std::unique_ptr<LayerRun> layout_layer(Plan& p, int node);  // concat, shuffle, permute, slice, select, class token
+// Hand-written kernels (kernels/cuda): add, mul, scale, layer scale.
+std::unique_ptr<LayerRun> elementwise_layer(Plan& p, int node);
+std::unique_ptr<LayerRun> embedding_layer(Plan& p, int node, const ClassToken& op);
+std::unique_ptr<LayerRun> embedding_layer(Plan& p, int node, const PosEmbedding& op);
+// Concat, channel shuffle, permute, slice, select; views and identities run nothing.
+std::unique_ptr<LayerRun> layout_layer(Plan& p, int node);  // concat, shuffle, permute, slice, select
 std::unique_ptr<LayerRun> alias_layer(Plan& p, int node);   // flatten, reshape, dropout, stochastic depth
 
 }  // namespace ridge::cudnn

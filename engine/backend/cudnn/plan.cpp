@@ -134,6 +134,16 @@ cublasComputeType_t blas_compute(Precision p) {
     return p == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
+void gemm(const Dev& d, const Plan& p, const Gemm& g, const void* A, const void* B, void* C, bool accumulate) {
+    const float one = 1, zero = 0;
+    cudaDataType_t t = blas_type(p.dt);
+    RIDGE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        d.blas, g.ta, g.tb, checked_int(g.m, "m"), checked_int(g.n, "n"), checked_int(g.k, "k"), &one, A, t,
+        checked_int(g.lda, "lda"), g.sa, B, t, checked_int(g.ldb, "ldb"), g.sb, accumulate ? &one : &zero, C, t,
+        checked_int(g.ldc, "ldc"), g.sc, checked_int(g.batch, "batch"), blas_compute(p.precision),
+        CUBLAS_GEMM_DEFAULT));
+}
+
 int checked_int(int64_t v, const char* what) {
     if (v > INT_MAX) throw std::invalid_argument(cat("cudnn: ", what, " ", v, " exceeds the int cuDNN takes"));
     return int(v);

@@ -109,6 +109,17 @@ cudnnDataType_t cudnn_type(DType t);
 cudaDataType_t blas_type(DType t);
 cublasComputeType_t blas_compute(Precision p);
 
+// One strided-batched product in column-major terms: C (m,n) = op(A) (m,k) op(B) (k,n), beta 0 or 1.
+struct Gemm {
+    cublasOperation_t ta, tb;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;
+    int64_t sa = 0, sb = 0, sc = 0, batch = 1;
+};
+// C = op(A) op(B) (+ C when accumulating) through cublasGemmStridedBatchedEx, in the plan's storage
+// type with blas_compute's accumulation: linear.cpp and matmul.cpp.
+void gemm(const Dev& d, const Plan& p, const Gemm& g, const void* A, const void* B, void* C, bool accumulate);
+
 // RAII over a cuDNN tensor descriptor of a dense row-major 4-d view.
 struct TensorDesc {
     cudnnTensorDescriptor_t d = nullptr;

@@ -1,4 +1,5 @@
-// Activations and Scale on oneDNN eltwise primitives, in whatever layout their input has.
+// Activations on oneDNN eltwise primitives, in whatever layout their input has (Scale, in
+// elementwise.cpp, runs eltwise_forward too).
 // x (any)  y (same shape and layout)
 //
 // oneDNN 2.6 runs eltwise on a blocked layout whose channels do not fill the last block (120
@@ -91,20 +92,6 @@ bool uses_dst(algorithm a) {
     return a == algorithm::eltwise_relu_use_dst_for_bwd || a == algorithm::eltwise_logistic_use_dst_for_bwd;
 }
 
-void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
-    int x = p.value[size_t(l.x())];
-    int y = p.mem(p.md(x));
-    // The primitive runs over views: the padded shape where that keeps the padding zero.
-    Md view = keeps_zero(e) ? padded_view(p.md(x)) : p.md(x);
-    int xv = view == p.md(x) ? x : p.alias(x, view), yv = view == p.md(x) ? y : p.alias(y, view);
-    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
-    dnnl::eltwise_forward::desc d(prop, e.alg, view, e.alpha, e.beta);
-    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
-    p.primitive(pd, {{DNNL_ARG_SRC, xv}, {DNNL_ARG_DST, yv}});
-    p.value[size_t(l.n.output)] = y;
-    p.saved[size_t(l.node)] = {pd, {x}, y};
-}
-
 void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
@@ -123,6 +110,20 @@ void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
 
 }  // namespace
 
+void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
+    int x = p.value[size_t(l.x())];
+    int y = p.mem(p.md(x));
+    // The primitive runs over views: the padded shape where that keeps the padding zero.
+    Md view = keeps_zero(e) ? padded_view(p.md(x)) : p.md(x);
+    int xv = view == p.md(x) ? x : p.alias(x, view), yv = view == p.md(x) ? y : p.alias(y, view);
+    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
+    dnnl::eltwise_forward::desc d(prop, e.alg, view, e.alpha, e.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
+    p.primitive(pd, {{DNNL_ARG_SRC, xv}, {DNNL_ARG_DST, yv}});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {pd, {x}, y};
+}
+
 void forward(Plan& p, const Layer& l, const Activation& op) {
     std::vector<Eltwise> e = eltwise_of(op.fn);
     if (e.size() != 1) return forward_reference(p, l);
@@ -134,22 +135,6 @@ void backward(Plan& p, const Layer& l, const Activation& op) {
     std::vector<Eltwise> e = eltwise_of(op.fn);
     if (e.size() != 1) return backward_reference(p, l);
     eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
-}
-
-void forward(Plan& p, const Layer& l, const Scale& op) {
-    eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
-}
-
-// dx = s*dy: the same linear map, applied to the gradient.
-void backward(Plan& p, const Layer& l, const Scale& op) {
-    if (!p.needs_grad(l.x())) return;
-    p.at(&p.bwd, l.node, Phase::dgrad);
-    int dy = p.dy(l.n.output);
-    dnnl::eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_linear, p.md(dy), float(op.s), 0.0f);
-    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
-    int dx = p.contribution_over(l.x(), dy);
-    p.primitive(pd, {{DNNL_ARG_SRC, dy}, {DNNL_ARG_DST, dx}});
-    p.contributed(l.x(), dx);
 }
 
 }  // namespace ridge::onednn

@@ -1,9 +1,9 @@
-// Add, Mul, LayerScale and PosEmbedding on oneDNN binary primitives, broadcasting the smaller
-// operand (a per-channel gamma, a (1,T,D) embedding); the gradient of a broadcast operand is a
-// reduction (sum) of the full one. Squeeze-excitation's gate, x (N,C,H,W) times s (N,C,1,1), is
-// a per-(image, channel) scale that oneDNN 2.6 broadcasts only in its reference implementation
-// (about a thousand times slower than memory allows): it runs kernels/simd's scale_channels in
-// x's own layout, and the gate's gradient is channel_dots(dy, x).
+// Add, Mul and LayerScale on oneDNN binary primitives, broadcasting the smaller operand (a
+// per-channel gamma); the gradient of a broadcast operand is a reduction (sum) of the full one.
+// Scale is eltwise_linear (activation.cpp's eltwise_forward). Squeeze-excitation's gate,
+// x (N,C,H,W) times s (N,C,1,1), is a per-(image, channel) scale that oneDNN 2.6 broadcasts only
+// in its reference implementation (about a thousand times slower than memory allows): it runs
+// kernels/simd's scale_channels in x's own layout, and the gate's gradient is channel_dots(dy, x).
 #include <optional>
 
 #include "engine/backend/onednn/ops.h"
@@ -13,6 +13,16 @@
 namespace ridge::onednn {
 
 using dnnl::algorithm;
+using dnnl::prop_kind;
+
+dnnl::binary::primitive_desc binary_pd(const Plan& p, algorithm alg, const Md& a, const Md& b, const Md& y) {
+    return {dnnl::binary::desc(alg, a, b, y), p.attr(), p.eng};
+}
+
+void reduce_into(Plan& p, int src, int dst) {
+    dnnl::reduction::desc d(algorithm::reduction_sum, p.md(src), p.md(dst), 0.0f, 0.0f);
+    p.primitive(dnnl::reduction::primitive_desc(d, p.attr(), p.eng), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+}
 
 namespace {
 
@@ -21,16 +31,6 @@ Dims padded(const Shape& s, size_t rank) {
     Dims d(rank - s.size(), 1);
     d.insert(d.end(), s.begin(), s.end());
     return d;
-}
-
-dnnl::binary::primitive_desc binary_pd(const Plan& p, algorithm alg, const Md& a, const Md& b, const Md& y) {
-    return {dnnl::binary::desc(alg, a, b, y), p.attr(), p.eng};
-}
-
-// dst = reduce_sum(src) over the dimensions dst has as 1.
-void reduce_into(Plan& p, int src, int dst) {
-    dnnl::reduction::desc d(algorithm::reduction_sum, p.md(src), p.md(dst), 0.0f, 0.0f);
-    p.primitive(dnnl::reduction::primitive_desc(d, p.attr(), p.eng), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
 }
 
 // The gradient of broadcast operand t: dy (or dy * other) summed down to t's shape.
@@ -239,25 +239,21 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
     reduce_into(p, prod, dgamma);
 }
 
-// x (N,T,D) + e (T,D), e read as (1,T,D).
-void forward(Plan& p, const Layer& l, const PosEmbedding&) {
-    const Shape& xs = p.shape(l.x());
-    int x = p.value[size_t(l.x())];
-    int e = p.param_mem(l.node, 0, plain({1, xs[1], xs[2]}));
-    auto pd = binary_pd(p, algorithm::binary_add, p.md(x), p.md(e), p.md(x));
-    int y = p.mem(p.md(x));
-    p.primitive(pd, {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, e}, {DNNL_ARG_DST, y}});
-    p.value[size_t(l.n.output)] = y;
-    p.saved[size_t(l.node)] = {pd, {x, e}, y};
+void forward(Plan& p, const Layer& l, const Scale& op) {
+    eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
 }
 
-void backward(Plan& p, const Layer& l, const PosEmbedding&) {
-    const Shape& xs = p.shape(l.x());
-    int dy = p.dy(l.n.output);
-    p.at(&p.bwd, l.node, Phase::wgrad);
-    reduce_into(p, dy, p.dparam_mem(l.node, 0, plain({1, xs[1], xs[2]})));
+// dx = s*dy: the same linear map, applied to the gradient.
+void backward(Plan& p, const Layer& l, const Scale& op) {
+    if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
-    if (p.needs_grad(l.x())) p.pass(l.x(), dy, true);
+    int dy = p.dy(l.n.output);
+    dnnl::eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_linear, p.md(dy), float(op.s), 0.0f);
+    dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
+    int dx = p.contribution_over(l.x(), dy);
+    p.primitive(pd, {{DNNL_ARG_SRC, dy}, {DNNL_ARG_DST, dx}});
+    p.contributed(l.x(), dx);
 }
+
 
 }  // namespace ridge::onednn

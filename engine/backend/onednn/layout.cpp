@@ -186,8 +186,4 @@ void backward(Plan&, const Layer&, const Dropout&) {}
 void forward(Plan& p, const Layer& l, const StochasticDepth&) { identity_forward(p, l); }
 void backward(Plan&, const Layer&, const StochasticDepth&) {}
 
-// The class token has no oneDNN counterpart; it copies (N,T,D) once per step, off any hot path.
-void forward(Plan& p, const Layer& l, const ClassToken&) { forward_reference(p, l); }
-void backward(Plan& p, const Layer& l, const ClassToken&) { backward_reference(p, l); }
-
 }  // namespace ridge::onednn

@@ -1,7 +1,8 @@
 #pragma once
 // Each op's mapping onto oneDNN primitives: forward() plans a layer's forward steps and sets the
 // value of its output; backward() plans its gradient steps after every layer that reads its output
-// has planned its own. One file per op family (conv.cpp, linear.cpp, norm.cpp, ...).
+// has planned its own. One file per op family of engine/ops/ (conv2d.cpp, linear.cpp, matmul.cpp,
+// norm.cpp, activation.cpp, elementwise.cpp, embedding.cpp, ...).
 #include "engine/backend/onednn/check.h"
 #include "engine/backend/onednn/fusion.h"
 #include "engine/backend/onednn/plan.h"
@@ -81,8 +82,15 @@ struct Eltwise {
     float alpha = 0, beta = 0;
 };
 std::vector<Eltwise> eltwise_of(Activation::Fn fn);
+// y = f(x) for one eltwise algorithm, in x's layout (activation.cpp): the activations and Scale.
+void eltwise_forward(Plan& p, const Layer& l, Eltwise e);
 // The post-ops of a group's activations and residual sum, in order.
 dnnl::post_ops post_ops_of(const Graph& g, const Group& gr);
+
+// A binary primitive (elementwise.cpp): Add, Mul, LayerScale, PosEmbedding.
+dnnl::binary::primitive_desc binary_pd(const Plan& p, dnnl::algorithm alg, const Md& a, const Md& b, const Md& y);
+// dst = reduce_sum(src) over the dimensions dst has as 1: a broadcast operand's gradient.
+void reduce_into(Plan& p, int src, int dst);
 
 // The destination of a group's primitive. With a residual sum it must hold the addend first: the
 // addend's own memory when nothing reads it afterwards, the layouts agree and the primitive does

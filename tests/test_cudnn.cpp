@@ -1,18 +1,12 @@
-// The cudnn executor against the reference executor, on the device: every op alone (forward,
-// input and weight gradients, the SGD update) in every precision, fused inference, and small whole
-// nets. Without a CUDA device (or a build without cuDNN) the binary prints why and exits 77, which
-// ctest reports as skipped. Planning needs no device and is tested in test_cudnn_plan.
+// The cudnn executor against the reference executor, on the device: every case of the op table
+// (op_cases.h: each op alone and each fused group, forward, input and weight gradients and the
+// SGD update) in every precision, and small whole nets. Without a CUDA device (or a build without
+// cuDNN) the binary prints why and exits 77, which ctest reports as skipped. Planning needs no
+// device and is tested in test_cudnn_plan, on the same table.
 //
-// Tolerances (max_rel_diff: relative above 1, absolute below), per precision:
-// - fp32 1e-3: cudnnFind may pick Winograd or FFT convolutions, whose transforms lose about two
-//   more digits than a direct sum of fp32 products (~1e-5 relative per layer); 1e-3 leaves a
-//   factor of ten for chains of two or three layers and for sums of 1e3 terms.
-// - tf32 1e-2: inputs of convolutions and GEMMs are rounded to 10 mantissa bits (2^-11 = 4.9e-4
-//   relative each); a dot product's error grows like sqrt(terms) times that, ~5e-3 at 100 terms.
-// - fp16 2e-2: inputs, weights and outputs each rounded to 11 bits (4.9e-4), gradients too, and
-//   layers chained two or three deep; sums accumulate in fp32.
-// - bf16 8e-2: as fp16 with 8 bits (3.9e-3 per rounding), so eight times fp16's figure.
-// Gradients get the same figure; the update is checked as w - lr * dw of the executor's own dw.
+// Tolerances per precision (max_rel_diff: relative above 1, absolute below): the table's cuDNN
+// figures, fp32 1e-3, tf32 1e-2, fp16 2e-2, bf16 8e-2 (op_cases.h says why); whole nets take
+// multiples of them, as their test cases say.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -24,6 +18,7 @@
 #include "engine/dsl.h"
 #include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
+#include "op_cases.h"
 #include "tiny_vit.h"
 
 using namespace ridge;
@@ -31,31 +26,26 @@ using namespace exec_compare;
 
 namespace {
 
-
-double tolerance(Precision p) {
-    switch (p) {
-        case Precision::fp32: return 1e-3;
-        case Precision::tf32: return 1e-2;
-        case Precision::fp16: return 2e-2;
-        case Precision::bf16: return 8e-2;
-    }
-    return 0;
-}
+// The table's default cuDNN tolerance, for the whole nets.
+double tolerance(Precision p) { return op_cases::Tolerance{}.cudnn(p); }
 
 const Precision all_precisions[] = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
 
-// cudnn in fused and unfused inference and in training, in every precision, against the reference.
-void check_op(const Graph& g) {
+// cudnn in fused and unfused inference and (when the case trains) in unfused training, in every
+// precision, against the reference.
+void check_op(const op_cases::OpCase& c) {
+    Graph g = c.graph();
     Inputs in = inputs(g, 11);
     Result ref_infer = run("reference", g, Mode::infer, false, in);
-    Result ref = run("reference", g, Mode::train, false, in);
+    Result ref = c.train ? run("reference", g, Mode::train, false, in) : Result{};
     for (Precision p : all_precisions) {
-        const double tol = tolerance(p);
+        const double tol = c.tol.cudnn(p);
         std::string prec(precision_name(p));
         for (bool fused : {false, true}) {
             Result r = run("cudnn", g, Mode::infer, fused, in, p);
             check_close(r.out, ref_infer.out, tol, cat(g.model(), " ", prec, fused ? " fused" : " unfused", " inference"));
         }
+        if (!c.train) continue;
         std::string mode = cat(g.model(), " ", prec, " training ");
         Result r = run("cudnn", g, Mode::train, false, in, p);
         check_close(r.out, ref.out, tol, mode + "output");
@@ -76,76 +66,19 @@ TEST_CASE("the cudnn backend is built and named") {
     CHECK(make_executor("cudnn", g, {})->name() == "cudnn");
 }
 
-TEST_CASE("convolutions (cuDNN) match the reference") {
-    SUBCASE("3x3, padding 1") { check_op(fragment("conv3x3", {2, 8, 9, 9}, [](Tensor x) { return x | conv(16, 3, {.pad = 1}); })); }
-    SUBCASE("strided, with bias") {
-        check_op(fragment("conv_s2", {2, 5, 11, 11}, [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }));
+// Every case of the op table at its cuDNN tolerances; a case the table says cuDNN cannot run must
+// be refused with the reason it gives (test_cudnn_plan checks the same without a device).
+TEST_CASE("every case of the op table matches the reference (cuDNN)") {
+    for (const op_cases::OpCase& c : op_cases::all()) {
+        SUBCASE(c.name.c_str()) {
+            INFO(c.name, ": ", c.what);
+            Graph g = c.graph();
+            if (const op_cases::Refusal* r = c.refusal("cudnn"))
+                CHECK_THROWS_WITH(make_executor("cudnn", g, {}), doctest::Contains(r->why.c_str()));
+            else
+                check_op(c);
+        }
     }
-    SUBCASE("grouped") {
-        check_op(fragment("conv_g", {2, 16, 8, 8}, [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }));
-    }
-    SUBCASE("depthwise with bias") {
-        check_op(fragment("conv_dw", {2, 24, 10, 10},
-                          [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }));
-    }
-    SUBCASE("dilated, rectangular kernel") {
-        check_op(fragment("conv_dil", {1, 8, 12, 12}, [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 2}, .dilation = 2}); }));
-    }
-    SUBCASE("stem: 3 channels, 7x7 stride 2") {
-        check_op(fragment("conv_stem", {2, 3, 16, 16}, [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }));
-    }
-}
-
-TEST_CASE("linear layers and attention matmuls (cuBLAS) match the reference") {
-    SUBCASE("linear") { check_op(fragment("linear", {4, 20}, [](Tensor x) { return x | linear(10); })); }
-    SUBCASE("linear on tokens, no bias") {
-        check_op(fragment("linear3d", {2, 5, 12}, [](Tensor x) { return x | linear(7, false); }));
-    }
-    SUBCASE("matmul, a * b^T and a * b") {
-        check_op(fragment("matmul", {2, 3, 6, 4}, [](Tensor x) {
-            Tensor a = x | scale(0.5), b = x | scale(2.0);
-            return matmul(matmul(a, b, true), x);
-        }));
-    }
-}
-
-TEST_CASE("normalizations, activations, pooling, softmax match the reference") {
-    SUBCASE("batchnorm and relu") { check_op(fragment("bn_relu", {3, 16, 5, 5}, [](Tensor x) { return x | bn() | relu(); })); }
-    SUBCASE("batchnorm after a conv (folded when fused)") {
-        check_op(fragment("conv_bn", {2, 8, 6, 6}, [](Tensor x) { return x | conv(8, 3, {.pad = 1}) | bn() | relu(); }));
-    }
-    SUBCASE("layernorm, last dimension and channels") {
-        check_op(fragment("ln", {2, 5, 12}, [](Tensor x) { return x | ln(); }));
-        check_op(fragment("ln2d", {2, 12, 3, 4}, [](Tensor x) { return x | ln(1); }));
-    }
-    for (Activation a : {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()}) {
-        CAPTURE(fn_name(a.fn));
-        check_op(fragment(std::string(fn_name(a.fn)), {2, 10, 4, 4}, [&](Tensor x) { return x | scale(5.0) | a; }));
-    }
-    SUBCASE("pooling: cuDNN and the hand-written kernel") {
-        check_op(fragment("maxpool", {2, 8, 9, 9}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .pad = 1}); }));
-        check_op(fragment("maxpool_ceil", {2, 8, 10, 10}, [](Tensor x) { return x | maxpool(3, {.stride = 2, .ceil_mode = true}); }));
-        check_op(fragment("avgpool_ex", {2, 8, 7, 7},
-                          [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false}); }));
-        check_op(fragment("adaptive", {2, 8, 7, 5}, [](Tensor x) { return x | adaptive_avgpool({3, 2}); }));
-    }
-    SUBCASE("softmax over a middle dimension") {
-        check_op(fragment("softmax", {2, 5, 3, 4}, [](Tensor x) { return x | softmax(1); }));
-    }
-}
-
-TEST_CASE("elementwise and data movement match the reference") {
-    check_op(fragment("add_mul", {2, 6, 4, 4}, [](Tensor x) {
-        Tensor se = x | adaptive_avgpool(1) | sigmoid();
-        return add(mul(x, se), x | scale(0.5));
-    }));
-    check_op(fragment("layer_scale", {2, 6, 3, 3}, [](Tensor x) { return x | layer_scale(1); }));
-    check_op(fragment("concat_shuffle", {2, 8, 3, 3}, [](Tensor x) {
-        return concat({x, x | scale(2.0)}) | channel_shuffle(4) | slice(1, 2, 8) | flatten();
-    }));
-    check_op(fragment("tokens", {2, 4, 6}, [](Tensor x) {
-        return x | class_token() | pos_embedding() | permute({0, 2, 1}) | select(2, 0) | dropout(0.1);
-    }));
 }
 
 TEST_CASE("every zoo net: each tensor of an fp32 training step against double") {

@@ -1,12 +1,14 @@
 // What the GPU path does without a GPU: the cudnn executor plans (and so refuses what will not
 // fit) before any device is touched, its plan is exact arithmetic on shapes, and a CPU backend
-// refuses a precision it does not compute in. Built only with the cudnn executor; runs anywhere.
+// refuses a precision it does not compute in; every case of the op table (op_cases.h) plans, or is
+// refused as the table says. Built only with the cudnn executor; runs anywhere.
 #include <doctest/doctest.h>
 
 #include "engine/backend/executor.h"
 #include "engine/dsl.h"
 #include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
+#include "op_cases.h"
 #include "skip.h"
 
 using namespace ridge;
@@ -151,6 +153,28 @@ TEST_CASE("every zoo net's plan, in every precision and mode, is the bytes its r
     }
     // The rules above on the small conv of the first test case: 1536 + 2048 + 2048 + 512 + fixed.
     CHECK(expected_plan_bytes(small_conv(), Mode::infer, Precision::fp32, true) == 1536 + 2048 + 2048 + 512 + fixed_bytes);
+}
+
+TEST_CASE("every case of the op table plans as its rules give, or is refused for the reason the table states") {
+    // The modes and precisions test_cudnn runs each case in; a refusal comes from make_executor,
+    // before any device is touched.
+    for (const op_cases::OpCase& c : op_cases::all()) {
+        CAPTURE(c.name);
+        Graph g = c.graph();
+        const op_cases::Refusal* refused = c.refusal("cudnn");
+        for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16}) {
+            CAPTURE(precision_name(p));
+            for (auto [m, fused] : {std::pair{Mode::infer, true}, std::pair{Mode::infer, false}, std::pair{Mode::train, false}}) {
+                if (m == Mode::train && !c.train) continue;
+                CAPTURE(fused);
+                const ExecOptions o{.mode = m, .fused = fused, .precision = p};
+                if (refused)
+                    CHECK_THROWS_WITH(make_executor("cudnn", g, o), doctest::Contains(refused->why.c_str()));
+                else
+                    CHECK(make_executor("cudnn", g, o)->planned_bytes() == expected_plan_bytes(g, m, p, fused));
+            }
+        }
+    }
 }
 
 TEST_CASE("the CPU backends compute in fp32 only") {

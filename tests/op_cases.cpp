@@ -1,0 +1,284 @@
+#include "op_cases.h"
+
+namespace op_cases {
+
+double Tolerance::cudnn(Precision p) const {
+    switch (p) {
+        case Precision::fp32: return cudnn_fp32;
+        case Precision::tf32: return cudnn_tf32;
+        case Precision::fp16: return cudnn_fp16;
+        case Precision::bf16: return cudnn_bf16;
+    }
+    return 0;
+}
+
+Graph OpCase::graph() const {
+    Graph g(name);
+    body(g.input(x, true));
+    return g;
+}
+
+const Refusal* OpCase::refusal(std::string_view backend) const {
+    for (const Refusal& r : refused)
+        if (r.backend == backend) return &r;
+    return nullptr;
+}
+
+namespace {
+
+// cuDNN's convolution descriptors take one padding per dimension (engine/backend/cudnn/conv.cpp).
+const Refusal asymmetric_padding{"cudnn", "asymmetric padding has no cuDNN convolution"};
+
+const Activation every_activation[] = {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()};
+
+std::vector<OpCase> convolutions() {
+    return {
+        {.name = "conv3x3", .what = "3x3, padding 1", .x = {2, 8, 9, 9},
+         .body = [](Tensor x) { return x | conv(16, 3, {.pad = 1}); }},
+        {.name = "conv_s2", .what = "strided, with bias, channels not a multiple of 8", .x = {2, 5, 11, 11},
+         .body = [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }},
+        {.name = "conv1x1", .what = "1x1", .x = {2, 16, 7, 7}, .body = [](Tensor x) { return x | conv(24, 1); }},
+        {.name = "conv_g", .what = "grouped", .x = {2, 16, 8, 8},
+         .body = [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }},
+        {.name = "conv_g4",
+         .what = "grouped, 4 channels per group (oneDNN's backward on channels-last, where blocked has only its "
+                 "reference)",
+         .x = {2, 32, 7, 7}, .body = [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 8}); }},
+        {.name = "conv_dw", .what = "depthwise with bias", .x = {2, 24, 10, 10},
+         .body = [](Tensor x) { return x | conv(24, 3, {.stride = 2, .pad = 1, .groups = 24, .bias = true}); }},
+        // 5x5 and larger depthwise weight gradients run kernels/simd's depthwise_wgrad on oneDNN:
+        // channel counts that leave a partial block, strides, dilation, asymmetric padding, a bias.
+        {.name = "conv_dw5", .what = "depthwise 5x5, strided, channels not a multiple of the block",
+         .x = {3, 20, 9, 9}, .body = [](Tensor x) { return x | conv(20, 5, {.stride = 2, .pad = 2, .groups = 20}); }},
+        {.name = "conv_dw5s1", .what = "depthwise 5x5, stride 1: columns four at a time, and the edges",
+         .x = {2, 24, 13, 14}, .body = [](Tensor x) { return x | conv(24, 5, {.pad = 2, .groups = 24}); }},
+        {.name = "conv_dw7s1", .what = "depthwise 7x7, stride 1, asymmetric padding, with bias", .x = {3, 16, 9, 17},
+         .body = [](Tensor x) { return x | conv(16, 7, {.pad = {3, 3, 2, 4}, .groups = 16, .bias = true}); },
+         .refused = {asymmetric_padding}},
+        {.name = "conv_dw7", .what = "depthwise 7x7, dilated, asymmetric padding, with bias", .x = {2, 16, 12, 11},
+         .body =
+             [](Tensor x) {
+                 return x | conv(16, 7, {.pad = {5, 6, 7, 6}, .dilation = 2, .groups = 16, .bias = true});
+             },
+         .refused = {asymmetric_padding}},
+        {.name = "conv_dw5s", .what = "depthwise 5x5 over 40 channels, stride 2 in width only", .x = {2, 40, 7, 10},
+         .body = [](Tensor x) { return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40}); }},
+        {.name = "conv_dil", .what = "dilated, rectangular kernel, asymmetric padding", .x = {1, 8, 12, 12},
+         .body = [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2}); },
+         .refused = {asymmetric_padding}},
+        {.name = "conv_dil_sym", .what = "dilated, rectangular kernel, symmetric padding", .x = {1, 8, 12, 12},
+         .body = [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 2}, .dilation = 2}); }},
+        {.name = "conv_stem", .what = "3 input channels, 7x7 stride 2, as a stem", .x = {2, 3, 16, 16},
+         .body = [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }},
+    };
+}
+
+std::vector<OpCase> gemms() {
+    return {
+        {.name = "linear", .what = "linear", .x = {4, 20}, .body = [](Tensor x) { return x | linear(10); }},
+        {.name = "linear3d", .what = "linear on tokens, no bias", .x = {2, 5, 12},
+         .body = [](Tensor x) { return x | linear(7, false); }},
+        {.name = "matmul", .what = "matmul, a * b^T and a * b", .x = {2, 3, 6, 4},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | scale(0.5), b = x | scale(2.0);
+                 return matmul(matmul(a, b, true), x);
+             }},
+    };
+}
+
+std::vector<OpCase> normalizations() {
+    return {
+        {.name = "bn", .what = "batchnorm", .x = {3, 6, 5, 5}, .body = [](Tensor x) { return x | bn(); }},
+        {.name = "bn_relu", .what = "batchnorm and relu", .x = {3, 16, 5, 5},
+         .body = [](Tensor x) { return x | bn() | relu(); }},
+        {.name = "conv_bn", .what = "batchnorm after a conv (folded into it when fused)", .x = {2, 8, 6, 6},
+         .body = [](Tensor x) { return x | conv(8, 3, {.pad = 1}) | bn() | relu(); }},
+        {.name = "ln", .what = "layernorm over the last dimension", .x = {2, 5, 12},
+         .body = [](Tensor x) { return x | ln(); }},
+        {.name = "ln2d", .what = "layernorm over the channels of (N,C,H,W)", .x = {2, 12, 3, 4},
+         .body = [](Tensor x) { return x | ln(1); }},
+    };
+}
+
+std::vector<OpCase> activations() {
+    std::vector<OpCase> cases;
+    // Scaled so that hardswish and hardsigmoid see both of their bends, relu6 its lower one.
+    for (Activation a : every_activation)
+        cases.push_back({.name = std::string(fn_name(a.fn)), .what = "alone", .x = {2, 10, 4, 4},
+                         .body = [a](Tensor x) { return x | scale(5.0) | a; }});
+    // Inputs are uniform in [-1, 1), so scale(5) leaves relu6's upper bend unseen.
+    cases.push_back({.name = "relu6_top", .what = "relu6 on both sides of 6", .x = {2, 10, 4, 4},
+                     .body = [](Tensor x) { return x | scale(8.0) | relu6(); }});
+    // 20 channels pad to 24 (nChw8c) or 32 (nChw16c) on oneDNN: the primitives run over the padded shape.
+    for (Activation a : every_activation)
+        cases.push_back({.name = cat(fn_name(a.fn), "_padded"),
+                         .what = "on a blocked layout whose channels leave a partial block", .x = {2, 6, 4, 4},
+                         .body = [a](Tensor x) { return x | conv(20, 1, {.bias = true}) | scale(5.0) | a; }});
+    return cases;
+}
+
+std::vector<OpCase> pooling() {
+    return {
+        {.name = "maxpool", .what = "max 3x3 stride 2 pad 1", .x = {2, 8, 9, 9},
+         .body = [](Tensor x) { return x | maxpool(3, {.stride = 2, .pad = 1}); }},
+        {.name = "maxpool_ceil", .what = "max, ceil mode", .x = {2, 8, 10, 10},
+         .body = [](Tensor x) { return x | maxpool(3, {.stride = 2, .ceil_mode = true}); }},
+        {.name = "avgpool", .what = "avg counting padding", .x = {2, 8, 7, 7},
+         .body = [](Tensor x) { return x | avgpool(3, {.stride = 1, .pad = 1}); }},
+        {.name = "avgpool_ex", .what = "avg excluding padding", .x = {2, 8, 7, 7},
+         .body = [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false}); }},
+        {.name = "avgpool_ceil", .what = "avg, ceil mode (oneDNN leaves it to the reference kernel)",
+         .x = {2, 8, 10, 10},
+         .body = [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}); }},
+        {.name = "adaptive", .what = "adaptive, equal windows", .x = {2, 8, 6, 6},
+         .body = [](Tensor x) { return x | adaptive_avgpool(3); }},
+        {.name = "adaptive_odd", .what = "adaptive, unequal windows (oneDNN leaves it to the reference kernel)",
+         .x = {2, 8, 5, 7}, .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
+        {.name = "adaptive_7x5", .what = "adaptive, unequal windows, taller than wide", .x = {2, 8, 7, 5},
+         .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
+    };
+}
+
+std::vector<OpCase> elementwise() {
+    return {
+        {.name = "add", .what = "add", .x = {2, 8, 4, 4}, .body = [](Tensor x) { return add(x | scale(2.0), x); }},
+        {.name = "add_b", .what = "add, broadcast", .x = {2, 8, 4, 4},
+         .body = [](Tensor x) { return add(x, x | adaptive_avgpool(1)); }},
+        {.name = "mul_se", .what = "mul, squeeze-excitation gate", .x = {2, 12, 4, 4},
+         .body = [](Tensor x) { return mul(x | adaptive_avgpool(1) | sigmoid(), x); }},
+        // On oneDNN the gate on a conv's blocked output runs kernels/simd's scale_channels (in place
+        // in inference when nothing reads the activation afterwards) and channel_dots for the
+        // gate's gradient.
+        {.name = "mul_se_blocked", .what = "mul, gate on a blocked activation, channels not a multiple of the block",
+         .x = {2, 6, 5, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(20, 1);
+                 return mul(h | adaptive_avgpool(1) | sigmoid(), h);
+             }},
+        {.name = "mul_se_reread", .what = "mul, gate on an activation read again afterwards", .x = {2, 6, 3, 7},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(16, 1);
+                 return add(mul(h, h | adaptive_avgpool(1) | sigmoid()), h);
+             }},
+        {.name = "mul", .what = "mul, same shapes", .x = {2, 8, 3, 3},
+         .body = [](Tensor x) { return mul(x, x | relu()); }},
+        {.name = "add_mul", .what = "gate, scale and add in one chain", .x = {2, 6, 4, 4},
+         .body =
+             [](Tensor x) {
+                 Tensor se = x | adaptive_avgpool(1) | sigmoid();
+                 return add(mul(x, se), x | scale(0.5));
+             }},
+        {.name = "layer_scale", .what = "layer scale over channels and over the last dimension", .x = {2, 8, 3, 3},
+         .body = [](Tensor x) { return x | layer_scale(1) | layer_scale(-1); }},
+        {.name = "layer_scale_c", .what = "layer scale over channels alone", .x = {2, 6, 3, 3},
+         .body = [](Tensor x) { return x | layer_scale(1); }},
+        {.name = "layer_scale_blocked",
+         .what = "layer scale over the channels of a blocked activation (oneDNN: its gradient on channel_dots)",
+         .x = {2, 6, 3, 5}, .body = [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }},
+        {.name = "softmax", .what = "softmax over the last dimension and over channels", .x = {2, 6, 3, 5},
+         .body = [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }},
+        {.name = "softmax_mid", .what = "softmax over a middle dimension alone", .x = {2, 5, 3, 4},
+         .body = [](Tensor x) { return x | softmax(1); }},
+    };
+}
+
+std::vector<OpCase> data_movement() {
+    return {
+        {.name = "concat", .what = "concat of blocked and odd channel counts", .x = {2, 5, 6, 6},
+         .body = [](Tensor x) { return concat({x | conv(8, 1), x, x | conv(3, 1)}); }},
+        // On AVX-512 hosts a 1x1 conv writes (1,232,1,1) channels-last, the input is plain: the
+        // first concat got oneDNN's simple:any, the second ref:any, and the primitive cache handed
+        // the second the first's primitive, which crashed without its scratchpad
+        // (engine/backend/onednn/plan.cpp).
+        {.name = "concat_1x1", .what = "concats at 1x1 whose inputs differ only in the strides of size-1 dimensions",
+         .x = {1, 232, 1, 1},
+         .body =
+             [](Tensor x) {
+                 Tensor a = concat({x | conv(232, 1), x | conv(232, 1)});
+                 Tensor b = concat({x | conv(232, 1), x});
+                 return add(a, b);
+             }},
+        {.name = "shuffle", .what = "channel split, shuffle", .x = {2, 12, 3, 3},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | scale(2.0);
+                 return concat({a, b}) | channel_shuffle(3);
+             }},
+        {.name = "concat_mixed", .what = "concat of a plain and a blocked input, as shufflenet's units",
+         .x = {2, 12, 5, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | conv(6, 1);
+                 return concat({a, b}) | channel_shuffle(2);
+             }},
+        {.name = "concat_shuffle", .what = "concat, shuffle, a slice off the group boundary, flatten",
+         .x = {2, 8, 3, 3},
+         .body =
+             [](Tensor x) {
+                 return concat({x, x | scale(2.0)}) | channel_shuffle(4) | slice(1, 2, 8) | flatten();
+             }},
+        {.name = "views", .what = "flatten, reshape, permute, select", .x = {2, 6, 2, 3},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
+                 return add(y | select(1, 0), y | select(1, 3)) | flatten();
+             }},
+        {.name = "identity", .what = "dropout and stochastic depth are identities", .x = {2, 8, 3, 3},
+         .body = [](Tensor x) { return add(x | dropout(0.5), x | stochastic_depth(0.2)); }},
+        {.name = "tokens", .what = "class token and position embedding", .x = {2, 4, 8},
+         .body = [](Tensor x) { return x | class_token() | pos_embedding(); }},
+        {.name = "tokens_views", .what = "class token, position embedding, then permute, select and dropout",
+         .x = {2, 4, 6},
+         .body =
+             [](Tensor x) {
+                 return x | class_token() | pos_embedding() | permute({0, 2, 1}) | select(2, 0) | dropout(0.1);
+             }},
+    };
+}
+
+std::vector<OpCase> fused_groups() {
+    std::vector<OpCase> cases = {
+        {.name = "residual", .what = "conv, batchnorm, residual add, relu", .x = {2, 16, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor skip = x | conv(16, 1) | bn();
+                 Tensor y = x | conv(16, 3, {.pad = 1}) | bn() | relu() | conv(16, 3, {.pad = 1}) | bn();
+                 return add(y, skip) | relu();
+             }},
+        {.name = "self_residual", .what = "a conv whose input is also the residual it adds", .x = {2, 8, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(8, 1);  // blocked on oneDNN, as the conv reads it
+                 return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
+             }},
+        {.name = "mlp", .what = "linear, gelu, residual add", .x = {2, 5, 8},
+         .body = [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }},
+    };
+    // Conv, batchnorm and an activation fuse into one primitive in inference only; in training
+    // they run apart, as conv_bn and the activations' own cases check.
+    for (Activation a : every_activation)
+        if (a.fn != Activation::Fn::relu)
+            cases.push_back({.name = cat("conv_bn_", fn_name(a.fn)), .what = "conv, batchnorm, activation, fused",
+                             .x = {2, 8, 5, 5},
+                             .body = [a](Tensor x) { return x | conv(12, 3, {.pad = 1, .bias = true}) | bn() | a; },
+                             .train = false});
+    return cases;
+}
+
+}  // namespace
+
+const std::vector<OpCase>& all() {
+    static const std::vector<OpCase> table = [] {
+        std::vector<OpCase> all;
+        for (auto family : {convolutions, gemms, normalizations, activations, pooling, elementwise, data_movement,
+                            fused_groups})
+            for (OpCase& c : family()) all.push_back(std::move(c));
+        return all;
+    }();
+    return table;
+}
+
+}  // namespace op_cases

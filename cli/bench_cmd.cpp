@@ -19,6 +19,13 @@
 
 namespace ridge::cli {
 
+using bench::append_csv_rows, bench::BenchJob, bench::BenchPlan, bench::BenchResult, bench::capture_env,
+    bench::check_csv_ledger, bench::check_output, bench::Column, bench::command_line, bench::csv_cell, bench::Env,
+    bench::fits_in, bench::fixed, bench::hardware_threads, bench::host_copy_bytes, bench::host_name, bench::Json,
+    bench::LayerResult, bench::ledger_header, bench::ledger_num, bench::LedgerRow, bench::memory_budget,
+    bench::MemoryBudget, bench::plan_job, bench::run_job, bench::same_file, bench::set_environment, bench::si,
+    bench::table_header, bench::table_row, bench::UsageError, bench::write_output;
+
 const Command bench_cmd{
     "bench", "NET [options]",
     "Runs NET and times it: for each batch the median, min and interquartile range of whole steps\n"

@@ -57,7 +57,7 @@ Ceilings cuda_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>&
     c.measured_clock_ghz = m.measured_clock_mhz / 1e3;
     c.datasheet_peak_flops = m.fp32_theoretical_gflops(m.dev.clock_mhz) * 1e9;
     c.datasheet_bytes_per_s = m.dram_datasheet_gbs() * 1e9;
-    c.datasheet_basis = cat("the driver's peak clock ", cli::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
+    c.datasheet_basis = cat("the driver's peak clock ", bench::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.dev.name)) {
         if (auto p = chip->peak_flops(roofline::Precision::fp32)) {
             c.datasheet_peak_flops = p;
@@ -79,7 +79,7 @@ std::string describe(const Config& c) {
     return cat(c.device, " ", c.net, " ", c.mode == Mode::train ? "train" : "infer", " batch ", c.batch);
 }
 
-std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB"; }
+std::string gb(int64_t bytes) { return bench::fixed(double(bytes) / 1e9, 1) + " GB"; }
 
 }  // namespace
 
@@ -132,7 +132,7 @@ std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::
 
 Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     Study s;
-    s.host = cli::host_name();
+    s.host = bench::host_name();
     std::string chips_path = plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path;
     s.chips = roofline::load_chips(chips_path);
     s.chips_precision = plan.chips_precision;
@@ -170,7 +170,7 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     }
 
     bool gpu = std::find(devices.begin(), devices.end(), "cuda") != devices.end();
-    s.env = cli::capture_env(plan.threads > 0 ? plan.threads : cli::hardware_threads(), gpu);
+    s.env = bench::capture_env(plan.threads > 0 ? plan.threads : bench::hardware_threads(), gpu);
 
     std::vector<Config> configs;
     for (const std::string& d : devices) {
@@ -183,31 +183,31 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         }
     }
 
-    int64_t host_available = cli::available_memory_bytes();
+    int64_t host_available = bench::available_memory_bytes();
     for (size_t i = 0; i < configs.size(); ++i) {
         const Config& c = configs[i];
         std::string head = cat("[", i + 1, "/", configs.size(), "] ", describe(c));
-        cli::BenchPlan bp;
+        bench::BenchPlan bp;
         bp.backend = c.backend;
         bp.mode = c.mode;
-        bp.threads = plan.threads > 0 ? plan.threads : cli::hardware_threads();
+        bp.threads = plan.threads > 0 ? plan.threads : bench::hardware_threads();
         bp.warmup = plan.warmup;
         bp.repeat = plan.repeat;
         bp.layers = c.layers;
         Graph g = build_net(c.net, c.batch);
-        int64_t host = cli::host_copy_bytes(g);
-        cli::BenchJob job = cli::plan_job(std::move(g), bp);
+        int64_t host = bench::host_copy_bytes(g);
+        bench::BenchJob job = bench::plan_job(std::move(g), bp);
         // On the GPU the executor's plan lives on the device; the host keeps only the copies.
         bool gpu = c.device == "cuda";
         int64_t need = gpu ? job.planned_bytes() : job.planned_bytes() + host;
         int64_t available = gpu ? probe::gpu::free_memory_bytes() : host_available;
-        if (!cli::fits_in(need, available) || (gpu && !cli::fits_in(host, host_available))) {
+        if (!bench::fits_in(need, available) || (gpu && !bench::fits_in(host, host_available))) {
             s.notes.push_back(cat(describe(c), ": needs ", gb(need), ", ", gb(available),
                                        " available: left out"));
             continue;
         }
         progress(head, "");
-        cli::BenchResult r = cli::run_job(job, bp, [&](const std::string& stage, int done, int total) {
+        bench::BenchResult r = bench::run_job(job, bp, [&](const std::string& stage, int done, int total) {
             progress(head, cat(stage, " ", done, "/", total));
         });
         Run run;
@@ -236,11 +236,11 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         int64_t N = train ? plan.train_batch : plan.batches.back();
         Graph g = build_net(plan.layer_net, N);
         ExecOptions o{.mode = train ? Mode::train : Mode::infer, .fused = false,
-                      .threads = plan.threads > 0 ? plan.threads : cli::hardware_threads()};
+                      .threads = plan.threads > 0 ? plan.threads : bench::hardware_threads()};
         std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
         std::unique_ptr<Executor> ex = make_executor(backend, g, o);
-        int64_t need = d == "cpu" ? ex->planned_bytes() + cli::host_copy_bytes(g) : cli::host_copy_bytes(g);
-        if (!cli::fits_in(need, host_available)) continue;
+        int64_t need = d == "cpu" ? ex->planned_bytes() + bench::host_copy_bytes(g) : bench::host_copy_bytes(g);
+        if (!bench::fits_in(need, host_available)) continue;
         progress(cat("counting FLOPs per layer: ", d, " ", plan.layer_net, " ", train ? "train" : "infer", " batch ", N), "");
         profile::ProfileOptions po;
         po.mode = o.mode;

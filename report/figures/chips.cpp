@@ -133,7 +133,7 @@ Figure precision_figure(const std::string& name, const std::string& subject, con
         else if (!c->bandwidth_bytes()) no_bandwidth.push_back(c->name);
         if (!peak || !c->bandwidth_bytes()) continue;
         double bw = *c->bandwidth_bytes(), ridge = roofline::ridge_point(*peak, bw);
-        roofs.push_back({c, *peak, bw, ridge, c->name + ", ridge " + cli::si(ridge)});
+        roofs.push_back({c, *peak, bw, ridge, c->name + ", ridge " + bench::si(ridge)});
     }
     std::string omitted;
     if (!no_peak.empty()) omitted += " Left out, no dense " + pn + " peak in the database: " + names(no_peak) + ".";
@@ -189,15 +189,15 @@ Figure ceilings_figure(const Study& s, const std::string& data_dir) {
             continue;
         }
         double peak = k->tflops * 1e12, ridge = roofline::ridge_point(peak, bw);
-        std::string label = pn + " " + cli::fixed(k->tflops, k->tflops < 100 ? 1 : 0) + " " + roofline::rate_unit(p) +
-                            (k->engine.empty() ? "" : " (" + k->engine + ")") + ", ridge " + cli::si(ridge);
+        std::string label = pn + " " + bench::fixed(k->tflops, k->tflops < 100 ? 1 : 0) + " " + roofline::rate_unit(p) +
+                            (k->engine.empty() ? "" : " (" + k->engine + ")") + ", ridge " + bench::si(ridge);
         roofs.push_back({c, peak, bw, ridge, label});
         drawn.push_back(pn);
     }
     std::string sparse;
     for (const roofline::Peak& k : c->peaks)
         if (k.sparse) sparse += (sparse.empty() ? "" : ", ") + std::string(roofline::precision_name(k.precision));
-    f.caption = "One memory slope (" + cli::fixed(bw / 1e9, 0) + " GB/s) under a ceiling for each precision the "
+    f.caption = "One memory slope (" + bench::fixed(bw / 1e9, 0) + " GB/s) under a ceiling for each precision the "
                 "database has a dense peak for (" + names(drawn) + "), each ending at its ridge point. int8 is in "
                 "TOP/s on the same axis. The higher ceilings need narrower inputs and the tensor (matrix) units; "
                 "the farther right a ridge, the more reuse a kernel needs to reach it.";

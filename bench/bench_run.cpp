@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -118,4 +118,4 @@ BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress)
     return r;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

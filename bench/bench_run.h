@@ -8,7 +8,7 @@
 #include "engine/analysis.h"
 #include "engine/backend/executor.h"
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct BenchPlan {
     std::string backend;
@@ -61,4 +61,4 @@ inline bool fits_in(int64_t need, int64_t available) { return available < 0 || n
 using Progress = std::function<void(const std::string& stage, int done, int total)>;
 BenchResult run_job(BenchJob& job, const BenchPlan& p, const Progress& progress);
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

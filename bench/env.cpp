@@ -29,7 +29,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace {
 // The value after "key<spaces>:" on the first /proc line that starts with key.
@@ -276,4 +276,4 @@ std::string command_line(const std::string& fallback) {
     return out.empty() ? fallback : out;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

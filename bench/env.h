@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct Env {
     std::string cpu;       // model name from /proc/cpuinfo
@@ -72,4 +72,4 @@ std::string command_line(const std::string& fallback);
 // This machine's name (results/<host>/), "localhost" when it has none.
 std::string host_name();
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

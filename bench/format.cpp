@@ -18,7 +18,7 @@
 #include "bench/usage_error.h"
 #include "engine/shape.h"
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 std::string si(double v) {
     static const char* units[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -302,4 +302,4 @@ void check_output(const std::string& path) {
     ::close(fd);
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

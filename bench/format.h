@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 std::string si(double v);          // 3 significant digits: "4.09G", "118M", "512", "0"
 std::string grouped(int64_t v);    // "4,089,184,256"
@@ -69,4 +69,4 @@ void check_output(const std::string& path);
 // folders would be created first, so the nearest existing one is tried instead.
 std::string cannot_create(const std::string& path, bool make_folders);
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

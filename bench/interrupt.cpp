@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace {
 
@@ -189,4 +189,4 @@ void RemovedOnInterrupt::release() {
 
 void set_interrupt_child(pid_t group) { child_group = group; }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -7,7 +7,7 @@
 #include <string>
 #include <sys/types.h>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 // Called once from main, before any other thread exists. A signal that ridge's parent left ignored
 // (nohup, a background job of a script) stays ignored.
@@ -31,4 +31,4 @@ private:
 // The process group of the program ridge is waiting for (its pid, see spawn.h); 0 for none.
 void set_interrupt_child(pid_t group);
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

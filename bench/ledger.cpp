@@ -15,7 +15,7 @@
 #include "bench/usage_error.h"
 #include "engine/shape.h"
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace fs = std::filesystem;
 
@@ -153,4 +153,4 @@ bool same_file(const std::string& a, const std::string& b) {
     return ra && rb && *ra == *rb;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 // Appends rows (lines without their '\n') under header. The file is opened with O_APPEND and held
 // under an exclusive flock while its header is checked and the rows are written in one piece, so
@@ -37,4 +37,4 @@ bool same_file(const std::string& a, const std::string& b);
 
 std::string csv_cell(const std::string& s);  // quoted when it holds a comma, a quote or a newline
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -15,7 +15,7 @@
 #include "bench/format.h"
 #include "bench/ledger.h"
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 const std::vector<LedgerColumn>& ledger_columns() {
     // Order: what ran and where, its configuration, its figures, then the environment. README
@@ -390,4 +390,4 @@ LedgerFile read_ledger_file(const std::string& path) {
     return parse_ledger(text, path);
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

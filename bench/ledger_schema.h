@@ -13,7 +13,7 @@
 
 #include "bench/env.h"
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct LedgerColumn {
     std::string_view name;
@@ -74,4 +74,4 @@ std::string other_columns_message(const std::string& path, std::string_view head
 // when given, gets each row's 1-based starting line.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, std::vector<int>* lines = nullptr);
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

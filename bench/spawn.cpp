@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace {
 // posix_spawn's attributes and file actions, destroyed however run_program returns.
@@ -67,4 +67,4 @@ int run_program(const std::vector<std::string>& argv, const RunOptions& opt) {
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 127;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct RunOptions {
     std::string cwd;  // the folder it runs in; empty: ridge's own
@@ -17,4 +17,4 @@ struct RunOptions {
 // Returns its exit status, 128 + the signal that killed it, or 127 when it could not be started.
 int run_program(const std::vector<std::string>& argv, const RunOptions& opt = {});
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

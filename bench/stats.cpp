@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 namespace {
 double quantile(const std::vector<double>& sorted, double q) {
@@ -27,4 +27,4 @@ Stats summarize(std::vector<double> s) {
     return st;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -3,7 +3,7 @@
 // busy machine moves a mean far more than it moves the median.
 #include <vector>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct Stats {
     double median = 0, min = 0, max = 0, q1 = 0, q3 = 0;
@@ -16,4 +16,4 @@ struct Stats {
 // Quartiles by linear interpolation between order statistics (NumPy's default).
 Stats summarize(std::vector<double> samples);
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

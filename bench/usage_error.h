@@ -5,10 +5,10 @@
 // destinations (format, ledger, report's folder) throw it too.
 #include <stdexcept>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

@@ -4,6 +4,8 @@
 
 namespace ridge::cli {
 
+using bench::Column, bench::fixed, bench::grouped, bench::Json, bench::si, bench::table_header, bench::table_row;
+
 namespace {
 
 double ratio(int64_t num, int64_t den) { return den ? double(num) / double(den) : 0.0; }

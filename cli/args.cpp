@@ -6,6 +6,8 @@
 
 namespace ridge::cli {
 
+using bench::UsageError;
+
 namespace {
 const Option* find_option(const Command& cmd, std::string_view name) {
     for (const Option& o : cmd.options)

@@ -19,6 +19,13 @@
 
 namespace ridge::cli {
 
+using bench::append_csv_rows, bench::BenchJob, bench::BenchPlan, bench::BenchResult, bench::capture_env,
+    bench::check_csv_ledger, bench::check_output, bench::Column, bench::command_line, bench::csv_cell, bench::Env,
+    bench::fits_in, bench::fixed, bench::hardware_threads, bench::host_copy_bytes, bench::host_name, bench::Json,
+    bench::LayerResult, bench::ledger_header, bench::ledger_num, bench::LedgerRow, bench::memory_budget,
+    bench::MemoryBudget, bench::plan_job, bench::run_job, bench::same_file, bench::set_environment, bench::si,
+    bench::table_header, bench::table_row, bench::UsageError, bench::write_output;
+
 const Command bench_cmd{
     "bench", "NET [options]",
     "Runs NET and times it: for each batch the median, min and interquartile range of whole steps\n"
@@ -455,6 +462,114 @@ struct ProgressLine {
     }
 };
 
+// --precision and --cuda-graph, which only the GPU executor takes.
+Precision precision_arg(const Args& a, bool gpu) {
+    std::string precision = a.choice("--precision", "fp32", {"fp32", "tf32", "fp16", "bf16"});
+    Precision p = *parse_precision(precision);
+    if (!gpu && p != Precision::fp32)
+        throw UsageError(cat("ridge bench: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
+    if (!gpu && a.has("--cuda-graph")) throw UsageError("ridge bench: --cuda-graph needs --device cuda");
+    return p;
+}
+
+// Why --device cuda cannot run here, or "" when it can.
+std::string gpu_missing() {
+    if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) return why;
+    if (gpu_backends().empty()) return "this build has no GPU executor (cmake found no cuDNN; configure with CUDNN_ROOT)";
+    return "";
+}
+
+BenchPlan plan_arg(const Args& a, const Run& run) {
+    BenchPlan plan;
+    plan.backend = run.backend;
+    plan.mode = run.mode;
+    plan.precision = run.precision;
+    plan.cuda_graph = a.has("--cuda-graph");
+    plan.threads = int(a.positive("--threads", hardware_threads(), max_threads));
+    plan.warmup = int(a.non_negative("--warmup", 3, max_repeat));
+    plan.repeat = int(a.positive("--repeat", 20, max_repeat));
+    plan.layers = !a.has("--no-layers");
+    plan.seed = uint64_t(a.positive("--seed", 1, int64_t(1) << 62));
+    return plan;
+}
+
+// The ledger the rows are appended to; empty with --no-ledger.
+std::string ledger_arg(const Args& a) {
+    std::string ledger = a.has("--no-ledger") ? "" : a.get("--ledger", "results/ledger.csv");
+    if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
+    return ledger;
+}
+
+// Refuses a batch whose planned memory is more than the device has free (GPU) or than this process
+// may allocate: host is the seeded copies' bytes, which the host keeps either way.
+void check_fits(const Run& run, int64_t N, int64_t planned, int64_t host, const MemoryBudget& budget,
+                int64_t device_free) {
+    const bool gpu = on_gpu(run);
+    int64_t need = gpu ? host : planned + host;
+    if (gpu && planned > device_free)
+        throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
+                             " at batch ", N, " in ", precision_name(run.precision), " needs ", gb(planned),
+                             " on the device (planned by the ", run.backend, " executor); the GPU has ",
+                             gb(device_free), " free"));
+    if (!fits_in(need, budget.bytes))
+        throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
+                             " at batch ", N, " needs ", gb(need), " (", gb(planned), " planned by the ",
+                             run.backend, " executor, ", gb(host), " of host copies); ", gb(budget.bytes),
+                             " is available (", budget.limit,
+                             budget.limit != "MemAvailable" && budget.mem_available >= 0
+                                 ? cat("; MemAvailable ", gb(budget.mem_available))
+                                 : std::string(),
+                             ") and ridge keeps a tenth of it free"));
+}
+
+// Every batch is planned before any runs, so a batch that will not fit is refused up front.
+std::vector<BenchJob> plan_jobs(const Args& a, const ZooEntry& e, const std::vector<int64_t>& batches,
+                                const Run& run) {
+    std::vector<BenchJob> jobs;
+    MemoryBudget budget = memory_budget();
+    // The device's free memory against the arena the executor plans. cuDNN's and cuBLAS's own
+    // allocations (handles, kernels) are not in the plan: a run that only just fits may still fail.
+    int64_t device_free = on_gpu(run) ? probe::gpu::free_memory_bytes() : -1;
+    for (int64_t N : batches) {
+        Graph g = build_for(a, e, N);
+        int64_t host = host_copy_bytes(g);
+        BenchJob job = plan_job(std::move(g), run.plan);
+        check_fits(run, N, job.planned_bytes(), host, budget, device_free);
+        jobs.push_back(std::move(job));
+    }
+    return jobs;
+}
+
+void warn_if_doubtful(const Run& run, const BenchResult& r) {
+    if (r.step.noisy())
+        std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r) << ": the interquartile range is "
+                  << fixed(100 * r.step.iqr() / r.step.median, 0)
+                  << "% of the median; the machine may be busy (more --repeat helps)\n";
+    if (run.mode == Mode::train && !std::isfinite(r.loss))
+        std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r)
+                  << ": the loss is not finite; times may include denormal or NaN arithmetic\n";
+}
+
+std::vector<BenchResult> run_jobs(std::vector<BenchJob>& jobs, const Run& run, bool show_progress) {
+    ProgressLine line{show_progress, ""};
+    std::vector<BenchResult> results;
+    for (BenchJob& job : jobs) {
+        line.prefix = cat("ridge bench ", run.model, " batch ", job.g->input_shape()[0], ": ");
+        results.push_back(run_job(job, run.plan, line));
+        line.clear();
+        warn_if_doubtful(run, results.back());
+    }
+    return results;
+}
+
+void write_results(const Args& a, const Run& run, const std::vector<BenchResult>& results, const std::string& fmt,
+                   const std::string& ledger, const std::string& header) {
+    std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
+    write_output(a.get("--out", ""), text);
+    if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
+    if (!ledger.empty()) append_csv_rows(ledger, header, ledger_rows(run, results, command_line("ridge bench " + run.model)));
+}
+
 }  // namespace
 
 int run_bench(const Args& a) {
@@ -462,22 +577,12 @@ int run_bench(const Args& a) {
     Run run;
     run.model = std::string(e.name);
     run.device = a.choice("--device", "cpu", {"cpu", "cuda"});
-    const bool gpu = run.device == "cuda";
-    std::string precision = a.choice("--precision", "fp32", {"fp32", "tf32", "fp16", "bf16"});
-    run.precision = *parse_precision(precision);
-    if (!gpu && run.precision != Precision::fp32)
-        throw UsageError(cat("ridge bench: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
-    if (!gpu && a.has("--cuda-graph")) throw UsageError("ridge bench: --cuda-graph needs --device cuda");
-    if (gpu) {
+    const bool gpu = on_gpu(run);
+    run.precision = precision_arg(a, gpu);
+    if (std::string why = gpu ? gpu_missing() : ""; !why.empty()) {
         // Exit 3, as roofline measure: scripts can tell a missing device from a typing mistake.
-        if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) {
-            std::cerr << "ridge bench: " << why << "\n";
-            return 3;
-        }
-        if (gpu_backends().empty()) {
-            std::cerr << "ridge bench: this build has no GPU executor (cmake found no cuDNN; configure with CUDNN_ROOT)\n";
-            return 3;
-        }
+        std::cerr << "ridge bench: " << why << "\n";
+        return 3;
     }
     std::vector<std::string> backends = gpu ? gpu_backends() : cpu_backends();
     std::vector<std::string_view> names(backends.begin(), backends.end());
@@ -485,18 +590,8 @@ int run_bench(const Args& a) {
     std::vector<int64_t> batches = a.positive_list("--batch", {1}, max_batch);
     run.mode = a.choice("--mode", "infer", {"infer", "train"}) == "train" ? Mode::train : Mode::infer;
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
-    run.plan.backend = run.backend;
-    run.plan.mode = run.mode;
-    run.plan.precision = run.precision;
-    run.plan.cuda_graph = a.has("--cuda-graph");
-    run.plan.threads = int(a.positive("--threads", hardware_threads(), max_threads));
-    run.plan.warmup = int(a.non_negative("--warmup", 3, max_repeat));
-    run.plan.repeat = int(a.positive("--repeat", 20, max_repeat));
-    run.plan.layers = !a.has("--no-layers");
-    run.plan.seed = uint64_t(a.positive("--seed", 1, int64_t(1) << 62));
-    std::string ledger =
-        a.has("--no-ledger") ? "" : a.get("--ledger", "results/ledger.csv");
-    if (a.has("--no-ledger") && a.has("--ledger")) throw UsageError("ridge bench: --ledger and --no-ledger exclude each other");
+    run.plan = plan_arg(a, run);
+    std::string ledger = ledger_arg(a);
     std::optional<Roof> roof = roof_arg(a);
     const std::string header = ledger_header();
     check_destinations(a, ledger, header);
@@ -504,59 +599,15 @@ int run_bench(const Args& a) {
         std::cerr << "ridge bench: warning: " << run.plan.threads << " threads on " << hardware_threads()
                   << " cores; threads will share cores\n";
 
-    // Plan every batch before running any, so a batch that will not fit is refused up front.
-    std::vector<BenchJob> jobs;
-    MemoryBudget budget = memory_budget();
-    // The device's free memory against the arena the executor plans. cuDNN's and cuBLAS's own
-    // allocations (handles, kernels) are not in the plan: a run that only just fits may still fail.
-    int64_t device_free = gpu ? probe::gpu::free_memory_bytes() : -1;
-    for (int64_t N : batches) {
-        Graph g = build_for(a, e, N);
-        run.H = g.input_shape()[2];
-        run.W = g.input_shape()[3];
-        int64_t host = host_copy_bytes(g);
-        BenchJob job = plan_job(std::move(g), run.plan);
-        int64_t need = gpu ? host : job.planned_bytes() + host;
-        if (gpu && job.planned_bytes() > device_free)
-            throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
-                                 " at batch ", N, " in ", precision, " needs ", gb(job.planned_bytes()),
-                                 " on the device (planned by the ", run.backend, " executor); the GPU has ",
-                                 gb(device_free), " free"));
-        if (!fits_in(need, budget.bytes))
-            throw UsageError(cat("ridge bench: ", run.model, " ", run.mode == Mode::train ? "train" : "infer",
-                                 " at batch ", N, " needs ", gb(need), " (", gb(job.planned_bytes()), " planned by the ",
-                                 run.backend, " executor, ", gb(host), " of host copies); ", gb(budget.bytes),
-                                 " is available (", budget.limit,
-                                 budget.limit != "MemAvailable" && budget.mem_available >= 0
-                                     ? cat("; MemAvailable ", gb(budget.mem_available))
-                                     : std::string(),
-                                 ") and ridge keeps a tenth of it free"));
-        jobs.push_back(std::move(job));
-    }
-
+    std::vector<BenchJob> jobs = plan_jobs(a, e, batches, run);
+    // Every batch has the same resolution: the net's own or --res.
+    run.H = jobs.front().g->input_shape()[2];
+    run.W = jobs.front().g->input_shape()[3];
     // Before the runs, so the probes and the runs do not share the cores.
     if (run.plan.layers) run.roof = roof ? *roof : measure_roof(gpu, run.plan.threads);
     run.env = capture_env(run.plan.threads, gpu);
-    ProgressLine line{!a.has("--quiet") && ::isatty(2) != 0, ""};
-    std::vector<BenchResult> results;
-    for (BenchJob& job : jobs) {
-        line.prefix = cat("ridge bench ", run.model, " batch ", job.g->input_shape()[0], ": ");
-        results.push_back(run_job(job, run.plan, line));
-        line.clear();
-        const BenchResult& r = results.back();
-        if (r.step.noisy())
-            std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r) << ": the interquartile range is "
-                      << fixed(100 * r.step.iqr() / r.step.median, 0)
-                      << "% of the median; the machine may be busy (more --repeat helps)\n";
-        if (run.mode == Mode::train && !std::isfinite(r.loss))
-            std::cerr << "ridge bench: warning: " << run.model << " batch " << batch_of(r)
-                      << ": the loss is not finite; times may include denormal or NaN arithmetic\n";
-    }
-
-    std::string text = fmt == "csv" ? csv(run, results) : fmt == "json" ? json(run, results) : table(run, results);
-    write_output(a.get("--out", ""), text);
-    if (a.has("--json")) write_output(a.get("--json", ""), json(run, results));
-    if (!ledger.empty()) append_csv_rows(ledger, header, ledger_rows(run, results, command_line("ridge bench " + run.model)));
+    std::vector<BenchResult> results = run_jobs(jobs, run, !a.has("--quiet") && ::isatty(2) != 0);
+    write_results(a, run, results, fmt, ledger, header);
     return 0;
 }
 

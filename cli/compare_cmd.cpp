@@ -11,6 +11,9 @@
 
 namespace ridge::cli {
 
+using bench::hardware_threads, bench::run_program, bench::RunOptions, bench::shell_quoted, bench::UsageError,
+    bench::write_output;
+
 const Command compare_cmd{
     "compare", "DIR_OR_LEDGER... [options]",
     "One study across machines: reads the results of several environments (ridge report folders,\n"

@@ -2,6 +2,8 @@
 
 namespace ridge::cli {
 
+using bench::UsageError;
+
 const ZooEntry& net_named(std::string_view command, const std::string& name) {
     if (const ZooEntry* e = find_net(name)) return *e;
     std::vector<std::string_view> names;

@@ -17,6 +17,9 @@
 
 namespace ridge::cli {
 
+using bench::available_memory_bytes, bench::fits_in, bench::hardware_threads, bench::host_copy_bytes,
+    bench::UsageError, bench::write_output;
+
 using profile::Profile;
 
 const Command profile_cmd{

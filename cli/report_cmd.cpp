@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 
 namespace ridge::cli {
 
+using bench::command_line, bench::fixed, bench::hardware_threads, bench::host_name, bench::run_program,
+    bench::RunOptions, bench::UsageError, bench::write_output;
+
 namespace {
 
 // --quick: enough nets for a rank correlation and both ends of the intensity range (VGG's

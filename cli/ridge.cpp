@@ -20,6 +20,8 @@
 
 using namespace ridge;
 using namespace ridge::cli;
+using ridge::bench::check_output, ridge::bench::install_interrupt_handlers, ridge::bench::printable,
+    ridge::bench::UsageError, ridge::bench::write_output;
 
 namespace {
 

@@ -8,6 +8,8 @@
 
 namespace ridge::cli {
 
+using bench::UsageError;
+
 namespace {
 
 using namespace roofline_sub;

@@ -8,6 +8,8 @@
 
 namespace ridge::cli::roofline_sub {
 
+using bench::fixed, bench::si, bench::UsageError;
+
 using namespace ridge::roofline;
 
 std::string num(double v) {

@@ -11,6 +11,8 @@
 
 namespace ridge::cli::roofline_sub {
 
+using bench::check_output, bench::fixed, bench::Json, bench::UsageError, bench::write_output;
+
 using namespace ridge::roofline;
 
 const Command measure_cmd{

@@ -13,6 +13,9 @@
 
 namespace ridge::cli::roofline_sub {
 
+using bench::check_output, bench::Column, bench::csv_cell, bench::Json, bench::si, bench::table_header,
+    bench::table_row, bench::UsageError, bench::write_output;
+
 using namespace ridge::roofline;
 
 const Command place_cmd{

@@ -23,6 +23,10 @@
 
 namespace ridge::cli {
 
+using bench::append_csv_row, bench::available_memory_bytes, bench::capture_env, bench::command_line, bench::fits_in,
+    bench::fixed, bench::hardware_threads, bench::host_name, bench::Json, bench::shell_quoted, bench::UsageError,
+    bench::write_output;
+
 const Command train_cmd{
     "train",
     "NET (--data DIR | --synthetic) [options]",

@@ -7,13 +7,13 @@
 
 namespace ridge::profile {
 
-using cli::Column;
-using cli::csv_cell;
-using cli::fixed;
-using cli::Json;
-using cli::si;
-using cli::table_header;
-using cli::table_row;
+using bench::Column;
+using bench::csv_cell;
+using bench::fixed;
+using bench::Json;
+using bench::si;
+using bench::table_header;
+using bench::table_row;
 
 namespace {
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "bench/format.h"
 #include "engine/backend/executor.h"
@@ -57,7 +58,7 @@ Ceilings cuda_ceilings(const StudyPlan& plan, const std::vector<roofline::Chip>&
     c.measured_clock_ghz = m.measured_clock_mhz / 1e3;
     c.datasheet_peak_flops = m.fp32_theoretical_gflops(m.dev.clock_mhz) * 1e9;
     c.datasheet_bytes_per_s = m.dram_datasheet_gbs() * 1e9;
-    c.datasheet_basis = cat("the driver's peak clock ", cli::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
+    c.datasheet_basis = cat("the driver's peak clock ", bench::fixed(m.dev.clock_mhz / 1e3, 2), " GHz");
     if (const roofline::Chip* chip = roofline::find_chip(chips, m.dev.name)) {
         if (auto p = chip->peak_flops(roofline::Precision::fp32)) {
             c.datasheet_peak_flops = p;
@@ -79,7 +80,111 @@ std::string describe(const Config& c) {
     return cat(c.device, " ", c.net, " ", c.mode == Mode::train ? "train" : "infer", " batch ", c.batch);
 }
 
-std::string gb(int64_t bytes) { return cli::fixed(double(bytes) / 1e9, 1) + " GB"; }
+std::string gb(int64_t bytes) { return bench::fixed(double(bytes) / 1e9, 1) + " GB"; }
+
+int threads_of(const StudyPlan& plan) { return plan.threads > 0 ? plan.threads : bench::hardware_threads(); }
+
+std::string backend_of(const std::string& device) {
+    return device == "cpu" ? cpu_backends().front() : gpu_backends().front();
+}
+
+// The note that says why the GPU is not studied, or "" when it is.
+std::string cuda_left_out(const StudyPlan& plan) {
+    if (!plan.cuda) return "cuda: not studied (--device all adds the GPU when there is one)";
+    if (std::string why = probe::gpu::unavailable_reason(); !why.empty()) return "cuda: " + why;
+    if (gpu_backends().empty()) return "cuda: this build has no GPU executor (cuDNN was not found at configure time)";
+    return "";
+}
+
+// Every device, then every net: the inference batches and the training step. The layer pass runs
+// once per device and net, on the training step or else on the largest inference batch.
+std::vector<Config> configs_of(const StudyPlan& plan, const std::vector<std::string>& devices) {
+    std::vector<Config> configs;
+    for (const std::string& d : devices) {
+        std::string backend = backend_of(d);
+        for (const std::string& net : plan.nets) {
+            bool layer_net = net == plan.layer_net;
+            for (int64_t b : plan.batches)
+                configs.push_back({d, backend, net, Mode::infer, b, layer_net && plan.train_batch == 0 && b == plan.batches.back()});
+            if (plan.train_batch > 0) configs.push_back({d, backend, net, Mode::train, plan.train_batch, layer_net});
+        }
+    }
+    return configs;
+}
+
+Run run_of(const Config& c, bench::BenchResult r) {
+    Run run;
+    run.device = c.device;
+    run.backend = c.backend;
+    run.net = c.net;
+    run.mode = c.mode;
+    run.batch = c.batch;
+    run.a = std::move(r.analysis);
+    run.step = r.step;
+    run.fwd = r.fwd;
+    run.bwd = r.bwd;
+    run.layers = std::move(r.layers);
+    return run;
+}
+
+// Times one configuration; nothing, and a note, when it would not fit in memory.
+std::optional<Run> time_config(const Config& c, const StudyPlan& plan, int64_t host_available, const std::string& head,
+                               const StudyProgress& progress, std::vector<std::string>& notes) {
+    bench::BenchPlan bp;
+    bp.backend = c.backend;
+    bp.mode = c.mode;
+    bp.threads = threads_of(plan);
+    bp.warmup = plan.warmup;
+    bp.repeat = plan.repeat;
+    bp.layers = c.layers;
+    Graph g = build_net(c.net, c.batch);
+    int64_t host = bench::host_copy_bytes(g);
+    bench::BenchJob job = bench::plan_job(std::move(g), bp);
+    // On the GPU the executor's plan lives on the device; the host keeps only the copies.
+    bool gpu = c.device == "cuda";
+    int64_t need = gpu ? job.planned_bytes() : job.planned_bytes() + host;
+    int64_t available = gpu ? probe::gpu::free_memory_bytes() : host_available;
+    if (!bench::fits_in(need, available) || (gpu && !bench::fits_in(host, host_available))) {
+        notes.push_back(cat(describe(c), ": needs ", gb(need), ", ", gb(available), " available: left out"));
+        return std::nullopt;
+    }
+    progress(head, "");
+    bench::BenchResult r = bench::run_job(job, bp, [&](const std::string& stage, int done, int total) {
+        progress(head, cat(stage, " ", done, "/", total));
+    });
+    return run_of(c, std::move(r));
+}
+
+// The layer net's counts per layer on device d; nothing when its counters cannot be read, the net
+// does not fit or nothing was measured. Counting is one step per counter pass; time is measured
+// by the benchmarks, so one timed repeat suffices.
+std::optional<profile::Profile> count_layers(const StudyPlan& plan, const std::string& d, int64_t host_available,
+                                             const StudyProgress& progress) {
+    std::string why;
+    std::unique_ptr<profile::CounterSource> src =
+        d == "cpu" ? profile::open_cpu_counters(&why) : profile::open_gpu_counters(&why);
+    if (!src) return std::nullopt;
+    bool train = plan.train_batch > 0;
+    int64_t N = train ? plan.train_batch : plan.batches.back();
+    Graph g = build_net(plan.layer_net, N);
+    ExecOptions o{.mode = train ? Mode::train : Mode::infer, .fused = false, .threads = threads_of(plan)};
+    std::string backend = backend_of(d);
+    std::unique_ptr<Executor> ex = make_executor(backend, g, o);
+    int64_t need = d == "cpu" ? ex->planned_bytes() + bench::host_copy_bytes(g) : bench::host_copy_bytes(g);
+    if (!bench::fits_in(need, host_available)) return std::nullopt;
+    progress(cat("counting FLOPs per layer: ", d, " ", plan.layer_net, " ", train ? "train" : "infer", " batch ", N), "");
+    profile::ProfileOptions po;
+    po.mode = o.mode;
+    po.warmup = 1;
+    po.repeat = 1;
+    profile::Profile p = profile::run_profile(*ex, g, src.get(), po);
+    if (!p.measured) return std::nullopt;
+    p.model = plan.layer_net;
+    p.device = d;
+    p.backend = backend;
+    p.threads = d == "cpu" ? o.threads : 0;
+    return p;
+}
 
 }  // namespace
 
@@ -130,13 +235,15 @@ std::vector<TrainRun> read_train_runs(const std::string& path, std::vector<std::
     return runs;
 }
 
-Study collect(const StudyPlan& plan, const StudyProgress& progress) {
+namespace {
+
+// What the study is before anything is measured: the plan's parameters, the chip database, the
+// training runs and the analytic counts of every net.
+Study planned_study(const StudyPlan& plan, std::vector<roofline::Chip> chips) {
     Study s;
-    s.host = cli::host_name();
-    std::string chips_path = plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path;
-    s.chips = roofline::load_chips(chips_path);
+    s.host = bench::host_name();
+    s.chips = std::move(chips);
     s.chips_precision = plan.chips_precision;
-    std::vector<roofline::CpuClock> clocks = roofline::load_cpu_clocks(roofline::cpu_clocks_path(chips_path));
     s.nets = plan.nets;
     s.batches = plan.batches;
     s.warmup = plan.warmup;
@@ -147,6 +254,16 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
     s.train_runs = read_train_runs(plan.train_log, s.notes);
     for (const std::string& net : plan.nets)
         for (int64_t b : {int64_t(1), s.large_batch}) s.counts.push_back({net, b, analyze(build_net(net, b), DType::fp32)});
+    return s;
+}
+
+}  // namespace
+
+Study collect(const StudyPlan& plan, const StudyProgress& progress) {
+    std::string chips_path = plan.chips_path.empty() ? roofline::default_chips_path() : plan.chips_path;
+    std::vector<roofline::Chip> chips = roofline::load_chips(chips_path);
+    std::vector<roofline::CpuClock> clocks = roofline::load_cpu_clocks(roofline::cpu_clocks_path(chips_path));
+    Study s = planned_study(plan, std::move(chips));
 
     std::vector<std::string> devices;
     if (plan.cpu) {
@@ -154,106 +271,27 @@ Study collect(const StudyPlan& plan, const StudyProgress& progress) {
         s.ceilings.push_back(cpu_ceilings(plan, s.chips, clocks));
         devices.push_back("cpu");
     }
-    if (!plan.cuda) s.notes.push_back("cuda: not studied (--device all adds the GPU when there is one)");
-    if (plan.cuda) {
-        std::string why = probe::gpu::unavailable_reason();
-        std::vector<std::string> gpu = gpu_backends();
-        if (!why.empty()) {
-            s.notes.push_back("cuda: " + why);
-        } else if (gpu.empty()) {
-            s.notes.push_back("cuda: this build has no GPU executor (cuDNN was not found at configure time)");
-        } else {
-            progress("measuring the GPU's ceilings", "");
-            s.ceilings.push_back(cuda_ceilings(plan, s.chips));
-            devices.push_back("cuda");
-        }
+    if (std::string note = cuda_left_out(plan); !note.empty()) {
+        s.notes.push_back(note);
+    } else {
+        progress("measuring the GPU's ceilings", "");
+        s.ceilings.push_back(cuda_ceilings(plan, s.chips));
+        devices.push_back("cuda");
     }
-
     bool gpu = std::find(devices.begin(), devices.end(), "cuda") != devices.end();
-    s.env = cli::capture_env(plan.threads > 0 ? plan.threads : cli::hardware_threads(), gpu);
+    s.env = bench::capture_env(threads_of(plan), gpu);
 
-    std::vector<Config> configs;
-    for (const std::string& d : devices) {
-        std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
-        for (const std::string& net : plan.nets) {
-            bool layer_net = net == plan.layer_net;
-            for (int64_t b : plan.batches)
-                configs.push_back({d, backend, net, Mode::infer, b, layer_net && plan.train_batch == 0 && b == plan.batches.back()});
-            if (plan.train_batch > 0) configs.push_back({d, backend, net, Mode::train, plan.train_batch, layer_net});
-        }
-    }
-
-    int64_t host_available = cli::available_memory_bytes();
+    int64_t host_available = bench::available_memory_bytes();
+    std::vector<Config> configs = configs_of(plan, devices);
     for (size_t i = 0; i < configs.size(); ++i) {
-        const Config& c = configs[i];
-        std::string head = cat("[", i + 1, "/", configs.size(), "] ", describe(c));
-        cli::BenchPlan bp;
-        bp.backend = c.backend;
-        bp.mode = c.mode;
-        bp.threads = plan.threads > 0 ? plan.threads : cli::hardware_threads();
-        bp.warmup = plan.warmup;
-        bp.repeat = plan.repeat;
-        bp.layers = c.layers;
-        Graph g = build_net(c.net, c.batch);
-        int64_t host = cli::host_copy_bytes(g);
-        cli::BenchJob job = cli::plan_job(std::move(g), bp);
-        // On the GPU the executor's plan lives on the device; the host keeps only the copies.
-        bool gpu = c.device == "cuda";
-        int64_t need = gpu ? job.planned_bytes() : job.planned_bytes() + host;
-        int64_t available = gpu ? probe::gpu::free_memory_bytes() : host_available;
-        if (!cli::fits_in(need, available) || (gpu && !cli::fits_in(host, host_available))) {
-            s.notes.push_back(cat(describe(c), ": needs ", gb(need), ", ", gb(available),
-                                       " available: left out"));
-            continue;
-        }
-        progress(head, "");
-        cli::BenchResult r = cli::run_job(job, bp, [&](const std::string& stage, int done, int total) {
-            progress(head, cat(stage, " ", done, "/", total));
-        });
-        Run run;
-        run.device = c.device;
-        run.backend = c.backend;
-        run.net = c.net;
-        run.mode = c.mode;
-        run.batch = c.batch;
-        run.a = std::move(r.analysis);
-        run.step = r.step;
-        run.fwd = r.fwd;
-        run.bwd = r.bwd;
-        run.layers = std::move(r.layers);
-        s.runs.push_back(std::move(run));
+        std::string head = cat("[", i + 1, "/", configs.size(), "] ", describe(configs[i]));
+        if (std::optional<Run> run = time_config(configs[i], plan, host_available, head, progress, s.notes))
+            s.runs.push_back(std::move(*run));
     }
-
-    // The layer net's counts per layer, on each device whose counters can be read. Counting is
-    // one step per counter pass; time is already measured above, so one timed repeat suffices.
-    for (const std::string& d : devices) {
-        if (plan.layer_net.empty()) break;
-        std::string why;
-        std::unique_ptr<profile::CounterSource> src =
-            d == "cpu" ? profile::open_cpu_counters(&why) : profile::open_gpu_counters(&why);
-        if (!src) continue;
-        bool train = plan.train_batch > 0;
-        int64_t N = train ? plan.train_batch : plan.batches.back();
-        Graph g = build_net(plan.layer_net, N);
-        ExecOptions o{.mode = train ? Mode::train : Mode::infer, .fused = false,
-                      .threads = plan.threads > 0 ? plan.threads : cli::hardware_threads()};
-        std::string backend = d == "cpu" ? cpu_backends().front() : gpu_backends().front();
-        std::unique_ptr<Executor> ex = make_executor(backend, g, o);
-        int64_t need = d == "cpu" ? ex->planned_bytes() + cli::host_copy_bytes(g) : cli::host_copy_bytes(g);
-        if (!cli::fits_in(need, host_available)) continue;
-        progress(cat("counting FLOPs per layer: ", d, " ", plan.layer_net, " ", train ? "train" : "infer", " batch ", N), "");
-        profile::ProfileOptions po;
-        po.mode = o.mode;
-        po.warmup = 1;
-        po.repeat = 1;
-        profile::Profile p = profile::run_profile(*ex, g, src.get(), po);
-        if (!p.measured) continue;
-        p.model = plan.layer_net;
-        p.device = d;
-        p.backend = backend;
-        p.threads = d == "cpu" ? o.threads : 0;
-        s.profiles.push_back(std::move(p));
-    }
+    if (!plan.layer_net.empty())
+        for (const std::string& d : devices)
+            if (std::optional<profile::Profile> p = count_layers(plan, d, host_available, progress))
+                s.profiles.push_back(std::move(*p));
     return s;
 }
 

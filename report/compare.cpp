@@ -23,7 +23,7 @@ namespace ridge::report {
 
 namespace {
 
-using cli::UsageError;
+using bench::UsageError;
 
 // What makes an environment: rows differing in any of these are never pooled.
 const char* const env_fields[] = {"host",   "device",  "cpu",      "isa",          "onednn_isa", "cores",
@@ -47,7 +47,7 @@ const char* const naming_fields[] = {"device", "threads", "runtime_env", "onednn
                                      "driver", "cuda",    "cudnn",       "cublas"};
 
 template <size_t N>
-std::string key_of(const cli::LedgerRecord& r, const char* const (&fields)[N]) {
+std::string key_of(const bench::LedgerRecord& r, const char* const (&fields)[N]) {
     std::string k;
     for (const char* f : fields) k += r.get(f) + '\x1f';
     return k;
@@ -96,7 +96,7 @@ bool looks_like_ledger(const fs::path& f) {
     std::string head;
     std::getline(in, head);
     if (!head.empty() && head.back() == '\r') head.pop_back();
-    return cli::ledger_format(head).has_value();
+    return bench::ledger_format(head).has_value();
 }
 
 // The ledgers an input names. A file is a ledger (or an error); a report folder is its
@@ -166,7 +166,7 @@ void add(Spread& s, double v) {
 }
 
 std::string config_label(const SourcedRow& r) {
-    const cli::LedgerRecord& x = r.rec;
+    const bench::LedgerRecord& x = r.rec;
     std::string what = x.get("kind") == "train" ? "train run" : x.get("mode") == "train" ? "train step" : "infer";
     std::string s = cat(what, " b", x.get("batch"));
     if (x.get("precision") != "fp32" && !x.get("precision").empty()) s += " " + x.get("precision");
@@ -248,12 +248,12 @@ Comparison load_comparison(const std::vector<std::string>& inputs, const Compare
             std::string canonical = fs::weakly_canonical(fs::absolute(file), ec).string();
             bool again = !files_read.insert(canonical + "\x1f" + std::to_string(i)).second;
             if (again) continue;
-            cli::LedgerFile f = cli::read_ledger_file(file);
-            if (f.format != cli::LedgerFormat::current)
-                c.notes.push_back(cat(file, " is ", cli::format_name(f.format), ": read with its columns renamed"));
+            bench::LedgerFile f = bench::read_ledger_file(file);
+            if (f.format != bench::LedgerFormat::current)
+                c.notes.push_back(cat(file, " is ", bench::format_name(f.format), ": read with its columns renamed"));
             if (f.torn_rows) c.notes.push_back(cat(file, ": ", f.torn_rows, " row(s) cut short (a crash?) skipped"));
             if (f.rows.empty()) c.notes.push_back(cat(file, " has no rows"));
-            for (cli::LedgerRecord& rec : f.rows) {
+            for (bench::LedgerRecord& rec : f.rows) {
                 SourcedRow r{std::move(rec), file, i};
                 std::string run = key_of(r.rec, run_fields);
                 auto [it, fresh] = by_run.emplace(run, c.rows.size());
@@ -266,7 +266,7 @@ Comparison load_comparison(const std::vector<std::string>& inputs, const Compare
                     std::string differs;
                     for (size_t k = 0; k < r.rec.cells.size() && differs.empty(); ++k)
                         if (r.rec.cells[k] != before.rec.cells[k])
-                            differs = cat(cli::ledger_columns()[k].name, " '", before.rec.cells[k], "' against '",
+                            differs = cat(bench::ledger_columns()[k].name, " '", before.rec.cells[k], "' against '",
                                           r.rec.cells[k], "'");
                     throw UsageError(cat("ridge compare: conflicting rows: ", where(before), " and ", where(r),
                                          " are the same run (", r.rec.get("net"), " batch ", r.rec.get("batch"), " on ",
@@ -362,9 +362,9 @@ Comparison load_comparison(const std::vector<std::string>& inputs, const Compare
         auto far = [](double a, double b) { return std::max(a, b) > 1.25 * std::min(a, b); };
         if (far(rep->second.first, tr->second.first) || far(rep->second.second, tr->second.second))
             roof_disagreements.push_back(
-                {e, cat(cli::fixed(rep->second.first / 1e9, 0), " GFLOP/s and ", cli::fixed(rep->second.second / 1e9, 1),
-                        " GB/s by ridge report against ", cli::fixed(tr->second.first / 1e9, 0), " GFLOP/s and ",
-                        cli::fixed(tr->second.second / 1e9, 1), " GB/s by ridge train")});
+                {e, cat(bench::fixed(rep->second.first / 1e9, 0), " GFLOP/s and ", bench::fixed(rep->second.second / 1e9, 1),
+                        " GB/s by ridge report against ", bench::fixed(tr->second.first / 1e9, 0), " GFLOP/s and ",
+                        bench::fixed(tr->second.second / 1e9, 1), " GB/s by ridge train")});
     }
 
     // Names: the base, and where environments share it, as few of the fields that tell them apart

@@ -27,7 +27,7 @@ struct CompareOptions {
 
 // A row with where it came from.
 struct SourcedRow {
-    cli::LedgerRecord rec;
+    bench::LedgerRecord rec;
     std::string file;   // the ledger it was read from
     size_t input = 0;   // which command-line input found it
 };
@@ -88,7 +88,7 @@ struct Comparison {
 };
 
 // Reads every input (a report folder, a folder of results, a ledger file) and builds the
-// comparison. Throws cli::UsageError, naming the input, for: a path that does not exist, a folder
+// comparison. Throws bench::UsageError, naming the input, for: a path that does not exist, a folder
 // that holds no ridge result, a ledger of an unknown schema, a row whose figures are not numbers,
 // two rows of the same run with different figures, a --nets name not in the zoo, a --baseline
 // that names no environment.

@@ -12,7 +12,7 @@ namespace ridge::report {
 
 namespace {
 
-using cli::fixed;
+using bench::fixed;
 
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
     return markdown_table(head, rows, false);
@@ -107,7 +107,7 @@ std::string environments_csv(const Comparison& c) {
     std::string out = "environment,field,value\n";
     for (const auto& [field, values] : env_table_rows(c))
         for (size_t e = 0; e < c.envs.size(); ++e)
-            out += cat(cli::csv_cell(c.envs[e].name), ",", cli::csv_cell(field), ",", cli::csv_cell(values[e]), "\n");
+            out += cat(bench::csv_cell(c.envs[e].name), ",", bench::csv_cell(field), ",", bench::csv_cell(values[e]), "\n");
     return out;
 }
 
@@ -116,12 +116,12 @@ std::string groups_csv(const Comparison& c) {
         "environment,kind,net,mode,batch,height,width,precision,backend,configuration,repeats,images_per_s_mean,"
         "images_per_s_min,images_per_s_max,step_ms_mean,step_ms_min,step_ms_max,gflops,flops_per_step,bytes_per_step,"
         "intensity,roof_gflops,bound,roof_fraction,speedup\n";
-    auto n = [](double v) { return std::isfinite(v) ? cli::ledger_num(v) : std::string(); };
+    auto n = [](double v) { return std::isfinite(v) ? bench::ledger_num(v) : std::string(); };
     for (const Group& g : c.groups) {
         RoofPlace p = roof_place(c, g);
         const Spread &i = g.images_per_s, &t = g.step_ms;
-        out += cat(cli::csv_cell(c.envs[g.env].name), ",", g.kind, ",", g.net, ",", g.mode, ",", g.batch, ",", g.height,
-                   ",", g.width, ",", g.precision, ",", g.backend, ",", cli::csv_cell(g.label), ",", i.n, ",",
+        out += cat(bench::csv_cell(c.envs[g.env].name), ",", g.kind, ",", g.net, ",", g.mode, ",", g.batch, ",", g.height,
+                   ",", g.width, ",", g.precision, ",", g.backend, ",", bench::csv_cell(g.label), ",", i.n, ",",
                    n(i.mean), ",", n(i.min), ",", n(i.max), ",", t.n ? n(t.mean) : "", ",", t.n ? n(t.min) : "", ",",
                    t.n ? n(t.max) : "", ",", n(g.gflops), ",", g.flops_per_step, ",", g.bytes_per_step, ",",
                    g.intensity() > 0 ? n(g.intensity()) : "", ",", p.known ? n(p.roof_flops / 1e9) : "", ",",
@@ -132,11 +132,11 @@ std::string groups_csv(const Comparison& c) {
 }
 
 std::string rows_csv(const Comparison& c) {
-    std::string out = "environment," + cli::ledger_header() + "\n";
+    std::string out = "environment," + bench::ledger_header() + "\n";
     for (const Group& g : c.groups)
         for (const SourcedRow* r : g.rows) {
-            out += cli::csv_cell(c.envs[g.env].name);
-            for (const std::string& v : r->rec.cells) out += "," + cli::csv_cell(v);
+            out += bench::csv_cell(c.envs[g.env].name);
+            for (const std::string& v : r->rec.cells) out += "," + bench::csv_cell(v);
             out += "\n";
         }
     return out;

@@ -22,14 +22,14 @@ std::string runs_csv(const Study& s) {
 }
 
 std::string ledger_csv(const Study& s, const std::string& command) {
-    using cli::ledger_num;
-    std::string out = cli::ledger_header() + "\n";
+    using bench::ledger_num;
+    std::string out = bench::ledger_header() + "\n";
     for (const Run& r : s.runs) {
         bool gpu = r.device == "cuda";
-        cli::Env env = s.env;
+        bench::Env env = s.env;
         env.gpu = env.gpu && gpu;  // a CPU row carries no GPU
-        cli::LedgerRow row;
-        cli::set_environment(row, env, s.host);
+        bench::LedgerRow row;
+        bench::set_environment(row, env, s.host);
         row.set("kind", "bench")
             .set("date", s.env.date)
             .set("device", r.device)

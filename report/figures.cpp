@@ -27,11 +27,11 @@ int draw_figures(const std::string& dir, std::vector<Figure>& figures, int jobs)
     // -k: one figure's failure does not stop the others; the makefile deletes what a failed
     // gnuplot left half-written. A make that runs ridge (make report) must not pass its own flags
     // and jobserver on to this one, which has its own -j.
-    cli::RunOptions in_dir;
+    bench::RunOptions in_dir;
     in_dir.cwd = dir;
-    in_dir.shown = cli::RunOptions::Shown::errors;
+    in_dir.shown = bench::RunOptions::Shown::errors;
     in_dir.unset = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"};
-    int status = cli::run_program(
+    int status = bench::run_program(
         {"make", "-s", "-k", "-f", RIDGE_SOURCE_DIR "/Makefile.gnuplot", "DIR=.", cat("-j", std::max(1, jobs))}, in_dir);
     int not_drawn = 0;
     for (Figure& f : figures) {
@@ -52,8 +52,8 @@ int draw_figures(const std::string& dir, std::vector<Figure>& figures, int jobs)
 
 void write_data(const std::string& data_dir, const std::string& name, const std::string& dat,
                 const std::string& gpv) {
-    cli::write_output(data_dir + "/" + name + ".dat", dat);
-    cli::write_output(data_dir + "/" + name + ".gpv", gpv);
+    bench::write_output(data_dir + "/" + name + ".dat", dat);
+    bench::write_output(data_dir + "/" + name + ".gpv", gpv);
 }
 
 std::string gp_quote(std::string_view s) {

@@ -58,8 +58,8 @@ std::string temp_sibling(const fs::path& dest, const char* what) {
 }  // namespace
 
 fs::path check_destination(const std::string& out) {
-    auto refuse = [&](const std::string& why) { return cli::UsageError(cat("ridge report: --out '", out, "' ", why)); };
-    if (out.empty()) throw cli::UsageError("ridge report: --out is empty");
+    auto refuse = [&](const std::string& why) { return bench::UsageError(cat("ridge report: --out '", out, "' ", why)); };
+    if (out.empty()) throw bench::UsageError("ridge report: --out is empty");
     std::string s = out;
     while (s.size() > 1 && s.back() == '/') s.pop_back();
     fs::path dest(s);
@@ -97,18 +97,18 @@ ReportFolder::ReportFolder(fs::path dest) : dest_(std::move(dest)) {
     fs::create_directories(parent, ec);
     if (ec) {
         remove_empty_up_to(parent, created_from_);
-        throw cli::UsageError(cat("ridge report: cannot make the folder '", parent.string(), "': ", ec.message()));
+        throw bench::UsageError(cat("ridge report: cannot make the folder '", parent.string(), "': ", ec.message()));
     }
     std::string dir = temp_sibling(dest_, ".partial.");
     if (!::mkdtemp(dir.data())) {
         int err = errno;
         remove_empty_up_to(parent, created_from_);
-        throw cli::UsageError(cat("ridge report: cannot write in '", parent.string(), "': ", std::strerror(err)));
+        throw bench::UsageError(cat("ridge report: cannot write in '", parent.string(), "': ", std::strerror(err)));
     }
     dir_ = dir;
-    guard_ = std::make_unique<cli::RemovedOnInterrupt>(dir_.string(), created_from_.string());
+    guard_ = std::make_unique<bench::RemovedOnInterrupt>(dir_.string(), created_from_.string());
     // mkdtemp's 0700 would make the report private; it gets what mkdir would have given it.
-    ::chmod(dir_.c_str(), mode_t(cli::new_file_mode(0777)));
+    ::chmod(dir_.c_str(), mode_t(bench::new_file_mode(0777)));
     fs::create_directory(dir_ / "data");
 }
 
@@ -120,7 +120,7 @@ ReportFolder::~ReportFolder() {
 }
 
 void ReportFolder::commit() {
-    cli::write_output((dir_ / marker_file).string(),
+    bench::write_output((dir_ / marker_file).string(),
                       "Written by `ridge report`, which replaces this folder when told to write here again.\n");
     auto kept = [&](const std::string& why) {
         done_ = true;

@@ -15,7 +15,7 @@ namespace ridge::report {
 
 inline constexpr const char* marker_file = ".ridge-report";
 
-// The destination without trailing slashes. A cli::UsageError naming the problem when it is '.',
+// The destination without trailing slashes. A bench::UsageError naming the problem when it is '.',
 // '..' or '/', holds the current folder, is a symbolic link, a file, a mount point or a folder
 // ridge did not write, or a file stands where one of its parents should be.
 std::filesystem::path check_destination(const std::string& out);
@@ -28,7 +28,7 @@ struct NotPlaced : std::runtime_error {
 
 class ReportFolder {
 public:
-    // Creates dest's missing parents and a new folder beside dest; a cli::UsageError when that
+    // Creates dest's missing parents and a new folder beside dest; a bench::UsageError when that
     // fails (no permission, read-only file system). An interrupt removes both (interrupt.h).
     explicit ReportFolder(std::filesystem::path dest);
     ~ReportFolder();  // unless committed: removes the folder and the parents it created
@@ -44,7 +44,7 @@ public:
 
 private:
     std::filesystem::path dest_, dir_, created_from_;
-    std::unique_ptr<cli::RemovedOnInterrupt> guard_;
+    std::unique_ptr<bench::RemovedOnInterrupt> guard_;
     bool done_ = false;
 };
 

@@ -11,8 +11,8 @@ namespace ridge::report {
 
 namespace {
 
-using cli::fixed;
-using cli::si;
+using bench::fixed;
+using bench::si;
 
 std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
     return markdown_table(head, rows, true);

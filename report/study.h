@@ -14,8 +14,8 @@
 
 namespace ridge::report {
 
-using cli::LayerResult;
-using cli::Stats;
+using bench::LayerResult;
+using bench::Stats;
 
 // One device's roofs (fp32), measured by the probes and, where known, from its datasheet.
 struct Ceilings {
@@ -77,7 +77,7 @@ struct TrainRun {
 
 struct Study {
     std::string host;  // results/<host>/
-    cli::Env env;
+    bench::Env env;
     std::vector<roofline::Chip> chips;
     roofline::Precision chips_precision = roofline::Precision::fp32;  // the chips figures' ceilings
     std::vector<Ceilings> ceilings;   // cpu first, then cuda when measured

@@ -11,8 +11,8 @@ namespace fixture {
 using namespace ridge;
 using namespace ridge::report;
 
-inline cli::Stats stats_around(double seconds) {
-    return cli::summarize({seconds * 0.98, seconds, seconds * 1.01, seconds * 1.03});
+inline bench::Stats stats_around(double seconds) {
+    return bench::summarize({seconds * 0.98, seconds, seconds * 1.01, seconds * 1.03});
 }
 
 inline double model_seconds(const Run& r) {

@@ -19,18 +19,18 @@
 using namespace clitest;
 
 TEST_CASE("quartiles interpolate between order statistics") {
-    ridge::cli::Stats s = ridge::cli::summarize({5, 1, 4, 2, 3});  // sorted 1 2 3 4 5
+    ridge::bench::Stats s = ridge::bench::summarize({5, 1, 4, 2, 3});  // sorted 1 2 3 4 5
     CHECK(s.median == 3);
     CHECK(s.q1 == 2);
     CHECK(s.q3 == 4);
     CHECK(s.min == 1);
     CHECK(s.max == 5);
-    ridge::cli::Stats t = ridge::cli::summarize({10, 20, 30, 40});  // positions 0.75, 1.5, 2.25
+    ridge::bench::Stats t = ridge::bench::summarize({10, 20, 30, 40});  // positions 0.75, 1.5, 2.25
     CHECK(t.q1 == doctest::Approx(17.5));
     CHECK(t.median == doctest::Approx(25));
     CHECK(t.q3 == doctest::Approx(32.5));
     CHECK(t.noisy());  // IQR 15 > 10% of 25
-    CHECK(!ridge::cli::summarize({100, 101, 102, 103}).noisy());
+    CHECK(!ridge::bench::summarize({100, 101, 102, 103}).noisy());
 }
 
 namespace {
@@ -97,13 +97,13 @@ TEST_CASE("step times: the medians of forward + backward, forward, backward and 
     for (int i = 0; i < 5; ++i)
         layers.push_back({0, 0, 0, i < 4 ? 4.0 : 100.0,
                           {{double(i + 1), 0, double(9 - i)}, {i < 3 ? 2.0 : 9.0, double(2 * i + 1), 0}}});
-    cli::BenchPlan plan;
+    bench::BenchPlan plan;
     plan.mode = Mode::train;
     plan.warmup = 2;
     plan.repeat = 5;
-    cli::BenchJob job{std::move(g), std::make_unique<ScriptedExecutor>(whole),
+    bench::BenchJob job{std::move(g), std::make_unique<ScriptedExecutor>(whole),
                       std::make_unique<ScriptedExecutor>(layers)};
-    cli::BenchResult r = cli::run_job(job, plan, [](const std::string&, int, int) {});
+    bench::BenchResult r = bench::run_job(job, plan, [](const std::string&, int, int) {});
     CHECK(r.planned_bytes == 1234);
     CHECK(r.step.median == 6);
     CHECK(r.step.min == 3);
@@ -164,11 +164,11 @@ TEST_CASE("bench json: one object per batch with the documented fields; derived 
     CHECK(j.items[1]["flops"].i64() == summary["totals"]["fwd_flops"].i64());
     std::string led = slurp(ledger);
     CHECK(lines(led) == 3);  // header and a row per batch
-    CHECK(led.substr(0, led.find('\n')) == ridge::cli::ledger_header());
-    ridge::cli::LedgerFile f = ridge::cli::parse_ledger(led, ledger.string());
+    CHECK(led.substr(0, led.find('\n')) == ridge::bench::ledger_header());
+    ridge::bench::LedgerFile f = ridge::bench::parse_ledger(led, ledger.string());
     REQUIRE(f.rows.size() == 2);
     for (size_t b = 0; b < 2; ++b) {
-        const ridge::cli::LedgerRecord& row = f.rows[b];
+        const ridge::bench::LedgerRecord& row = f.rows[b];
         const testjson::Value& o = j.items[b];
         CHECK(row.get("kind") == "bench");
         CHECK(row.get("device") == "cpu");

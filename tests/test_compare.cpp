@@ -40,9 +40,9 @@ struct HandRow {
 };
 
 std::string hand_ledger(const std::vector<HandRow>& rows, double peak_gflops, double bw_gbs) {
-    std::string out = ridge::cli::ledger_header() + "\n";
+    std::string out = ridge::bench::ledger_header() + "\n";
     for (const HandRow& h : rows) {
-        ridge::cli::LedgerRow r;
+        ridge::bench::LedgerRow r;
         bool gpu = h.device == "cuda";
         r.set("kind", h.kind)
             .set("date", h.date)
@@ -59,13 +59,13 @@ std::string hand_ledger(const std::vector<HandRow>& rows, double peak_gflops, do
             .set("threads", gpu ? "" : "8")
             .set("iters", "10")
             .set("warmup_iters", "2")
-            .set("step_median_ms", ridge::cli::ledger_num(h.step_ms))
-            .set("images_per_s", ridge::cli::ledger_num(h.images_per_s))
-            .set("gflops", ridge::cli::ledger_num(h.gflops))
+            .set("step_median_ms", ridge::bench::ledger_num(h.step_ms))
+            .set("images_per_s", ridge::bench::ledger_num(h.images_per_s))
+            .set("gflops", ridge::bench::ledger_num(h.gflops))
             .set("flops_per_step", std::to_string(h.flops))
             .set("bytes_per_step", std::to_string(h.bytes))
-            .set("roof_peak_gflops", ridge::cli::ledger_num(peak_gflops))
-            .set("roof_bandwidth_gbs", ridge::cli::ledger_num(bw_gbs))
+            .set("roof_peak_gflops", ridge::bench::ledger_num(peak_gflops))
+            .set("roof_bandwidth_gbs", ridge::bench::ledger_num(bw_gbs))
             .set("cpu", "Example CPU")
             .set("cores", "8");
         if (gpu) {
@@ -193,7 +193,7 @@ TEST_CASE("hand-made CPU and GPU: environments, repeats, bounds, fractions and s
     CHECK(roof.find("\n5 0.1\n") != std::string::npos);
 
     // runs.csv: bound and fraction on each environment's own roof.
-    auto runs = ridge::cli::parse_csv(slurp(out / "runs.csv"));
+    auto runs = ridge::bench::parse_csv(slurp(out / "runs.csv"));
     REQUIRE(runs.size() == 7);
     std::map<std::string, std::map<std::string, std::string>> by;
     for (size_t i = 1; i < runs.size(); ++i) {
@@ -269,7 +269,7 @@ TEST_CASE("real fixtures: the same study at 1 and 2 threads on this machine, kep
     std::map<std::string, std::vector<double>> ips;  // "threadsN|net|mode|batch|kind"
     for (const char* env : {"threads1", "threads2"})
         for (const char* file : {"report/ledger.csv", "train/metrics.csv"}) {
-            auto rows = ridge::cli::parse_csv(slurp(data_dir / env / file));
+            auto rows = ridge::bench::parse_csv(slurp(data_dir / env / file));
             REQUIRE(rows.size() > 1);
             std::map<std::string, size_t> col;
             for (size_t k = 0; k < rows[0].size(); ++k) col[rows[0][k]] = k;
@@ -329,7 +329,7 @@ TEST_CASE("older ledgers join: the bench CPU ledger of before the schema, its FL
     // Its two rows were measured by two builds of ridge: two environments, flagged, never averaged.
     CHECK(md.find("different ridge revisions or settings (git 383626eb1918+dirty against 994c1808f271+dirty)") !=
           std::string::npos);
-    auto runs = ridge::cli::parse_csv(slurp(out / "runs.csv"));
+    auto runs = ridge::bench::parse_csv(slurp(out / "runs.csv"));
     REQUIRE(runs.size() == 3);
     std::string summary = run({"summary", "shufflenet_v2_x1_0", "--res", "32", "--format", "csv"}).out;
     for (size_t i = 1; i < 3; ++i) {
@@ -369,13 +369,13 @@ TEST_CASE("bad input: one line, exit 2, nothing written") {
     REQUIRE(at != std::string::npos);
     size_t row = led.rfind('\n', at) + 1;
     std::string changed = led;  // one row's median step time changed, nothing else
-    std::vector<std::string> cells = ridge::cli::parse_csv(led.substr(row, led.find('\n', row) - row))[0];
-    int median = ridge::cli::ledger_column("step_median_ms");
+    std::vector<std::string> cells = ridge::bench::parse_csv(led.substr(row, led.find('\n', row) - row))[0];
+    int median = ridge::bench::ledger_column("step_median_ms");
     std::string old_row = led.substr(row, led.find('\n', row) - row);
     std::string new_row;
     for (size_t k = 0; k < cells.size(); ++k) {
         std::string v = int(k) == median ? "999" : cells[k];
-        new_row += (k ? "," : "") + ridge::cli::csv_cell(v);
+        new_row += (k ? "," : "") + ridge::bench::csv_cell(v);
     }
     changed.replace(row, old_row.size(), new_row);
     write(conflict / "b.csv", changed);

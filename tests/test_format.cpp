@@ -15,11 +15,11 @@
 #include "json.h"
 
 using namespace clitest;
-using ridge::cli::json_quote;
-using ridge::cli::printable;
+using ridge::bench::json_quote;
+using ridge::bench::printable;
 
 TEST_CASE("Json writes NaN and infinities as null, finite numbers as before") {
-    ridge::cli::Json j;
+    ridge::bench::Json j;
     j.begin_object()
         .field("nan", std::nan(""))
         .field("inf", std::numeric_limits<double>::infinity())
@@ -63,7 +63,7 @@ TEST_CASE("check_output: what write_output would fail on is refused before any w
     fs::path d = scratch() / "check_output";
     fs::remove_all(d);
     fs::create_directories(d);
-    using ridge::cli::check_output;
+    using ridge::bench::check_output;
     CHECK_NOTHROW(check_output(""));
     CHECK_NOTHROW(check_output("-"));
     CHECK_NOTHROW(check_output((d / "new.txt").string()));
@@ -72,25 +72,25 @@ TEST_CASE("check_output: what write_output would fail on is refused before any w
     std::ofstream(d / "old.txt") << "x";
     CHECK_NOTHROW(check_output((d / "old.txt").string()));
     CHECK_NOTHROW(check_output("/dev/null"));
-    CHECK_THROWS_WITH_AS(check_output(d.string()), doctest::Contains("it is a directory"), ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(check_output(d.string() + "/"), doctest::Contains("it is a directory"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(check_output(d.string()), doctest::Contains("it is a directory"), ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(check_output(d.string() + "/"), doctest::Contains("it is a directory"), ridge::bench::UsageError);
     CHECK_THROWS_WITH_AS(check_output((d / "missing" / "x.txt").string()), doctest::Contains("does not exist"),
-                         ridge::cli::UsageError);
+                         ridge::bench::UsageError);
     CHECK_THROWS_WITH_AS(check_output((d / "old.txt" / "x.txt").string()), doctest::Contains("cannot write"),
-                         ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(check_output("/proc/x"), doctest::Contains("cannot write '/proc/x'"), ridge::cli::UsageError);
+                         ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(check_output("/proc/x"), doctest::Contains("cannot write '/proc/x'"), ridge::bench::UsageError);
     fs::path fifo = d / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    CHECK_THROWS_WITH_AS(check_output(fifo.string()), doctest::Contains("pipe that nothing reads"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(check_output(fifo.string()), doctest::Contains("pipe that nothing reads"), ridge::bench::UsageError);
     // Symlinks: to a new file in a folder that exists (fine), into a missing folder, in a loop.
     fs::create_symlink("new_target.txt", d / "to_new");
     CHECK_NOTHROW(check_output((d / "to_new").string()));
     fs::create_symlink("missing/x.txt", d / "dangling");
     CHECK_THROWS_WITH_AS(check_output((d / "dangling").string()), doctest::Contains("does not exist"),
-                         ridge::cli::UsageError);
+                         ridge::bench::UsageError);
     fs::create_symlink("loop_b", d / "loop_a");
     fs::create_symlink("loop_a", d / "loop_b");
-    CHECK_THROWS_AS(check_output((d / "loop_a").string()), ridge::cli::UsageError);
+    CHECK_THROWS_AS(check_output((d / "loop_a").string()), ridge::bench::UsageError);
     std::set<std::string> left;
     for (const auto& e : fs::directory_iterator(d)) left.insert(e.path().filename().string());
     CHECK(left == std::set<std::string>{"fifo", "old.txt", "to_new", "dangling", "loop_a", "loop_b"});

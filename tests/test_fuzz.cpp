@@ -203,7 +203,7 @@ Case make_case(Gen& g, const Paths& paths) {
 
 std::string shown(const std::vector<std::string>& a) {
     std::string s = "ridge";
-    for (const std::string& x : a) s += " '" + ridge::cli::printable(x) + "'";
+    for (const std::string& x : a) s += " '" + ridge::bench::printable(x) + "'";
     return s;
 }
 
@@ -416,14 +416,14 @@ TEST_CASE("fuzz: the argument parser and its typed readers, in process: a value 
             try {
                 f();
                 return true;
-            } catch (const ridge::cli::UsageError& e) {
+            } catch (const ridge::bench::UsageError& e) {
                 ++refused;
                 CHECK(std::string(e.what()).starts_with("ridge "));
                 return false;
             } catch (const ridge::CountOverflow&) {
                 return false;
             } catch (const std::exception& e) {
-                FAIL(shown(args) << ": " << typeid(e).name() << ": " << ridge::cli::printable(e.what()));
+                FAIL(shown(args) << ": " << typeid(e).name() << ": " << ridge::bench::printable(e.what()));
                 return false;
             }
         };
@@ -459,20 +459,20 @@ TEST_CASE("fuzz: the chip-file parser refuses malformed files with one clean lin
             ++parsed;
             for (const auto& c : chips) {
                 for (const std::string* s : {&c.name, &c.vendor, &c.mem_type, &c.source, &c.mem_source, &c.notes})
-                    CHECK_MESSAGE(ridge::cli::printable(*s) == *s, "case " << i << ": a field with raw bytes");
+                    CHECK_MESSAGE(ridge::bench::printable(*s) == *s, "case " << i << ": a field with raw bytes");
                 for (const auto& k : c.peaks) {
                     for (const std::string* s : {&k.derivation, &k.engine, &k.source, &k.notes})
-                        CHECK_MESSAGE(ridge::cli::printable(*s) == *s, "case " << i << ": a peak field with raw bytes");
+                        CHECK_MESSAGE(ridge::bench::printable(*s) == *s, "case " << i << ": a peak field with raw bytes");
                     CHECK((std::isfinite(k.tflops) && k.tflops > 0));
                 }
             }
         } catch (const ridge::roofline::ChipFileError& e) {
             ++refused;
             std::string m = e.what();
-            CHECK_MESSAGE(ridge::cli::printable(m) == m, "case " << i << ": " << ridge::cli::printable(m));
+            CHECK_MESSAGE(ridge::bench::printable(m) == m, "case " << i << ": " << ridge::bench::printable(m));
             CHECK((m.starts_with("fuzz.csv:") || m.starts_with("peaks.csv:")));
         } catch (const std::exception& e) {
-            FAIL("case " << i << ": " << typeid(e).name() << ": " << ridge::cli::printable(e.what()));
+            FAIL("case " << i << ": " << typeid(e).name() << ": " << ridge::bench::printable(e.what()));
         }
     }
     MESSAGE("seed " << seed << ": " << cases << " mutated chip files, " << parsed << " parsed, " << refused << " refused");

@@ -54,28 +54,28 @@ void check_refused(const spawn::Result& r, const std::string& says) {
 TEST_CASE("append_csv_rows: the header once, rows after it, another header refused, a torn row closed") {
     fs::path d = fresh("unit");
     fs::path p = d / "sub" / "dir" / "m.csv";  // missing folders are made
-    ridge::cli::append_csv_rows(p.string(), "a,b", {"1,2"});
-    ridge::cli::append_csv_row(p.string(), "a,b", "3,4");
+    ridge::bench::append_csv_rows(p.string(), "a,b", {"1,2"});
+    ridge::bench::append_csv_row(p.string(), "a,b", "3,4");
     CHECK(slurp(p) == "a,b\n1,2\n3,4\n");
-    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(p.string(), "a,c", "7,8"), doctest::Contains("other columns"),
-                         ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(p.string(), "a", "7"), doctest::Contains("other columns"),
-                         ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(p.string(), "a,b,c", "7,8,9"), doctest::Contains("other columns"),
-                         ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::append_csv_row(p.string(), "a,c", "7,8"), doctest::Contains("other columns"),
+                         ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::append_csv_row(p.string(), "a", "7"), doctest::Contains("other columns"),
+                         ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::append_csv_row(p.string(), "a,b,c", "7,8,9"), doctest::Contains("other columns"),
+                         ridge::bench::UsageError);
     CHECK(slurp(p) == "a,b\n1,2\n3,4\n");
     // A writer killed in the middle of a row left no newline: the next row starts on its own line.
     std::ofstream(p, std::ios::app) << "5,";
-    ridge::cli::append_csv_row(p.string(), "a,b", "6,7");
+    ridge::bench::append_csv_row(p.string(), "a,b", "6,7");
     CHECK(slurp(p) == "a,b\n1,2\n3,4\n5,\n6,7\n");
     // An empty file (touched by hand) gets the header.
     fs::path e = d / "empty.csv";
     std::ofstream{e};
-    ridge::cli::append_csv_row(e.string(), "x", "1");
+    ridge::bench::append_csv_row(e.string(), "x", "1");
     CHECK(slurp(e) == "x\n1\n");
-    CHECK(ridge::cli::csv_cell("AMD EPYC, 2 cores") == "\"AMD EPYC, 2 cores\"");
-    CHECK(ridge::cli::csv_cell("say \"hi\"") == "\"say \"\"hi\"\"\"");
-    CHECK(ridge::cli::csv_cell("plain") == "plain");
+    CHECK(ridge::bench::csv_cell("AMD EPYC, 2 cores") == "\"AMD EPYC, 2 cores\"");
+    CHECK(ridge::bench::csv_cell("say \"hi\"") == "\"say \"\"hi\"\"\"");
+    CHECK(ridge::bench::csv_cell("plain") == "plain");
 }
 
 TEST_CASE("append_csv_rows: appenders at the same time keep every row") {
@@ -85,7 +85,7 @@ TEST_CASE("append_csv_rows: appenders at the same time keep every row") {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
-            for (int i = 0; i < each; ++i) ridge::cli::append_csv_row(p.string(), "thread,row", std::to_string(t) + "," + std::to_string(i));
+            for (int i = 0; i < each; ++i) ridge::bench::append_csv_row(p.string(), "thread,row", std::to_string(t) + "," + std::to_string(i));
         });
     for (auto& t : pool) t.join();
     std::vector<std::string> rows = rows_of(p);
@@ -99,12 +99,12 @@ TEST_CASE("append_csv_rows: appenders at the same time keep every row") {
 TEST_CASE("append_csv_rows keeps the ledger's mode, owner and hard links: it appends in place") {
     fs::path d = fresh("links");
     fs::path p = d / "m.csv", link = d / "link.csv";
-    ridge::cli::append_csv_row(p.string(), "h", "1");
+    ridge::bench::append_csv_row(p.string(), "h", "1");
     REQUIRE(::chmod(p.c_str(), 0640) == 0);
     fs::create_hard_link(p, link);
     struct stat before, after;
     REQUIRE(::stat(p.c_str(), &before) == 0);
-    ridge::cli::append_csv_row(p.string(), "h", "2");
+    ridge::bench::append_csv_row(p.string(), "h", "2");
     REQUIRE(::stat(p.c_str(), &after) == 0);
     CHECK(after.st_ino == before.st_ino);
     CHECK((after.st_mode & 07777) == 0640);
@@ -113,37 +113,37 @@ TEST_CASE("append_csv_rows keeps the ledger's mode, owner and hard links: it app
     // Through a symlink: the file it names grows, the link stays a link.
     fs::path sym = d / "sym.csv";
     fs::create_symlink(p, sym);
-    ridge::cli::append_csv_row(sym.string(), "h", "3");
+    ridge::bench::append_csv_row(sym.string(), "h", "3");
     CHECK(fs::is_symlink(sym));
     CHECK(slurp(link) == "h\n1\n2\n3\n");
 }
 
 TEST_CASE("check_csv_ledger: refuses up front what append_csv_rows would fail on, creating nothing") {
     fs::path d = fresh("check");
-    using ridge::cli::check_csv_ledger;
+    using ridge::bench::check_csv_ledger;
     CHECK_NOTHROW(check_csv_ledger((d / "new.csv").string(), "h"));
     CHECK_NOTHROW(check_csv_ledger((d / "a" / "b" / "new.csv").string(), "h"));
     CHECK(fs::is_empty(d));  // neither the file nor its folders, nor the probe
-    CHECK_THROWS_WITH_AS(check_csv_ledger("/proc/x", "h"), doctest::Contains("'/proc/x'"), ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(check_csv_ledger(d.string(), "h"), doctest::Contains("it is a directory"), ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(check_csv_ledger("", "h"), doctest::Contains("empty"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(check_csv_ledger("/proc/x", "h"), doctest::Contains("'/proc/x'"), ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(check_csv_ledger(d.string(), "h"), doctest::Contains("it is a directory"), ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(check_csv_ledger("", "h"), doctest::Contains("empty"), ridge::bench::UsageError);
     CHECK_THROWS_WITH_AS(check_csv_ledger("/dev/null", "h"), doctest::Contains("not a regular file"),
-                         ridge::cli::UsageError);
+                         ridge::bench::UsageError);
     fs::path file = d / "file";
     std::ofstream(file) << "h\n";
     CHECK_NOTHROW(check_csv_ledger(file.string(), "h"));
     CHECK_THROWS_WITH_AS(check_csv_ledger(file.string(), "other"), doctest::Contains("other columns"),
-                         ridge::cli::UsageError);
-    CHECK_THROWS_AS(check_csv_ledger((file / "under.csv").string(), "h"), ridge::cli::UsageError);
+                         ridge::bench::UsageError);
+    CHECK_THROWS_AS(check_csv_ledger((file / "under.csv").string(), "h"), ridge::bench::UsageError);
     fs::path fifo = d / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    CHECK_THROWS_AS(check_csv_ledger(fifo.string(), "h"), ridge::cli::UsageError);
-    CHECK_THROWS_AS(ridge::cli::append_csv_row(fifo.string(), "h", "1"), ridge::cli::UsageError);
+    CHECK_THROWS_AS(check_csv_ledger(fifo.string(), "h"), ridge::bench::UsageError);
+    CHECK_THROWS_AS(ridge::bench::append_csv_row(fifo.string(), "h", "1"), ridge::bench::UsageError);
     if (::geteuid() != 0) {  // root writes anywhere
         fs::path ro = d / "ro";
         fs::create_directories(ro);
         fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
-        CHECK_THROWS_AS(check_csv_ledger((ro / "x.csv").string(), "h"), ridge::cli::UsageError);
+        CHECK_THROWS_AS(check_csv_ledger((ro / "x.csv").string(), "h"), ridge::bench::UsageError);
         fs::permissions(ro, fs::perms::owner_all);
     }
 }
@@ -155,7 +155,7 @@ TEST_CASE("same_file: one inode, or one path once resolved") {
     fs::create_directories(d / "sub");
     fs::create_symlink(a, d / "sym");
     fs::create_hard_link(a, d / "hard");
-    using ridge::cli::same_file;
+    using ridge::bench::same_file;
     CHECK(same_file(a.string(), a.string()));
     CHECK(same_file(a.string(), (d / "sub" / ".." / "a.csv").string()));
     CHECK(same_file(a.string(), (d / "sym").string()));
@@ -189,13 +189,13 @@ TEST_CASE("ridge bench: six runs at once on one ledger keep all six rows") {
     }
     std::vector<std::string> rows = rows_of(ledger);
     REQUIRE(rows.size() == size_t(1 + 80000 + runs));
-    CHECK(rows[0] == ridge::cli::ledger_header());
+    CHECK(rows[0] == ridge::bench::ledger_header());
     CHECK(rows[0] == start[0]);
-    ridge::cli::LedgerFile f = ridge::cli::read_ledger_file(ledger.string());
+    ridge::bench::LedgerFile f = ridge::bench::read_ledger_file(ledger.string());
     REQUIRE(f.rows.size() == size_t(80000 + runs));
     std::set<std::string> seeds;
     for (size_t i = 0; i < f.rows.size(); ++i) {
-        const ridge::cli::LedgerRecord& r = f.rows[i];
+        const ridge::bench::LedgerRecord& r = f.rows[i];
         CAPTURE(i);
         CHECK(r.get("net") == "resnet18");
         CHECK(r.get("device") == "cpu");
@@ -260,7 +260,7 @@ TEST_CASE("ridge bench checks every destination before it runs, and writes nothi
 }
 
 TEST_CASE("the ledger's revision is the build's: ridge never runs git") {
-    std::string rev = ridge::cli::build_revision();
+    std::string rev = ridge::bench::build_revision();
     CHECK(std::regex_match(rev, std::regex("[0-9a-f]{12}(\\+dirty)?|unknown")));
     // A git first on PATH that leaves a mark if anything runs it.
     fs::path d = fresh("git");
@@ -276,20 +276,20 @@ TEST_CASE("the ledger's revision is the build's: ridge never runs git") {
     CHECK(!fs::exists(mark));
     std::vector<std::string> rows = rows_of(ledger);
     REQUIRE(rows.size() == 2);
-    CHECK(ridge::cli::read_ledger_file(ledger.string()).rows.at(0).get("git") == rev);
+    CHECK(ridge::bench::read_ledger_file(ledger.string()).rows.at(0).get("git") == rev);
     CHECK(r.out.find("\"git\": \"" + rev + "\"") != std::string::npos);
 }
 
 // The one schema: every kind of row has the same columns; older ledgers are read into them.
 TEST_CASE("the ledger schema: every column documented in README with its unit") {
     std::string readme = slurp(fs::path(RIDGE_TEST_DATA) / ".." / ".." / "README.md");
-    for (const ridge::cli::LedgerColumn& c : ridge::cli::ledger_columns()) {
+    for (const ridge::bench::LedgerColumn& c : ridge::bench::ledger_columns()) {
         CAPTURE(c.name);
         std::string line = ridge::cat("| `", c.name, "` | ", c.unit.empty() ? std::string_view("") : c.unit, " |");
         if (c.unit.empty()) line = ridge::cat("| `", c.name, "` |  |");
         CHECK(readme.find(line) != std::string::npos);
     }
-    ridge::cli::LedgerRow row;
+    ridge::bench::LedgerRow row;
     CHECK_THROWS_AS(row.set("no_such_column", "1"), std::logic_error);
     row.set("data", "a,\"b\"");
     CHECK(row.csv().find(",\"a,\"\"b\"\"\",") != std::string::npos);
@@ -297,10 +297,10 @@ TEST_CASE("the ledger schema: every column documented in README with its unit") 
 
 TEST_CASE("older ledgers are read into the schema: the bench CPU ledger as ridge bench wrote it") {
     // Two rows of a real results/ledger.csv from before the schema (tests/data/compare/README.md).
-    ridge::cli::LedgerFile f = ridge::cli::read_ledger_file(RIDGE_TEST_DATA "/compare/old_bench_cpu.csv");
-    CHECK(f.format == ridge::cli::LedgerFormat::bench_cpu_v1);
+    ridge::bench::LedgerFile f = ridge::bench::read_ledger_file(RIDGE_TEST_DATA "/compare/old_bench_cpu.csv");
+    CHECK(f.format == ridge::bench::LedgerFormat::bench_cpu_v1);
     REQUIRE(f.rows.size() == 2);
-    const ridge::cli::LedgerRecord& r = f.rows[0];
+    const ridge::bench::LedgerRecord& r = f.rows[0];
     CHECK(r.line == 2);
     CHECK(r.get("kind") == "bench");
     CHECK(r.get("precision") == "fp32");
@@ -325,10 +325,10 @@ TEST_CASE("older ledgers: the GPU bench ledger's clock and memory are the GPU's;
         "cudnn,cublas,cpu,compiler\n"
         "2026-01-01T00:00:00Z,abc,resnet50,cuda,cudnn,infer,tf32,1,64,224,224,3,20,20.5,20,0.4,3121.95,,0,0,"
         "\"NVIDIA H100, PCIe\",114,1755,1593,85000000000,550.54,12.4,9.1.0,12.4.5,AMD EPYC,g++ 12\n";
-    ridge::cli::LedgerFile f = ridge::cli::parse_ledger(gpu, "gpu.csv");
-    CHECK(f.format == ridge::cli::LedgerFormat::bench_cuda_v1);
+    ridge::bench::LedgerFile f = ridge::bench::parse_ledger(gpu, "gpu.csv");
+    CHECK(f.format == ridge::bench::LedgerFormat::bench_cuda_v1);
     REQUIRE(f.rows.size() == 1);
-    const ridge::cli::LedgerRecord& r = f.rows[0];
+    const ridge::bench::LedgerRecord& r = f.rows[0];
     CHECK(r.get("gpu") == "NVIDIA H100, PCIe");
     CHECK(r.get("gpu_sms") == "114");
     CHECK(r.get("gpu_clock_mhz") == "1755");
@@ -359,8 +359,8 @@ TEST_CASE("older ledgers: the GPU bench ledger's clock and memory are the GPU's;
     cells[44] = "789";     // train_bytes_per_step
     std::string row;
     for (size_t i = 0; i < cells.size(); ++i) row += (i ? "," : "") + cells[i];
-    f = ridge::cli::parse_ledger(header + "\n" + row + "\n" + "cut,short\n", "metrics.csv");
-    CHECK(f.format == ridge::cli::LedgerFormat::train_v2);
+    f = ridge::bench::parse_ledger(header + "\n" + row + "\n" + "cut,short\n", "metrics.csv");
+    CHECK(f.format == ridge::bench::LedgerFormat::train_v2);
     REQUIRE(f.rows.size() == 1);
     CHECK(f.torn_rows == 1);
     CHECK(f.rows[0].get("label") == "r_run1");
@@ -371,17 +371,17 @@ TEST_CASE("older ledgers: the GPU bench ledger's clock and memory are the GPU's;
 }
 
 TEST_CASE("a ledger of an unknown schema is refused in one line; appending to an older one says what it is") {
-    CHECK_THROWS_WITH_AS(ridge::cli::parse_ledger("a,b\n1,2\n", "x.csv"), doctest::Contains("unknown schema"),
-                         ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(ridge::cli::parse_ledger("", "x.csv"), doctest::Contains("empty"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::parse_ledger("a,b\n1,2\n", "x.csv"), doctest::Contains("unknown schema"),
+                         ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::parse_ledger("", "x.csv"), doctest::Contains("empty"), ridge::bench::UsageError);
     fs::path d = fresh("old");
     fs::path old = d / "ledger.csv";
     fs::copy_file(RIDGE_TEST_DATA "/compare/old_bench_cpu.csv", old);
     std::string before = slurp(old);
-    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(old.string(), ridge::cli::ledger_header(), "x"),
-                         doctest::Contains("older ridge bench CPU ledger"), ridge::cli::UsageError);
-    CHECK_THROWS_WITH_AS(ridge::cli::check_csv_ledger(old.string(), ridge::cli::ledger_header()),
-                         doctest::Contains("ridge compare still reads it"), ridge::cli::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::append_csv_row(old.string(), ridge::bench::ledger_header(), "x"),
+                         doctest::Contains("older ridge bench CPU ledger"), ridge::bench::UsageError);
+    CHECK_THROWS_WITH_AS(ridge::bench::check_csv_ledger(old.string(), ridge::bench::ledger_header()),
+                         doctest::Contains("ridge compare still reads it"), ridge::bench::UsageError);
     CHECK(slurp(old) == before);
     spawn::Result r = spawn::run(tiny_bench({"--ledger", old.string()}));
     check_refused(r, "older ridge bench CPU ledger");

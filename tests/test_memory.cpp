@@ -14,7 +14,7 @@ constexpr int64_t GiB = int64_t(1) << 30, MiB = int64_t(1) << 20;
 
 struct FakeProc {
     fs::path dir;
-    ridge::cli::MemorySources src;
+    ridge::bench::MemorySources src;
     explicit FakeProc(const std::string& name) : dir(scratch() / "memory" / name) {
         fs::remove_all(dir);
         fs::create_directories(dir / "cgroup");
@@ -35,7 +35,7 @@ TEST_CASE("memory budget: MemAvailable alone") {
     FakeProc f("meminfo");
     f.write("meminfo", "MemTotal:       24684096 kB\nMemFree:         1000 kB\nMemAvailable:   23981392 kB\n");
     f.write("self_cgroup", "0::/\n");
-    ridge::cli::MemoryBudget b = ridge::cli::memory_budget(f.src);
+    ridge::bench::MemoryBudget b = ridge::bench::memory_budget(f.src);
     CHECK(b.bytes == int64_t(23981392) * 1024);
     CHECK(b.limit == "MemAvailable");
     CHECK(b.mem_available == b.bytes);
@@ -50,7 +50,7 @@ TEST_CASE("memory budget: cgroup v2 memory.max of the group or an ancestor, less
     f.write("cgroup/user.slice/memory.max", "4294967296\n");  // 4 GiB over it
     f.write("cgroup/user.slice/memory.current", "1073741824\n");
     f.write("cgroup/user.slice/memory.stat", "anon 100\nfile 600000000\ninactive_file 536870912\nactive_file 3\n");
-    ridge::cli::MemoryBudget b = ridge::cli::memory_budget(f.src);
+    ridge::bench::MemoryBudget b = ridge::bench::memory_budget(f.src);
     CHECK(b.bytes == 4 * GiB - (GiB - GiB / 2));  // 3.5 GiB
     CHECK(b.limit.find("memory.max") != std::string::npos);
     CHECK(b.limit.find("4096 MiB") != std::string::npos);
@@ -59,20 +59,20 @@ TEST_CASE("memory budget: cgroup v2 memory.max of the group or an ancestor, less
     SUBCASE("a tighter limit below wins") {
         f.write("cgroup/user.slice/job/memory.max", "1073741824\n");
         f.write("cgroup/user.slice/job/memory.current", "268435456\n");
-        CHECK(ridge::cli::memory_budget(f.src).bytes == GiB - GiB / 4);
+        CHECK(ridge::bench::memory_budget(f.src).bytes == GiB - GiB / 4);
     }
     SUBCASE("use above the limit leaves nothing, never a negative budget") {
         f.write("cgroup/user.slice/memory.current", "9000000000\n");
         f.write("cgroup/user.slice/memory.stat", "inactive_file 0\n");
-        CHECK(ridge::cli::memory_budget(f.src).bytes == 0);
+        CHECK(ridge::bench::memory_budget(f.src).bytes == 0);
     }
     SUBCASE("without a readable use, the limit itself") {
         fs::remove(f.dir / "cgroup/user.slice/memory.current");
-        CHECK(ridge::cli::memory_budget(f.src).bytes == 4 * GiB);
+        CHECK(ridge::bench::memory_budget(f.src).bytes == 4 * GiB);
     }
     SUBCASE("MemAvailable below every limit wins") {
         f.write("meminfo", "MemAvailable:   1024 kB\n");
-        ridge::cli::MemoryBudget m = ridge::cli::memory_budget(f.src);
+        ridge::bench::MemoryBudget m = ridge::bench::memory_budget(f.src);
         CHECK(m.bytes == MiB);
         CHECK(m.limit == "MemAvailable");
     }
@@ -88,7 +88,7 @@ TEST_CASE("memory budget: cgroup v1 memory.limit_in_bytes; v1's 'unlimited' is n
     f.write("cgroup/memory/docker/memory.usage_in_bytes", "1610612736\n");
     f.write("cgroup/memory/docker/memory.stat", "cache 1\ninactive_file 7\ntotal_inactive_file 536870912\n");
     f.write("cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-    ridge::cli::MemoryBudget b = ridge::cli::memory_budget(f.src);
+    ridge::bench::MemoryBudget b = ridge::bench::memory_budget(f.src);
     CHECK(b.bytes == 2 * GiB - (GiB + GiB / 2 - GiB / 2));  // 1 GiB
     CHECK(b.limit.find("memory.limit_in_bytes") != std::string::npos);
 }
@@ -98,14 +98,14 @@ TEST_CASE("memory budget: RLIMIT_AS less the address space in use; nothing reada
     f.write("meminfo", "MemAvailable:   23981392 kB\n");
     f.write("status", "Name:\tridge\nVmPeak:\t  999999 kB\nVmSize:\t  524288 kB\n");
     f.src.address_space_limit = 2 * GiB;
-    ridge::cli::MemoryBudget b = ridge::cli::memory_budget(f.src);
+    ridge::bench::MemoryBudget b = ridge::bench::memory_budget(f.src);
     CHECK(b.bytes == 2 * GiB - 512 * MiB);
     CHECK(b.limit.find("RLIMIT_AS") != std::string::npos);
     f.src.address_space_limit = 256 * MiB;  // below what is already mapped
-    CHECK(ridge::cli::memory_budget(f.src).bytes == 0);
+    CHECK(ridge::bench::memory_budget(f.src).bytes == 0);
 
     FakeProc none("none");
-    ridge::cli::MemoryBudget u = ridge::cli::memory_budget(none.src);
+    ridge::bench::MemoryBudget u = ridge::bench::memory_budget(none.src);
     CHECK(u.bytes == -1);
     CHECK(u.mem_available == -1);
 }

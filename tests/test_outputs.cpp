@@ -14,8 +14,8 @@
 
 namespace {
 
-ridge::cli::RunOptions in(const fs::path& dir) {
-    ridge::cli::RunOptions o;
+ridge::bench::RunOptions in(const fs::path& dir) {
+    ridge::bench::RunOptions o;
     o.cwd = dir.string();
     return o;
 }
@@ -42,7 +42,7 @@ TEST_CASE("write_output: a link planted at the old predictable temp name is not 
     // The name ridge used to write through before renaming: <out>.tmp.<pid>.
     fs::path planted = out.string() + ".tmp." + std::to_string(::getpid());
     fs::create_symlink(victim, planted);
-    ridge::cli::write_output(out.string(), "{}\n");
+    ridge::bench::write_output(out.string(), "{}\n");
     CHECK(clitest::slurp(victim) == "precious\n");
     CHECK(clitest::slurp(out) == "{}\n");
     CHECK(fs::is_symlink(planted));
@@ -55,12 +55,12 @@ TEST_CASE("write_output: a new file gets 0666 less the umask, an existing one ke
     mode_t umask = ::umask(022);
     ::umask(umask);
     fs::path fresh = dir / "fresh.csv";
-    ridge::cli::write_output(fresh.string(), "a\n");
+    ridge::bench::write_output(fresh.string(), "a\n");
     CHECK(mode_of(fresh) == (0666 & ~umask));
     fs::path kept = dir / "kept.csv";
     std::ofstream(kept) << "old\n";
     fs::permissions(kept, fs::perms(0640));
-    ridge::cli::write_output(kept.string(), "new\n");
+    ridge::bench::write_output(kept.string(), "new\n");
     CHECK(mode_of(kept) == 0640);
     CHECK(clitest::slurp(kept) == "new\n");
     CHECK(names_in(dir) == std::set<std::string>{"fresh.csv", "kept.csv"});
@@ -72,7 +72,7 @@ TEST_CASE("gp_quote: backticks, quotes, backslashes and newlines reach gnuplot a
     const std::string hostile = "chip `touch RAN` \"x\" \\ 'y'\n@z $(touch RAN) \x01;";
     std::ofstream(dir / "title.gpv") << "title = " << ridge::report::gp_quote(hostile) << "\n";
     std::ofstream(dir / "print.gp") << "load 'title.gpv'\nset print 'printed'\nprint title\n";
-    CHECK(ridge::cli::run_program({"gnuplot", "print.gp"}, in(dir)) == 0);
+    CHECK(ridge::bench::run_program({"gnuplot", "print.gp"}, in(dir)) == 0);
     CHECK(clitest::slurp(dir / "printed") == hostile + "\n");
     CHECK_FALSE(fs::exists(dir / "RAN"));
 }
@@ -81,9 +81,9 @@ TEST_CASE("run_program: arguments arrive verbatim, never through a shell; the ex
     fs::path dir = clitest::scratch() / "spawn";
     fs::create_directories(dir);
     const std::string name = "a b';touch PWNED;echo '$(touch MADE)`touch TICKED`";
-    CHECK(ridge::cli::run_program({"touch", name}, in(dir)) == 0);
+    CHECK(ridge::bench::run_program({"touch", name}, in(dir)) == 0);
     CHECK(names_in(dir) == std::set<std::string>{name});
-    CHECK(ridge::cli::run_program({"false"}) == 1);
-    CHECK(ridge::cli::run_program({"sh", "-c", "kill -TERM $$"}) == 128 + SIGTERM);
-    CHECK(ridge::cli::run_program({"ridge-no-such-program"}) == 127);
+    CHECK(ridge::bench::run_program({"false"}) == 1);
+    CHECK(ridge::bench::run_program({"sh", "-c", "kill -TERM $$"}) == 128 + SIGTERM);
+    CHECK(ridge::bench::run_program({"ridge-no-such-program"}) == 127);
 }

@@ -122,7 +122,7 @@ const TinyStudy& tiny_study() {
         t.log = t.root / "train_log" / "metrics.csv";
         ridge::train::RunRecord rec;
         rec.label = "tiny_run1";
-        rec.host = ridge::cli::host_name();
+        rec.host = ridge::bench::host_name();
         rec.config.net = "squeezenet1_1";
         rec.config.batch = 4;
         rec.data = "synthetic";
@@ -130,7 +130,7 @@ const TinyStudy& tiny_study() {
         rec.bytes_per_step = 100;
         rec.result.images_per_s = 3.5;
         rec.result.gflops = 1.25;
-        ridge::cli::append_csv_row(t.log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
+        ridge::bench::append_csv_row(t.log.string(), ridge::train::ledger_header(), ridge::train::ledger_row(rec));
         t.run = clitest::run({"report", "--nets", "squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x1_0", "--batches",
                               "1,2", "--train-batch", "2", "--warmup", "0", "--repeat", "1", "--precision", "bf16", "--quiet", "--train-log",
                               t.log.string(), "--out", t.out.string() + "/"},
@@ -167,7 +167,7 @@ TEST_CASE("ridge report: a tiny real study writes report.md whose every link exi
     std::string layers = clitest::slurp(t.out / "layers.csv");
     CHECK(layers.find("\ncpu,squeezenet1_1,train,2,") != std::string::npos);
     // The training run: a row of the table, a point on the measured-runs roofline (40 FLOP/B).
-    CHECK(md.find("| tiny_run1 | " + ridge::cli::host_name() + " | cpu | squeezenet1_1 | 4 |") != std::string::npos);
+    CHECK(md.find("| tiny_run1 | " + ridge::bench::host_name() + " | cpu | squeezenet1_1 | 4 |") != std::string::npos);
     std::string dat = clitest::slurp(t.out / "data" / "measured-cpu.dat");
     CHECK(dat.find("\n40 1.25 1\n") != std::string::npos);
 }

@@ -98,7 +98,7 @@ double step_bytes(const Run& r) {
     double b = double(t.fwd_traffic_bytes);
     return r.mode == Mode::train ? b + double(t.bwd_traffic_bytes) : b;
 }
-double iqr(const cli::Stats& s) { return s.q3 - s.q1; }
+double iqr(const bench::Stats& s) { return s.q3 - s.q1; }
 std::string mode_of(const Run& r) { return r.mode == Mode::train ? "train" : "infer"; }
 
 // Spearman's rho written out from its definition, apart from report/spearman.cpp: each value's
@@ -130,7 +130,7 @@ Study fixture_study(bool gpu) {
     Study s = fixture::study(gpu);
     // One noisy run, so the mark for a wide spread is checked both ways: IQR 0.3 of the median.
     Run& r = s.runs.at(1);
-    r.step = cli::summarize({r.step.median * 0.7, r.step.median, r.step.median * 1.3, r.step.median * 1.5});
+    r.step = bench::summarize({r.step.median * 0.7, r.step.median, r.step.median * 1.3, r.step.median * 1.5});
     return s;
 }
 
@@ -391,7 +391,7 @@ TEST_CASE("layers.csv: every column of every layer of the layer net's run") {
     REQUIRE(lines.size() == r->a.layers.size() + 1);
     for (size_t i = 0; i < r->a.layers.size(); ++i) {
         const LayerCost& l = r->a.layers[i];
-        const cli::LayerResult& t = r->layers[i];
+        const bench::LayerResult& t = r->layers[i];
         const std::vector<std::string> c = split(lines[i + 1], ',');
         REQUIRE(c.size() == 14);
         CHECK(c[0] == "cpu");
@@ -424,12 +424,12 @@ TEST_CASE("ledger.csv: every run as a row of the one schema, with its device's r
     for (bool gpu : {false, true}) {
         CAPTURE(gpu);
         const Study s = fixture_study(gpu);
-        ridge::cli::LedgerFile f = ridge::cli::parse_ledger(ridge::report::ledger_csv(s, "ridge report --quick"), "ledger.csv");
-        CHECK(f.format == ridge::cli::LedgerFormat::current);
+        ridge::bench::LedgerFile f = ridge::bench::parse_ledger(ridge::report::ledger_csv(s, "ridge report --quick"), "ledger.csv");
+        CHECK(f.format == ridge::bench::LedgerFormat::current);
         REQUIRE(f.rows.size() == s.runs.size());
         for (size_t i = 0; i < s.runs.size(); ++i) {
             const Run& r = s.runs[i];
-            const ridge::cli::LedgerRecord& x = f.rows[i];
+            const ridge::bench::LedgerRecord& x = f.rows[i];
             CAPTURE(cat(r.device, " ", r.net, " ", mode_of(r), " ", r.batch));
             auto num = [&](const char* col) { return std::stod(x.get(col)); };
             CHECK(x.get("kind") == "bench");

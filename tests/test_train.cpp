@@ -163,7 +163,7 @@ TEST_CASE("--synthetic with --runs 2: labels NAME_run1 and NAME_run2, then mean 
     CHECK(l.at(0, "first_loss") == l.at(1, "first_loss"));
     CHECK(l.at(0, "last_loss") == l.at(1, "last_loss"));
     double mean = (l.num(0, "images_per_s") + l.num(1, "images_per_s")) / 2;
-    CHECK(r.out.find("images/s over 2 runs: mean " + ridge::cli::fixed(mean, 2)) != std::string::npos);
+    CHECK(r.out.find("images/s over 2 runs: mean " + ridge::bench::fixed(mean, 2)) != std::string::npos);
     CHECK(r.out.find("syn_run1: 3 iterations of 4") != std::string::npos);
     // env_info.md lists the command once, with both runs.
     CHECK(slurp(logs / "env_info.md").find("(syn_run1, syn_run2)") != std::string::npos);
@@ -182,7 +182,7 @@ TEST_CASE("concurrent appends leave one header and every row whole") {
         REQUIRE(pid >= 0);
         if (pid == 0) {
             for (int i = 0; i < each; ++i)
-                ridge::cli::append_csv_row(p.string(), header, ridge::cat("w", w, "_", i, ",", payload));
+                ridge::bench::append_csv_row(p.string(), header, ridge::cat("w", w, "_", i, ",", payload));
             _exit(0);
         }
         kids.push_back(pid);
@@ -202,7 +202,7 @@ TEST_CASE("concurrent appends leave one header and every row whole") {
         seen.insert(rows[i][0]);
     }
     CHECK(seen.size() == size_t(writers * each));
-    CHECK_THROWS_WITH_AS(ridge::cli::append_csv_row(p.string(), "other,header", "a,b"),
+    CHECK_THROWS_WITH_AS(ridge::bench::append_csv_row(p.string(), "other,header", "a,b"),
                          doctest::Contains("other columns"), std::runtime_error);
     CHECK(ridge::train::parse_csv(slurp(p)).size() == 1 + writers * each);
 }

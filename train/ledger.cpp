@@ -21,7 +21,7 @@ namespace ridge::train {
 
 namespace {
 
-std::string num(double v) { return cli::ledger_num(v); }
+std::string num(double v) { return bench::ledger_num(v); }
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(int v) { return std::to_string(v); }
 
@@ -50,9 +50,9 @@ std::string read_all(int fd) {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string other_columns(const std::string& path, const std::string& text) {
-    std::optional<cli::LedgerFormat> f = cli::ledger_format(first_line(text));
-    if (f && *f != cli::LedgerFormat::current)
-        return cat(path, " is ", cli::format_name(*f),
+    std::optional<bench::LedgerFormat> f = bench::ledger_format(first_line(text));
+    if (f && *f != bench::LedgerFormat::current)
+        return cat(path, " is ", bench::format_name(*f),
                    "; ridge train appends only in the one schema: move it aside (ridge compare still reads it) or use "
                    "another --log-dir");
     return cat(path,
@@ -61,11 +61,11 @@ std::string other_columns(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-cli::LedgerRow ledger_fields(const RunRecord& r) {
+bench::LedgerRow ledger_fields(const RunRecord& r) {
     const Config& c = r.config;
     const Result& x = r.result;
-    cli::LedgerRow row;
-    cli::set_environment(row, r.env, r.host);
+    bench::LedgerRow row;
+    bench::set_environment(row, r.env, r.host);
     row.set("kind", "train")
         .set("label", r.label)
         .set("run", num(r.run))
@@ -119,7 +119,7 @@ cli::LedgerRow ledger_fields(const RunRecord& r) {
     return row;
 }
 
-std::string ledger_header() { return cli::ledger_header(); }
+std::string ledger_header() { return bench::ledger_header(); }
 
 std::string ledger_row(const RunRecord& r) { return ledger_fields(r).csv(); }
 
@@ -158,24 +158,24 @@ const std::string& LedgerTable::at(size_t row, std::string_view name) const {
 }
 
 LedgerTable read_ledger(const std::string& path) {
-    cli::LedgerFile f;
+    bench::LedgerFile f;
     try {
-        f = cli::read_ledger_file(path);
-    } catch (const cli::UsageError& e) {
+        f = bench::read_ledger_file(path);
+    } catch (const bench::UsageError& e) {
         std::string why = e.what();
         if (why.rfind("ridge: ", 0) == 0) why = why.substr(7);
         throw std::runtime_error(why);
     }
     LedgerTable t;
-    for (const cli::LedgerColumn& c : cli::ledger_columns()) t.header.emplace_back(c.name);
-    for (cli::LedgerRecord& r : f.rows)
+    for (const bench::LedgerColumn& c : bench::ledger_columns()) t.header.emplace_back(c.name);
+    for (bench::LedgerRecord& r : f.rows)
         if (r.get("kind") == "train") t.rows.push_back(std::move(r.cells));
     return t;
 }
 
 std::string env_info_page(const RunRecord& r, const std::string& ledger_text) {
-    const cli::Env& e = r.env;
-    auto gb = [](double b) { return cli::fixed(b / 1e9, 1) + " GB"; };
+    const bench::Env& e = r.env;
+    auto gb = [](double b) { return bench::fixed(b / 1e9, 1) + " GB"; };
     std::string s = cat("# Environment of `ridge train` runs\n\n",
                         "Rewritten by each `ridge train` that appends to `metrics.csv` beside it (last: ", r.date,
                         ", label ", r.label, "). Every row of `metrics.csv` carries these fields for its own run.\n\n",
@@ -188,12 +188,12 @@ std::string env_info_page(const RunRecord& r, const std::string& ledger_text) {
     row("ISA", e.isa);
     row("oneDNN dispatches to", e.onednn_isa);
     row("logical CPUs available", std::to_string(e.cores));
-    row("clock reported by /proc/cpuinfo", e.clock_mhz > 0 ? cli::fixed(e.clock_mhz, 0) + " MHz" : "unknown");
-    row("maximum clock (cpufreq)", e.clock_max_mhz > 0 ? cli::fixed(e.clock_max_mhz, 0) + " MHz" : "not exposed");
+    row("clock reported by /proc/cpuinfo", e.clock_mhz > 0 ? bench::fixed(e.clock_mhz, 0) + " MHz" : "unknown");
+    row("maximum clock (cpufreq)", e.clock_max_mhz > 0 ? bench::fixed(e.clock_max_mhz, 0) + " MHz" : "not exposed");
     row("memory", gb(double(e.memory_bytes)));
     row("measured roofline (fp32 FMA peak, STREAM triad)",
-        r.config.peak_flops > 0 ? cat(cli::fixed(r.config.peak_flops / 1e9, 1), " GFLOP/s, ",
-                                      cli::fixed(r.config.bytes_per_s / 1e9, 1), " GB/s")
+        r.config.peak_flops > 0 ? cat(bench::fixed(r.config.peak_flops / 1e9, 1), " GFLOP/s, ",
+                                      bench::fixed(r.config.bytes_per_s / 1e9, 1), " GB/s")
                                 : "not measured");
     s += "\n## Software\n\n| | |\n|---|---|\n";
     row("compiler", e.compiler);

@@ -30,15 +30,15 @@ struct RunRecord {
     int64_t predicted_train_bytes = 0;  // the analysis: weights, gradients, momentum, saved activations
     int64_t flops_per_step = 0, bytes_per_step = 0;
     Result result;
-    cli::Env env;
+    bench::Env env;
 };
 
 // The run as a row of the one ledger schema (bench/ledger_schema.h), kind "train".
-cli::LedgerRow ledger_fields(const RunRecord& r);
-std::string ledger_header();  // cli::ledger_header()
+bench::LedgerRow ledger_fields(const RunRecord& r);
+std::string ledger_header();  // bench::ledger_header()
 std::string ledger_row(const RunRecord& r);
 
-using cli::parse_csv;
+using bench::parse_csv;
 
 // A ledger read back: the header and the rows that have as many fields as it (a row cut short
 // by a crash is skipped).

@@ -130,7 +130,7 @@ Result Session::run(const std::atomic<bool>& interrupt, const Progress& progress
         r.data_wait_share = r.elapsed_s > 0 ? (loader.waited() - waited_before) / r.elapsed_s : 0;
     }
     sample_device();
-    r.step = cli::summarize(steps);
+    r.step = bench::summarize(steps);
     r.images_per_s = double(c_.iters * c_.batch) / r.elapsed_s;
     const double flops = double(train_flops_per_step()), bytes = double(train_bytes_per_step());
     r.gflops = flops * double(c_.iters) / r.elapsed_s / 1e9;

@@ -39,7 +39,7 @@ struct Result {
     int64_t steps_done = 0;  // warm-up included
     double elapsed_s = 0;    // the measured iterations, monotonic clock
     double images_per_s = 0;
-    cli::Stats step;                           // seconds per measured iteration: batch, forward, backward, update
+    bench::Stats step;                           // seconds per measured iteration: batch, forward, backward, update
     double data_wait_share = 0;                // of elapsed_s, spent waiting for the loader
     double first_loss = 0, last_loss = 0;      // the run's first step (untrained) and last step
     double wall_s = 0, user_s = 0, sys_s = 0;  // the whole run: warm-up, measured, validation

@@ -58,10 +58,13 @@ void place_labels(std::vector<Roof>& roofs, double sep, double top) {
     for (size_t i = 0; i < roofs.size(); ++i) roofs[i].label_y = std::pow(10.0, y[i]);
 }
 
-// Writes the roofs of one figure. by_kind: one colour per kind with a legend of kinds (the mixed
-// figure); otherwise one colour per roof, which the labels name.
-void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const std::string& y_unit,
-                const std::string& data_dir) {
+// The plot's extent. The roofs end at x_end; leader lines run from there to the labels set beyond
+// the right border (x_max), so every label sits in one column however close the peaks are.
+struct Extent {
+    double x_min, x_end, x_max, y_min, y_max;  // FLOP/B; TFLOP/s
+};
+
+Extent extent_of(const std::vector<Roof>& roofs) {
     double min_ridge = roofs[0].ridge, max_ridge = 0, min_bw = roofs[0].bw, max_peak = 0;
     for (const Roof& r : roofs) {
         min_ridge = std::min(min_ridge, r.ridge);
@@ -69,16 +72,12 @@ void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const st
         min_bw = std::min(min_bw, r.bw);
         max_peak = std::max(max_peak, r.peak);
     }
-    // The roofs end at x_end; leader lines run from there to the labels set beyond the right
-    // border (x_max), so every label sits in one column however close the peaks are.
-    double x_min = decade_below(min_ridge / 5), x_end = max_ridge * 4, x_max = x_end * 3;
-    double y_min = decade_below(min_bw * x_min / 1e12), y_max = decade_above(max_peak * 3 / 1e12);
-    // A label row is about 18 px of the plot's roughly 680: that fraction of the decades shown.
-    double decades = std::log10(y_max / y_min);
-    place_labels(roofs, decades * 18 / 680, std::log10(y_max) - decades * 0.02);
+    double x_min = decade_below(min_ridge / 5), x_end = max_ridge * 4;
+    return {x_min, x_end, x_end * 3, decade_below(min_bw * x_min / 1e12), decade_above(max_peak * 3 / 1e12)};
+}
 
-    for (size_t i = 0; i < roofs.size(); ++i)
-        roofs[i].colour = by_kind ? int(roofs[i].chip->kind) + 1 : 6 + int(i % 8);
+// The data file: the roofs, their ridge points, the leader lines and the labels, an index each.
+std::string roofs_dat(const Figure& f, const std::vector<Roof>& roofs, const Extent& e, const std::string& y_unit) {
     auto colour_of = [](const Roof& r) { return std::to_string(r.colour); };
     std::string dat = "# " + f.name + ": " + f.title + "\n"
                       "# colour: 1-5 the chip's kind (cpu gpu asic soc fpga), from 6 one per roof\n"
@@ -86,7 +85,7 @@ void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const st
     for (const Roof& r : roofs) {
         dat += "# " + r.label + ": peak " + num(r.peak) + " per s, bandwidth " + num(r.bw) + " B/s\n";
         std::string k = " " + colour_of(r);
-        for (double x : {x_min, r.ridge, x_end})
+        for (double x : {e.x_min, r.ridge, e.x_end})
             dat += num(x) + " " + num(roofline::attainable(r.peak, r.bw, x) / 1e12) + k + "\n";
         dat += "\n";
     }
@@ -95,15 +94,18 @@ void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const st
     dat += "\n\n# index 2: leader lines from a roof's end to its label: intensity (FLOP/B), " + y_unit + ", colour\n";
     for (const Roof& r : roofs) {
         std::string k = " " + colour_of(r) + "\n";
-        dat += num(x_end) + " " + num(r.peak / 1e12) + k + num(x_max) + " " + num(r.label_y) + k + "\n";
+        dat += num(e.x_end) + " " + num(r.peak / 1e12) + k + num(e.x_max) + " " + num(r.label_y) + k + "\n";
     }
     dat += "\n# index 3: labels: intensity (FLOP/B), " + y_unit + ", colour, label\n";
-    size_t label_chars = 0;
-    for (const Roof& r : roofs) {
-        dat += num(x_max) + " " + num(r.label_y) + " " + colour_of(r) + " " + gp_quote(r.label) + "\n";
-        label_chars = std::max(label_chars, r.label.size());
-    }
+    for (const Roof& r : roofs)
+        dat += num(e.x_max) + " " + num(r.label_y) + " " + colour_of(r) + " " + gp_quote(r.label) + "\n";
+    return dat;
+}
 
+// The script's variables: title, axes, the kinds in the legend (by_kind only) and the widest
+// label, which sets the right margin.
+std::string roofs_gpv(const Figure& f, const std::vector<Roof>& roofs, bool by_kind, const Extent& e,
+                      const std::string& y_unit) {
     std::string kinds;
     for (ChipKind k : roofline::chip_kinds)
         for (const Roof& r : roofs)
@@ -111,13 +113,28 @@ void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const st
                 kinds += std::to_string(int(k) + 1) + " ";
                 break;
             }
+    size_t label_chars = 0;
+    for (const Roof& r : roofs) label_chars = std::max(label_chars, r.label.size());
     std::string gpv = "title = " + gp_quote(f.title) + "\n" + "ylabel = " +
-                      gp_quote("attainable performance (" + y_unit + ")") + "\nxmin = " + num(x_min) +
-                      "\nxmax = " + num(x_max) + "\nymin = " + num(y_min) + "\nymax = " + num(y_max) +
+                      gp_quote("attainable performance (" + y_unit + ")") + "\nxmin = " + num(e.x_min) +
+                      "\nxmax = " + num(e.x_max) + "\nymin = " + num(e.y_min) + "\nymax = " + num(e.y_max) +
                       "\nkinds = " + gp_quote(kinds) + "\nlabel_chars = " + std::to_string(label_chars) + "\n";
     for (ChipKind k : roofline::chip_kinds)
         gpv += "kind_title_" + std::to_string(int(k) + 1) + " = " + gp_quote(kind_title(k)) + "\n";
-    write_data(data_dir, f.name, dat, gpv);
+    return gpv;
+}
+
+// Writes the roofs of one figure. by_kind: one colour per kind with a legend of kinds (the mixed
+// figure); otherwise one colour per roof, which the labels name.
+void draw_roofs(const Figure& f, std::vector<Roof> roofs, bool by_kind, const std::string& y_unit,
+                const std::string& data_dir) {
+    Extent e = extent_of(roofs);
+    // A label row is about 18 px of the plot's roughly 680: that fraction of the decades shown.
+    double decades = std::log10(e.y_max / e.y_min);
+    place_labels(roofs, decades * 18 / 680, std::log10(e.y_max) - decades * 0.02);
+    for (size_t i = 0; i < roofs.size(); ++i)
+        roofs[i].colour = by_kind ? int(roofs[i].chip->kind) + 1 : 6 + int(i % 8);
+    write_data(data_dir, f.name, roofs_dat(f, roofs, e, y_unit), roofs_gpv(f, roofs, by_kind, e, y_unit));
 }
 
 // Every chip of `chips` that has a bandwidth and a dense peak in `p`, each drawn at that peak.
@@ -133,7 +150,7 @@ Figure precision_figure(const std::string& name, const std::string& subject, con
         else if (!c->bandwidth_bytes()) no_bandwidth.push_back(c->name);
         if (!peak || !c->bandwidth_bytes()) continue;
         double bw = *c->bandwidth_bytes(), ridge = roofline::ridge_point(*peak, bw);
-        roofs.push_back({c, *peak, bw, ridge, c->name + ", ridge " + cli::si(ridge)});
+        roofs.push_back({c, *peak, bw, ridge, c->name + ", ridge " + bench::si(ridge)});
     }
     std::string omitted;
     if (!no_peak.empty()) omitted += " Left out, no dense " + pn + " peak in the database: " + names(no_peak) + ".";
@@ -189,15 +206,15 @@ Figure ceilings_figure(const Study& s, const std::string& data_dir) {
             continue;
         }
         double peak = k->tflops * 1e12, ridge = roofline::ridge_point(peak, bw);
-        std::string label = pn + " " + cli::fixed(k->tflops, k->tflops < 100 ? 1 : 0) + " " + roofline::rate_unit(p) +
-                            (k->engine.empty() ? "" : " (" + k->engine + ")") + ", ridge " + cli::si(ridge);
+        std::string label = pn + " " + bench::fixed(k->tflops, k->tflops < 100 ? 1 : 0) + " " + roofline::rate_unit(p) +
+                            (k->engine.empty() ? "" : " (" + k->engine + ")") + ", ridge " + bench::si(ridge);
         roofs.push_back({c, peak, bw, ridge, label});
         drawn.push_back(pn);
     }
     std::string sparse;
     for (const roofline::Peak& k : c->peaks)
         if (k.sparse) sparse += (sparse.empty() ? "" : ", ") + std::string(roofline::precision_name(k.precision));
-    f.caption = "One memory slope (" + cli::fixed(bw / 1e9, 0) + " GB/s) under a ceiling for each precision the "
+    f.caption = "One memory slope (" + bench::fixed(bw / 1e9, 0) + " GB/s) under a ceiling for each precision the "
                 "database has a dense peak for (" + names(drawn) + "), each ending at its ridge point. int8 is in "
                 "TOP/s on the same axis. The higher ceilings need narrower inputs and the tensor (matrix) units; "
                 "the farther right a ridge, the more reuse a kernel needs to reach it.";

@@ -17,12 +17,12 @@ using ByCategory = std::array<double, category_count>;
 // A share as its label: "<0.1%", "4.2%", "35%", "99.7%" (never a rounded "100%" beside another slice).
 std::string percent(double share) {
     if (share < 0.1) return "<0.1%";
-    return cli::fixed(share, share < 10 || (share > 99 && share < 100) ? 1 : 0) + "%";
+    return bench::fixed(share, share < 10 || (share > 99 && share < 100) ? 1 : 0) + "%";
 }
 
-// "14.6 GFLOP", "132 MB", "512 B": cli::si's number and prefix with a space before them.
+// "14.6 GFLOP", "132 MB", "512 B": bench::si's number and prefix with a space before them.
 std::string with_unit(double v, const std::string& unit) {
-    std::string n = cli::si(v);
+    std::string n = bench::si(v);
     size_t prefix = n.find_first_not_of("0123456789.-");
     if (prefix == std::string::npos) return n + " " + unit;
     return n.substr(0, prefix) + " " + n.substr(prefix) + unit;
@@ -104,7 +104,7 @@ std::vector<Figure> pies_figures(const Study& s, const std::string& data_dir) {
                 (r->device == "cuda" ? "GPU" : "CPU") +
                 " by layer type: the layers' timed forward and backward (data plus weight gradient) medians, "
                 "their forward and backward FLOPs, the activations they write and the tensors they keep for "
-                "backward. Types under " + cli::fixed(other_below_percent, 0) + " % of a pie are merged into other.";
+                "backward. Types under " + bench::fixed(other_below_percent, 0) + " % of a pie are merged into other.";
     std::string gpv = "title = " + gp_quote(r->net + ", training step at batch " + std::to_string(r->batch) + " on " +
                                             (r->device == "cuda" ? "GPU" : "CPU") + ", by layer type") + "\n";
     for (size_t p = 0; p < pies.size(); ++p)

@@ -30,7 +30,7 @@ std::string roof_rows(double peak_flops, std::optional<double> bytes_per_s, doub
 namespace {
 // "3.00 TB/s": the SI prefix joins the unit, as people write it.
 std::string with_unit(double v, const std::string& unit) {
-    std::string n = cli::si(v);
+    std::string n = bench::si(v);
     if (!n.empty() && std::isalpha(static_cast<unsigned char>(n.back())))
         return n.substr(0, n.size() - 1) + " " + n.back() + unit;
     return n + " " + unit;
@@ -66,7 +66,7 @@ DeviceRoofs device_roofs(const Ceilings& c, double x_lo, double x_hi, const Flop
 std::string datasheet_note(const Ceilings& c) {
     if (!c.datasheet_peak_flops || c.datasheet_basis.empty()) return "";
     std::string s = " The datasheet peak is at " + c.datasheet_basis;
-    if (c.measured_clock_ghz) s += "; the probes measured " + cli::fixed(*c.measured_clock_ghz, 2) + " GHz";
+    if (c.measured_clock_ghz) s += "; the probes measured " + bench::fixed(*c.measured_clock_ghz, 2) + " GHz";
     return s + ".";
 }
 

@@ -26,7 +26,7 @@ std::vector<Figure> spearman_figures(const Study& s, const std::string& data_dir
         for (size_t j = 0; j < m.labels.size(); ++j) {
             double r = m.rho[i][j];
             dat += std::to_string(i) + " " + std::to_string(j) + " " + num(r) + " \"" +
-                   (std::isnan(r) ? std::string("n/a") : cli::fixed(r, 2)) + "\"\n";
+                   (std::isnan(r) ? std::string("n/a") : bench::fixed(r, 2)) + "\"\n";
         }
     std::string gpv = "title = " + gp_quote("Spearman rank correlation over " + std::to_string(m.nets.size()) +
                                              " nets") + "\n";

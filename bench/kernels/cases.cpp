@@ -22,7 +22,7 @@ std::string Problem::describe(bool filter) const {
 
 namespace {
 
-// EfficientNet-B0's stage 5 (MBConv6, 5x5, 112 channels at 14x14 from a 224x224 image) expands
+// EfficientNet-B0's features.5 (MBConv6, 5x5, 112 channels at 14x14 from a 224x224 image) expands
 // to 672 channels: its squeeze-excitation gates and its depthwise convolution are the zoo's
 // largest of their kind at that resolution. Batch 32, as ridge train runs.
 Problem se_default() {
@@ -44,7 +44,7 @@ Problem plain(Problem p) {
 }
 
 const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
-const std::string se_origin = "efficientnet_b0 stage 5 SE (672 ch at 14x14), batch 32";
+const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
 
 }  // namespace
 
@@ -58,7 +58,7 @@ const std::vector<Kernel>& kernels() {
          se_default()},
         {"dw-wgrad", false, true, {"nChw8c", "nChw16c"},
          "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
-         "efficientnet_b0 stage 5 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
+         "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
         {"cuda-se-scale", true, false, {},
          "squeeze-excitation scale on the GPU (kernels/cuda mul_forward, broadcasting; ref: CPU Mul forward)",
          se_origin, plain(se_default())},
@@ -67,7 +67,7 @@ const std::vector<Kernel>& kernels() {
          plain(se_default())},
         {"cuda-hardswish", true, false, {},
          "hardswish forward on the GPU (kernels/cuda activation_forward; ref: CPU Activation forward)",
-         "efficientnet_b0 stage 5 expanded activations (672 ch at 14x14), batch 32", plain(se_default())},
+         "efficientnet_b0 features.5.1 expanded activations (672 ch at 14x14), batch 32", plain(se_default())},
     };
     return k;
 }

@@ -60,7 +60,8 @@ int Session::loader_depth() const { return 2 * c_.workers + 1; }
 
 int64_t Session::host_bytes() const {
     int64_t batch = numel(g_->input_shape()) * 4 + c_.batch * 4;
-    int64_t slots = c_.workers == 0 ? 1 : loader_depth();
+    // One more batch on a GPU: the executor's pinned staging buffer.
+    int64_t slots = (c_.workers == 0 ? 1 : loader_depth()) + (c_.device == "cuda" ? 1 : 0);
     // Each worker also holds a decoded image and its resampling rows: a 4000 x 3000 photo is
     // 36 MB of RGB, allowed for per worker (ImageNet's are far smaller).
     int64_t per_worker = data_ ? int64_t(4000) * 3000 * 3 + int64_t(4000) * 3 * 4 * 2 : 0;
@@ -93,16 +94,23 @@ Result Session::run(const std::atomic<bool>& interrupt, const Progress& progress
     double waited_before = 0;
     {
         data::Loader loader(*train_src_, 0, total, c_.workers, loader_depth(), c_.worker_nice);
+        auto set_next = [&] {
+            const data::Batch& b = loader.next();
+            ex_->set_input(b.x, b.labels);
+        };
+        // Each step sets the next batch between its backward and its update: nothing reads the
+        // input after the backward, and on a GPU the batch's copy then overlaps the update. Step
+        // i's time therefore holds the wait for batch i + 1 (and the first warm-up step's batch 0).
         for (int64_t i = 0; i < total; ++i) {
             if (i == c_.warmup) {
                 measured_start = Clock::now();
                 waited_before = loader.waited();
             }
             const auto t0 = Clock::now();
-            const data::Batch& b = loader.next();
-            ex_->set_input(b.x, b.labels);
+            if (i == 0) set_next();
             ex_->forward();
             const float loss = ex_->backward();
+            if (i + 1 < total) set_next();
             ex_->update(c_.lr);
             if (i >= c_.warmup) steps.push_back(since(t0));
             if (i == 0) {

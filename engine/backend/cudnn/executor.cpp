@@ -72,12 +72,15 @@ constexpr int64_t conv_workspace = int64_t(256) << 20;
 constexpr int64_t blas_workspace = int64_t(32) << 20;
 
 // fp32 host data to and from the storage type, rounded to nearest even as the device does.
+void to_storage(const float* x, int64_t n, DType t, char* out) {
+    if (t == DType::fp32) std::memcpy(out, x, size_t(n) * 4);
+    for (int64_t i = 0; t == DType::fp16 && i < n; ++i) reinterpret_cast<__half*>(out)[i] = __float2half_rn(x[i]);
+    for (int64_t i = 0; t == DType::bf16 && i < n; ++i) reinterpret_cast<__nv_bfloat16*>(out)[i] = __float2bfloat16_rn(x[i]);
+}
+
 std::vector<char> to_storage(const float* x, int64_t n, DType t) {
     std::vector<char> out(size_t(n * dtype_bytes(t)));
-    if (t == DType::fp32) std::memcpy(out.data(), x, out.size());
-    for (int64_t i = 0; t == DType::fp16 && i < n; ++i) reinterpret_cast<__half*>(out.data())[i] = __float2half_rn(x[i]);
-    for (int64_t i = 0; t == DType::bf16 && i < n; ++i)
-        reinterpret_cast<__nv_bfloat16*>(out.data())[i] = __float2bfloat16_rn(x[i]);
+    to_storage(x, n, t, out.data());
     return out;
 }
 
@@ -127,6 +130,7 @@ public:
 
 private:
     void build_steps();
+    void prepare_staging();
     void build_passes();
     // Runs a pass: captured into a graph and replayed, or step by step, timed or not. Returns the
     // device time of the whole pass.
@@ -157,6 +161,18 @@ private:
     Weights loaded_;
     StepTimes times_;
     StepObserver* observer_ = nullptr;
+
+    // The input batch and its labels reach the device through one pinned host buffer: a copy
+    // from pageable memory is staged by the driver through its own pinned bounce buffer and
+    // blocks the host, one from pinned memory is DMA the host does not wait for. The copies run
+    // on their own stream; the next forward() waits for `staged_` on the compute stream, so the
+    // copy overlaps whatever the compute stream still does (a training loop sets the next batch
+    // before the update: train/run.cpp).
+    char* staging_ = nullptr;
+    size_t input_bytes_ = 0, labels_bytes_ = 0;
+    cudaStream_t copy_ = nullptr;
+    cudaEvent_t staged_ = nullptr, inputs_free_ = nullptr;
+    bool staging_busy_ = false;
 };
 
 CudnnExecutor::CudnnExecutor(const Graph& g, const ExecOptions& o) : g_(g), o_(o), plan_(g, o) {
@@ -196,6 +212,11 @@ CudnnExecutor::~CudnnExecutor() {
         if (gr) cudaGraphExecDestroy(gr);
     if (begin_) cudaEventDestroy(begin_);
     if (end_) cudaEventDestroy(end_);
+    if (copy_) cudaStreamSynchronize(copy_);
+    if (staged_) cudaEventDestroy(staged_);
+    if (inputs_free_) cudaEventDestroy(inputs_free_);
+    if (staging_) cudaFreeHost(staging_);
+    if (copy_) cudaStreamDestroy(copy_);
     layers_.clear();  // their descriptors go before the handles
     if (dev_.dnn) cudnnDestroy(dev_.dnn);
     if (dev_.blas) cublasDestroy(dev_.blas);
@@ -227,6 +248,7 @@ void CudnnExecutor::prepare() {
     RIDGE_CUBLAS_CHECK(cublasSetWorkspace(dev_.blas, dev_.at(blas_ws_), size_t(blas_workspace)));
     RIDGE_CUDA_CHECK(cudaEventCreate(&begin_));
     RIDGE_CUDA_CHECK(cudaEventCreate(&end_));
+    prepare_staging();
     for (size_t i = 0; i < layers_.size(); ++i) {
         try {
             layers_[i]->setup(dev_);
@@ -236,6 +258,22 @@ void CudnnExecutor::prepare() {
     }
     build_steps();
     prepared_ = true;
+}
+
+void CudnnExecutor::prepare_staging() {
+    input_bytes_ = size_t(numel(g_.input_shape()) * dtype_bytes(plan_.dt));
+    labels_bytes_ = plan_.train ? size_t(g_.input_shape()[0]) * 4 : 0;
+    RIDGE_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    RIDGE_CUDA_CHECK(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
+    RIDGE_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_free_, cudaEventDisableTiming));
+    void* host = nullptr;
+    cudaError_t e = cudaHostAlloc(&host, input_bytes_ + labels_bytes_, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        throw gpu::CudaError(cat("cudnn: cannot pin ", input_bytes_ + labels_bytes_, " bytes of host memory for ",
+                                 g_.model(), "'s input: ", cudaGetErrorString(e)));
+    }
+    staging_ = static_cast<char*>(host);
 }
 
 void CudnnExecutor::build_steps() {
@@ -423,15 +461,29 @@ void CudnnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& l
         for (int32_t l : labels)
             if (l < 0 || l >= numel(ys) / ys[0])
                 throw std::invalid_argument(cat("cudnn: label ", l, " outside [0, ", numel(ys) / ys[0], ")"));
-        RIDGE_CUDA_CHECK(cudaMemcpy(dev_.at(labels_), labels.data(), labels.size() * 4, cudaMemcpyHostToDevice));
     }
-    write(plan_.value(0), x.data(), x.size(), plan_.dt);
+    // The previous batch may still be on its way out of the staging buffer.
+    if (staging_busy_) RIDGE_CUDA_CHECK(cudaEventSynchronize(staged_));
+    to_storage(x.data(), x.size(), plan_.dt, staging_);
+    if (plan_.train) std::memcpy(staging_ + input_bytes_, labels.data(), labels_bytes_);
+    // The copies overwrite what work already queued on the compute stream may still read (the
+    // last backward reads the input), so they start after it.
+    RIDGE_CUDA_CHECK(cudaEventRecord(inputs_free_, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamWaitEvent(copy_, inputs_free_, 0));
+    RIDGE_CUDA_CHECK(cudaMemcpyAsync(dev_.at(plan_.value(0)), staging_, input_bytes_, cudaMemcpyHostToDevice, copy_));
+    if (plan_.train)
+        RIDGE_CUDA_CHECK(cudaMemcpyAsync(dev_.at(labels_), staging_ + input_bytes_, labels_bytes_,
+                                         cudaMemcpyHostToDevice, copy_));
+    RIDGE_CUDA_CHECK(cudaEventRecord(staged_, copy_));
+    staging_busy_ = true;
     has_input_ = true;
 }
 
 void CudnnExecutor::forward() {
     if (!has_input_) throw std::logic_error(cat("cudnn: ", g_.model(), ": forward() before set_input()"));
     if (timing_) times_.layers.assign(g_.nodes().size(), {}), times_.loss = 0;
+    // Outside the timed (and captured) pass: a step's device time excludes the input's copy.
+    RIDGE_CUDA_CHECK(cudaStreamWaitEvent(dev_.s, staged_, 0));
     times_.forward = run(fwd_, fwd_graph_);
 }
 

@@ -81,7 +81,8 @@ const Kernel* find_kernel(const std::string& name) {
 void validate(const Kernel& k, const Problem& p) {
     auto fail = [&](const std::string& why) { throw cli::UsageError(k.name + ": " + why); };
     for (auto [v, name] : {std::pair{p.N, "N"}, {p.C, "C"}, {p.H, "H"}, {p.W, "W"}})
-        if (v < 1 || v > 1'000'000) fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
+        if (v < 1 || v > 1'000'000)
+            fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
     if (k.layouts.empty() && !p.layout.empty()) fail("takes no --layout (it runs on plain NCHW)");
     if (!k.layouts.empty() && std::find(k.layouts.begin(), k.layouts.end(), p.layout) == k.layouts.end()) {
         std::string list;
@@ -96,8 +97,8 @@ void validate(const Kernel& k, const Problem& p) {
         if (p.pad < 0 || p.pad >= std::min(p.R, p.S))
             fail("pad must be at least 0 and below the kernel size, not " + std::to_string(p.pad));
         if (p.P() < 1 || p.Q() < 1)
-            fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " + std::to_string(p.H) +
-                 "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
+            fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " +
+                 std::to_string(p.H) + "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
     }
     // Inputs, outputs, their packed copies and the reference's magnitudes: about six tensors.
     double need = 6 * 4 * elements;

@@ -46,7 +46,8 @@ std::vector<float> pack(const std::vector<float>& plain, const simd::ChannelLayo
     std::vector<float> out(packed_size(l), 0.0f);
     for (int64_t n = 0; n < l.N; ++n)
         for (int64_t c = 0; c < l.C; ++c)
-            for (int64_t s = 0; s < l.HW; ++s) out[size_t(packed_index(l, n, c, s))] = plain[size_t((n * l.C + c) * l.HW + s)];
+            for (int64_t s = 0; s < l.HW; ++s)
+                out[size_t(packed_index(l, n, c, s))] = plain[size_t((n * l.C + c) * l.HW + s)];
     return out;
 }
 
@@ -152,7 +153,8 @@ private:
 
 class SeGateGrad : public Case {
 public:
-    SeGateGrad(std::shared_ptr<const SeData> d, SimdVariant v) : d_(std::move(d)), v_(std::move(v)), ds_(d_->ds_ref.size()) {}
+    SeGateGrad(std::shared_ptr<const SeData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), ds_(d_->ds_ref.size()) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override { v_.channel_dots(d_->dyb.data(), d_->xb.data(), ds_.data(), d_->l); }
     void run_reference() override {
@@ -186,7 +188,8 @@ struct DwData {
     std::vector<float> dw_ref, db_ref;
     std::vector<double> dw_bound, db_bound;
 
-    explicit DwData(const Problem& p_) : p(p_), lx(channel_layout(p_, p_.H, p_.W)), ly(channel_layout(p_, p_.P(), p_.Q())) {
+    explicit DwData(const Problem& p_)
+        : p(p_), lx(channel_layout(p_, p_.H, p_.W)), ly(channel_layout(p_, p_.P(), p_.Q())) {
         op.K = p.C, op.kernel = Hw(p.R, p.S), op.stride = p.stride, op.pad = p.pad, op.G = p.C, op.bias = true;
         xs = {p.N, p.C, p.H, p.W};
         ys = {p.N, p.C, p.P(), p.Q()};
@@ -291,7 +294,8 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
         bool grad = k.name == "se-gate-grad";
         auto d = std::make_shared<const SeData>(p, grad);
         for (const SimdVariant& v : variants)
-            out.push_back(grad ? std::unique_ptr<Case>(new SeGateGrad(d, v)) : std::unique_ptr<Case>(new SeScale(d, v)));
+            out.push_back(grad ? std::unique_ptr<Case>(new SeGateGrad(d, v))
+                               : std::unique_ptr<Case>(new SeScale(d, v)));
     } else if (k.name == "dw-wgrad") {
         auto d = std::make_shared<const DwData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwWgrad>(d, v, threads));

@@ -98,7 +98,8 @@ public:
     void run_fast() override {
         using namespace ridge::gpu;
         if (k_.name == "cuda-se-scale") {
-            mul_forward(DType::fp32, x_d_->get(), bcast(xs_, xs_), s_d_->get(), bcast(ss_, xs_), out_d_->get(), stream_);
+            mul_forward(DType::fp32, x_d_->get(), bcast(xs_, xs_), s_d_->get(), bcast(ss_, xs_), out_d_->get(),
+                        stream_);
         } else if (k_.name == "cuda-se-gate-grad") {
             // Adds into ds: the timed repeats accumulate, the check starts from zero.
             broadcast_backward(DType::fp32, dy_d_->get(), bcast(ss_, xs_), int64_t(out_n_), x_d_->get(),

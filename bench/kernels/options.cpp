@@ -19,7 +19,8 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int
     if (v.empty() || end != v.size() || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')))
         throw cli::UsageError(flag + " takes a whole number, not '" + v + "'");
     if (x < lo || x > hi)
-        throw cli::UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", not " + v);
+        throw cli::UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                              ", not " + v);
     return x;
 }
 

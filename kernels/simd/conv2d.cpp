@@ -11,7 +11,7 @@
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
 
-namespace ridge::simd {
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
 
 namespace {
 
@@ -179,4 +179,4 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
     }
 }
 
-}  // namespace ridge::simd
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

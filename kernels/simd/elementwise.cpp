@@ -7,7 +7,7 @@
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
 
-namespace ridge::simd {
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
 
 namespace {
 
@@ -119,4 +119,4 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
     }
 }
 
-}  // namespace ridge::simd
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -27,11 +27,6 @@ struct ChannelLayout {
     int64_t batch_stride() const { return padded_channels() * HW; }
 };
 
-// y = x * s[n, c]; s is (N,C) plain. y may be x.
-void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);
-// out[n, c] = sum over s of a[n, c, s] * b[n, c, s]; out is (N,C) plain.
-void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);
-
 // A depthwise convolution (groups = C = K): x (N,C,H,W) and dy (N,C,P,Q) both channel-blocked
 // by `block` (8 or 16), w (C,1,1,R,S).
 struct Depthwise {
@@ -42,6 +37,23 @@ struct Depthwise {
     // blocks of R*S*block, padded), else plain (C,1,1,R,S).
     bool blocked_weights = true;
 };
+
+}  // namespace ridge::simd
+
+// The kernels sit in an inline namespace named by the build: `dispatch` for the library every
+// caller uses (each leaf chosen at load time), and x86_64_v4, x86_64_v3 or x86_64 for the copies
+// built for one instruction set (kernels/CMakeLists.txt), which bench/kernels declares itself.
+#ifndef RIDGE_SIMD_ISA
+#define RIDGE_SIMD_ISA dispatch
+#endif
+
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
+
+// y = x * s[n, c]; s is (N,C) plain. y may be x.
+void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);
+// out[n, c] = sum over s of a[n, c, s] * b[n, c, s]; out is (N,C) plain.
+void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);
+
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
@@ -50,4 +62,4 @@ size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
 void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
                      int threads);
 
-}  // namespace ridge::simd
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -13,7 +13,14 @@
 
 namespace ridge::simd {
 
+// A build for one instruction set only (RIDGE_SIMD_TARGET, with RIDGE_SIMD_ISA naming it; see
+// simd.h) compiles each leaf for that target alone, so bench/kernels can run every variant the
+// host supports instead of only the one the load-time choice picks.
+#ifdef RIDGE_SIMD_TARGET
+#define RIDGE_SIMD_CLONES __attribute__((target(RIDGE_SIMD_TARGET)))
+#else
 #define RIDGE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 #define RIDGE_SIMD_INLINE inline __attribute__((always_inline))
 
 typedef float Vec8 __attribute__((vector_size(32)));

@@ -1,0 +1,115 @@
+#include "bench/kernels/cases.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "bench/env.h"
+#include "bench/usage_error.h"
+
+namespace ridge::kbench {
+
+std::string Problem::describe(bool filter) const {
+    std::string s = "N" + std::to_string(N) + " C" + std::to_string(C) + " " + std::to_string(H) + "x" +
+                    std::to_string(W);
+    if (!layout.empty()) s += " " + layout;
+    if (filter)
+        s += " " + std::to_string(R) + "x" + std::to_string(S) + "/" + std::to_string(stride) + " pad " +
+             std::to_string(pad);
+    return s;
+}
+
+namespace {
+
+// EfficientNet-B0's features.5 (MBConv6, 5x5, 112 channels at 14x14 from a 224x224 image) expands
+// to 672 channels: its squeeze-excitation gates and its depthwise convolution are the zoo's
+// largest of their kind at that resolution. Batch 32, as ridge train runs.
+Problem se_default() {
+    Problem p;
+    p.N = 32, p.C = 672, p.H = 14, p.W = 14;
+    p.layout = "nChw16c";
+    return p;
+}
+
+Problem dw_default() {
+    Problem p = se_default();
+    p.R = 5, p.S = 5, p.stride = 1, p.pad = 2;
+    return p;
+}
+
+Problem plain(Problem p) {
+    p.layout.clear();
+    return p;
+}
+
+const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
+const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
+
+}  // namespace
+
+const std::vector<Kernel>& kernels() {
+    static const std::vector<Kernel> k = {
+        {"se-scale", false, false, channel_layouts,
+         "squeeze-excitation scale y = x * s[n,c] (kernels/simd scale_channels; ref: Mul forward)", se_origin,
+         se_default()},
+        {"se-gate-grad", false, false, channel_layouts,
+         "gate gradient ds[n,c] = sum over H,W of dy * x (kernels/simd channel_dots; ref: Mul backward)", se_origin,
+         se_default()},
+        {"dw-wgrad", false, true, {"nChw8c", "nChw16c"},
+         "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
+         "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
+        {"cuda-se-scale", true, false, {},
+         "squeeze-excitation scale on the GPU (kernels/cuda mul_forward, broadcasting; ref: CPU Mul forward)",
+         se_origin, plain(se_default())},
+        {"cuda-se-gate-grad", true, false, {},
+         "gate gradient on the GPU (kernels/cuda broadcast_backward; ref: CPU Mul backward)", se_origin,
+         plain(se_default())},
+        {"cuda-hardswish", true, false, {},
+         "hardswish forward on the GPU (kernels/cuda activation_forward; ref: CPU Activation forward)",
+         "efficientnet_b0 features.5.1 expanded activations (672 ch at 14x14), batch 32", plain(se_default())},
+    };
+    return k;
+}
+
+const Kernel* find_kernel(const std::string& name) {
+    for (const Kernel& k : kernels())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+void validate(const Kernel& k, const Problem& p) {
+    auto fail = [&](const std::string& why) { throw cli::UsageError(k.name + ": " + why); };
+    for (auto [v, name] : {std::pair{p.N, "N"}, {p.C, "C"}, {p.H, "H"}, {p.W, "W"}})
+        if (v < 1 || v > 1'000'000)
+            fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
+    if (k.layouts.empty() && !p.layout.empty()) fail("takes no --layout (it runs on plain NCHW)");
+    if (!k.layouts.empty() && std::find(k.layouts.begin(), k.layouts.end(), p.layout) == k.layouts.end()) {
+        std::string list;
+        for (const std::string& l : k.layouts) list += (list.empty() ? "" : ", ") + l;
+        fail("layout '" + p.layout + "' is not one it runs on (" + list + ")");
+    }
+    double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
+    if (k.filter) {
+        if (p.R < 1 || p.S < 1 || p.R > 11 || p.S > 11)
+            fail("kernel " + std::to_string(p.R) + "x" + std::to_string(p.S) + ": R and S must be 1 to 11");
+        if (p.stride < 1 || p.stride > 16) fail("stride must be 1 to 16, not " + std::to_string(p.stride));
+        if (p.pad < 0 || p.pad >= std::min(p.R, p.S))
+            fail("pad must be at least 0 and below the kernel size, not " + std::to_string(p.pad));
+        if (p.P() < 1 || p.Q() < 1)
+            fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " +
+                 std::to_string(p.H) + "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
+    }
+    // Inputs, outputs, their packed copies and the reference's magnitudes: about six tensors.
+    double need = 6 * 4 * elements;
+    int64_t available = cli::available_memory_bytes();
+    double have = available > 0 ? double(available) : double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    if (need > have / 2) {
+        char b[200];
+        std::snprintf(b, sizeof b, "%s needs about %.1f GiB, more than half of the %.1f GiB this process may use",
+                      p.describe(k.filter).c_str(), need / (1 << 30), have / (1 << 30));
+        fail(b);
+    }
+}
+
+}  // namespace ridge::kbench

@@ -1,0 +1,70 @@
+#pragma once
+// The kernels ridge-kernels can run, each as a Case: inputs of one shape, the reference output
+// and its bound computed once, then the fast kernel run, checked and timed on its own.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/kernels/check.h"
+#include "bench/kernels/measure.h"
+#include "bench/kernels/simd_variants.h"
+
+namespace ridge::kbench {
+
+// One problem size in the vocabulary of engine/README.md. The filter fields apply to the
+// convolution kernels only; layout is the activations' layout (simd.h's ChannelLayout names).
+struct Problem {
+    int64_t N = 0, C = 0, H = 0, W = 0;
+    int64_t R = 0, S = 0, stride = 1, pad = 0;
+    std::string layout;
+    int64_t P() const { return (H + 2 * pad - R) / stride + 1; }
+    int64_t Q() const { return (W + 2 * pad - S) / stride + 1; }
+    std::string describe(bool filter) const;  // "N32 C672 14x14 nChw16c" (+ " 5x5/1 pad 2 -> 14x14")
+};
+
+struct Kernel {
+    std::string name;
+    bool cuda = false;
+    bool filter = false;                // R, S, stride and pad apply
+    std::vector<std::string> layouts;   // accepted --layout values; empty: plain NCHW only
+    std::string what;                   // one line for --list
+    std::string origin;                 // where the default shape comes from
+    Problem defaults;
+};
+
+const std::vector<Kernel>& kernels();
+const Kernel* find_kernel(const std::string& name);
+
+// Throws cli::UsageError with one line naming the problem when p does not fit k (or would need
+// more memory than this host has), before anything is allocated.
+void validate(const Kernel& k, const Problem& p);
+
+class Case {
+public:
+    virtual ~Case() = default;
+    virtual std::string variant() const = 0;  // the instruction set, or "cuda"
+    virtual void run_fast() = 0;
+    virtual void run_reference() = 0;
+    // Runs the fast kernel once on fresh outputs and compares with the reference. `tamper`, when
+    // given, changes the fast output before the comparison (output name, values, their bounds):
+    // the tests use it to show an error just past the bound is caught.
+    using Tamper = std::function<void(const std::string&, std::vector<float>&, const std::vector<double>&)>;
+    virtual Check check(const Tamper& tamper = nullptr) = 0;
+    virtual double flops() const = 0;  // analytic, per call
+    virtual double bytes() const = 0;  // compulsory traffic per call: each operand read or written once
+    virtual Timing time_fast(const TimingOptions& o) { return time_cpu([this] { run_fast(); }, o); }
+    virtual Timing time_reference(const TimingOptions& o) { return time_cpu([this] { run_reference(); }, o); }
+    virtual std::string reference_device() const { return "cpu"; }
+};
+
+// One Case per variant given (CPU kernels: the variants must be ones this host supports); the
+// reference output is computed once and shared. threads: for the fast kernels and the flush.
+std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem& p,
+                                                  const std::vector<SimdVariant>& variants, int threads);
+
+// Why CUDA kernels cannot run here ("" when they can): not built, or no device.
+std::string cuda_unavailable();
+std::unique_ptr<Case> make_cuda_case(const Kernel& k, const Problem& p);
+
+}  // namespace ridge::kbench

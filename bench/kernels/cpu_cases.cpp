@@ -1,0 +1,308 @@
+// The kernels of kernels/simd against their references in kernels/cpu. Inputs are generated in
+// plain NCHW, the reference runs on them, and the fast kernel runs on copies packed into the
+// layout asked for; its output is unpacked and compared, and the layout's channel padding must
+// come out zero as simd.h promises.
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "bench/kernels/cases.h"
+#include "kernels/cpu/kernel.h"
+
+namespace ridge::kbench {
+
+namespace {
+
+// Uniform in [lo, hi), from a fixed seed so every run checks the same numbers.
+std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(gen);
+    return v;
+}
+
+std::vector<float> absolute(std::vector<float> v) {
+    for (float& x : v) x = std::fabs(x);
+    return v;
+}
+
+simd::ChannelLayout channel_layout(const Problem& p, int64_t H, int64_t W) {
+    simd::ChannelLayout l;
+    l.N = p.N, l.C = p.C, l.HW = H * W;
+    l.block = p.layout == "nChw8c" ? 8 : p.layout == "nChw16c" ? 16 : p.layout == "nhwc" ? p.C : 1;
+    return l;
+}
+
+size_t packed_size(const simd::ChannelLayout& l) { return size_t(l.N * l.batch_stride()); }
+
+int64_t packed_index(const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+    return n * l.batch_stride() + (c / l.block) * l.block_stride() + s * l.block + c % l.block;
+}
+
+// plain (N,C,HW) into the layout, zeros in the padding.
+std::vector<float> pack(const std::vector<float>& plain, const simd::ChannelLayout& l) {
+    std::vector<float> out(packed_size(l), 0.0f);
+    for (int64_t n = 0; n < l.N; ++n)
+        for (int64_t c = 0; c < l.C; ++c)
+            for (int64_t s = 0; s < l.HW; ++s)
+                out[size_t(packed_index(l, n, c, s))] = plain[size_t((n * l.C + c) * l.HW + s)];
+    return out;
+}
+
+// The layout back to plain (N,C,HW); the padding's values go to `padding`.
+std::vector<float> unpack(const std::vector<float>& packed, const simd::ChannelLayout& l, std::vector<float>& padding) {
+    std::vector<float> out(size_t(l.N * l.C * l.HW));
+    for (int64_t n = 0; n < l.N; ++n)
+        for (int64_t c = 0; c < l.padded_channels(); ++c)
+            for (int64_t s = 0; s < l.HW; ++s) {
+                float v = packed[size_t(packed_index(l, n, c, s))];
+                if (c < l.C) out[size_t((n * l.C + c) * l.HW + s)] = v;
+                else padding.push_back(v);
+            }
+    return out;
+}
+
+Check compare_tampered(const std::string& what, std::vector<float> fast, const std::vector<float>& ref,
+                       const std::vector<double>& bound, const Case::Tamper& tamper) {
+    if (tamper) tamper(what, fast, bound);
+    return compare(what, fast, ref, bound);
+}
+
+// The channel padding of an output must be zero exactly.
+Check zero_padding(const std::string& what, const std::vector<float>& padding, const Case::Tamper& tamper) {
+    return compare_tampered(what + " padding", padding, std::vector<float>(padding.size(), 0.0f), {}, tamper);
+}
+
+// ---- se-scale, se-gate-grad ---------------------------------------------------------------------
+
+// x, dy (N,C,H,W)  s (N,C): the gate's operands, and both reference outputs.
+struct SeData {
+    Problem p;
+    simd::ChannelLayout l;
+    Shape xs, ss;
+    std::vector<float> x, s, dy, xb, dyb;
+    std::vector<float> y_ref;    // x * s
+    std::vector<float> ds_ref;   // sum over H,W of dy * x
+    std::vector<double> ds_bound;
+    bool gate_grad = false;
+
+    SeData(const Problem& p_, bool grad) : p(p_), l(channel_layout(p_, p_.H, p_.W)), gate_grad(grad) {
+        xs = {p.N, p.C, p.H, p.W};
+        ss = {p.N, p.C, 1, 1};
+        size_t n = size_t(numel(xs));
+        x = uniform(n, -1, 1, 1);
+        s = uniform(size_t(p.N * p.C), 0, 1, 2);  // a sigmoid's output
+        xb = pack(x, l);
+        if (!grad) {
+            y_ref.resize(n);
+            reference(x, y_ref);
+            return;
+        }
+        dy = uniform(n, -1, 1, 3);
+        dyb = pack(dy, l);
+        ds_ref.assign(size_t(p.N * p.C), 0.0f);
+        gate_gradient(x, dy, ds_ref);
+        std::vector<float> magnitude(ds_ref.size(), 0.0f);
+        gate_gradient(absolute(x), absolute(dy), magnitude);
+        for (size_t i = 0; i < ds_ref.size(); ++i) ds_bound.push_back(dot_bound(l.HW, magnitude[i], ds_ref[i]));
+    }
+    void reference(const std::vector<float>& xin, std::vector<float>& y) const {
+        ref::Fwd f;
+        f.in = {{xin.data(), xs}, {s.data(), ss}};
+        f.y = {y.data(), xs};
+        ref::forward(Mul{}, f);
+    }
+    // ds += sum dy * x (Mul's backward for its second input; y is not read).
+    void gate_gradient(const std::vector<float>& xin, const std::vector<float>& dyin, std::vector<float>& ds) const {
+        ref::Bwd b;
+        b.in = {{xin.data(), xs}, {s.data(), ss}};
+        b.y = {dyin.data(), xs};
+        b.dy = {dyin.data(), xs};
+        b.dx = {{nullptr, xs}, {ds.data(), ss}};
+        ref::backward(Mul{}, b);
+    }
+};
+
+class SeScale : public Case {
+public:
+    SeScale(std::shared_ptr<const SeData> d, SimdVariant v) : d_(std::move(d)), v_(std::move(v)), yb_(d_->xb.size()) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.scale_channels(d_->xb.data(), d_->s.data(), yb_.data(), d_->l); }
+    void run_reference() override { d_->reference(d_->x, y_ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(yb_.begin(), yb_.end(), NAN);
+        run_fast();
+        std::vector<float> padding;
+        std::vector<float> y = unpack(yb_, d_->l, padding);
+        // One float multiply per element: the reference's product is the same correctly rounded
+        // float, so they must agree bit for bit.
+        Check values = compare_tampered("y", y, d_->y_ref, {}, tamper);
+        return merge(values, zero_padding("y", padding, tamper));
+    }
+    double flops() const override { return double(d_->l.N * d_->l.C * d_->l.HW); }
+    double bytes() const override { return 4.0 * double(2 * packed_size(d_->l) + size_t(d_->l.N * d_->l.C)); }
+
+private:
+    std::shared_ptr<const SeData> d_;
+    SimdVariant v_;
+    std::vector<float> yb_;
+    std::vector<float> y_ref_ = std::vector<float>(d_->x.size());
+};
+
+class SeGateGrad : public Case {
+public:
+    SeGateGrad(std::shared_ptr<const SeData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), ds_(d_->ds_ref.size()) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.channel_dots(d_->dyb.data(), d_->xb.data(), ds_.data(), d_->l); }
+    void run_reference() override {
+        std::fill(ds_ref_.begin(), ds_ref_.end(), 0.0f);
+        d_->gate_gradient(d_->x, d_->dy, ds_ref_);
+    }
+    Check check(const Tamper& tamper) override {
+        std::fill(ds_.begin(), ds_.end(), NAN);
+        run_fast();
+        return compare_tampered("ds", ds_, d_->ds_ref, d_->ds_bound, tamper);
+    }
+    double flops() const override { return 2.0 * double(d_->l.N * d_->l.C * d_->l.HW); }
+    double bytes() const override { return 4.0 * double(2 * packed_size(d_->l) + size_t(d_->l.N * d_->l.C)); }
+
+private:
+    std::shared_ptr<const SeData> d_;
+    SimdVariant v_;
+    std::vector<float> ds_;
+    std::vector<float> ds_ref_ = std::vector<float>(d_->ds_ref.size());
+};
+
+// ---- dw-wgrad -----------------------------------------------------------------------------------
+
+// x (N,C,H,W)  dy (N,C,P,Q)  w, dw (C,1,R,S)  db (C)
+struct DwData {
+    Problem p;
+    Conv2d op;
+    simd::ChannelLayout lx, ly;
+    Shape xs, ys, ws;
+    std::vector<float> x, dy, w, b, xb, dyb;
+    std::vector<float> dw_ref, db_ref;
+    std::vector<double> dw_bound, db_bound;
+
+    explicit DwData(const Problem& p_)
+        : p(p_), lx(channel_layout(p_, p_.H, p_.W)), ly(channel_layout(p_, p_.P(), p_.Q())) {
+        op.K = p.C, op.kernel = Hw(p.R, p.S), op.stride = p.stride, op.pad = p.pad, op.G = p.C, op.bias = true;
+        xs = {p.N, p.C, p.H, p.W};
+        ys = {p.N, p.C, p.P(), p.Q()};
+        ws = {p.C, 1, p.R, p.S};
+        x = uniform(size_t(numel(xs)), -1, 1, 4);
+        dy = uniform(size_t(numel(ys)), -1, 1, 5);
+        w = uniform(size_t(numel(ws)), -1, 1, 6);
+        b.assign(size_t(p.C), 0.0f);
+        xb = pack(x, lx);
+        dyb = pack(dy, ly);
+        dw_ref.assign(w.size(), 0.0f);
+        db_ref.assign(b.size(), 0.0f);
+        gradients(x, dy, dw_ref, db_ref);
+        std::vector<float> dw_mag(w.size(), 0.0f), db_mag(b.size(), 0.0f);
+        gradients(absolute(x), absolute(dy), dw_mag, db_mag);
+        // Each weight's gradient sums one product per output position (N*P*Q, the padding's
+        // included as zeros); the bias's sums dy over the same positions.
+        const int64_t terms = p.N * p.P() * p.Q();
+        for (size_t i = 0; i < w.size(); ++i) dw_bound.push_back(dot_bound(terms, dw_mag[i], dw_ref[i]));
+        for (size_t i = 0; i < b.size(); ++i) db_bound.push_back(dot_bound(terms, db_mag[i], db_ref[i]));
+    }
+    // dw += sum of dy * x over the taps, db += sum of dy.
+    void gradients(const std::vector<float>& xin, const std::vector<float>& dyin, std::vector<float>& dw,
+                   std::vector<float>& db) const {
+        ref::Bwd bw;
+        bw.in = {{xin.data(), xs}};
+        bw.y = {dyin.data(), ys};
+        bw.dy = {dyin.data(), ys};
+        bw.params = {w.data(), b.data()};
+        bw.dx = {{nullptr, xs}};
+        bw.dparams = {dw.data(), db.data()};
+        ref::backward(op, bw);
+    }
+    simd::Depthwise shape() const {
+        simd::Depthwise d;
+        d.N = p.N, d.C = p.C, d.H = p.H, d.W = p.W, d.P = p.P(), d.Q = p.Q(), d.R = p.R, d.S = p.S;
+        d.stride_h = d.stride_w = p.stride, d.pad_t = d.pad_l = p.pad;
+        d.block = lx.block;
+        d.blocked_weights = true;  // the executor's layout (oneDNN's Abcde16a / Abcde8a)
+        return d;
+    }
+};
+
+class DwWgrad : public Case {
+public:
+    DwWgrad(std::shared_ptr<const DwData> d, SimdVariant v, int threads)
+        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->shape()),
+          dwb_(size_t(d_->lx.padded_channels() * d_->p.R * d_->p.S)), db_(d_->b.size()),
+          scratch_(v_.depthwise_wgrad_scratch(shape_, threads)) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        v_.depthwise_wgrad(d_->xb.data(), d_->dyb.data(), dwb_.data(), db_.data(), scratch_.data(), shape_, threads_);
+    }
+    void run_reference() override {
+        std::fill(dw_ref_.begin(), dw_ref_.end(), 0.0f);
+        std::fill(db_ref_.begin(), db_ref_.end(), 0.0f);
+        d_->gradients(d_->x, d_->dy, dw_ref_, db_ref_);
+    }
+    Check check(const Tamper& tamper) override {
+        std::fill(dwb_.begin(), dwb_.end(), NAN);
+        std::fill(db_.begin(), db_.end(), NAN);
+        run_fast();
+        // Abcde{B}a: channel block cb, tap t, lane j at (cb*RS + t)*B + j.
+        const int64_t RS = d_->p.R * d_->p.S, B = shape_.block, C = d_->p.C;
+        std::vector<float> dw(size_t(C * RS)), padding;
+        for (int64_t c = 0; c < d_->lx.padded_channels(); ++c)
+            for (int64_t t = 0; t < RS; ++t) {
+                float v = dwb_[size_t(((c / B) * RS + t) * B + c % B)];
+                if (c < C) dw[size_t(c * RS + t)] = v;
+                else padding.push_back(v);
+            }
+        Check weights = compare_tampered("dw", dw, d_->dw_ref, d_->dw_bound, tamper);
+        Check bias = compare_tampered("db", db_, d_->db_ref, d_->db_bound, tamper);
+        return merge(merge(weights, bias), zero_padding("dw", padding, tamper));
+    }
+    double flops() const override {
+        const Problem& p = d_->p;
+        return double(p.N * p.C * p.P() * p.Q()) * double(2 * p.R * p.S + 1);
+    }
+    double bytes() const override {
+        return 4.0 * double(packed_size(d_->lx) + packed_size(d_->ly) + dwb_.size() + db_.size());
+    }
+
+private:
+    std::shared_ptr<const DwData> d_;
+    SimdVariant v_;
+    int threads_;
+    simd::Depthwise shape_;
+    std::vector<float> dwb_, db_, scratch_;
+    std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem& p,
+                                                  const std::vector<SimdVariant>& variants, int threads) {
+    // The OpenMP-split kernels without a thread count of their own (scale_channels,
+    // channel_dots) take the default.
+    omp_set_num_threads(threads);
+    std::vector<std::unique_ptr<Case>> out;
+    if (k.name == "se-scale" || k.name == "se-gate-grad") {
+        bool grad = k.name == "se-gate-grad";
+        auto d = std::make_shared<const SeData>(p, grad);
+        for (const SimdVariant& v : variants)
+            out.push_back(grad ? std::unique_ptr<Case>(new SeGateGrad(d, v))
+                               : std::unique_ptr<Case>(new SeScale(d, v)));
+    } else if (k.name == "dw-wgrad") {
+        auto d = std::make_shared<const DwData>(p);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwWgrad>(d, v, threads));
+    } else {
+        throw std::logic_error("make_cpu_cases: " + k.name + " is not a CPU kernel");
+    }
+    return out;
+}
+
+}  // namespace ridge::kbench

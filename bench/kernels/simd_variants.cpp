@@ -1,0 +1,41 @@
+#include "bench/kernels/simd_variants.h"
+
+// The single-ISA builds' entry points, as kernels/simd/simd.h declares them for the dispatch
+// build. A signature that drifts from simd.h fails at link time.
+#define RIDGE_DECLARE_SIMD(ns)                                                                           \
+    namespace ridge::simd::ns {                                                                          \
+    void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);               \
+    void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);               \
+    size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);                                     \
+    void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d, \
+                         int threads);                                                                   \
+    }
+RIDGE_DECLARE_SIMD(x86_64_v4)
+RIDGE_DECLARE_SIMD(x86_64_v3)
+RIDGE_DECLARE_SIMD(x86_64)
+
+namespace ridge::kbench {
+
+#define RIDGE_SIMD_VARIANT(name, ns, supported)                                                          \
+    SimdVariant {                                                                                        \
+        name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
+            simd::ns::depthwise_wgrad                                                                    \
+    }
+
+const std::vector<SimdVariant>& simd_variants() {
+    static const std::vector<SimdVariant> v = {
+        RIDGE_SIMD_VARIANT("dispatch", dispatch, true),
+        RIDGE_SIMD_VARIANT("x86-64-v4", x86_64_v4, __builtin_cpu_supports("x86-64-v4") != 0),
+        RIDGE_SIMD_VARIANT("x86-64-v3", x86_64_v3, __builtin_cpu_supports("x86-64-v3") != 0),
+        RIDGE_SIMD_VARIANT("x86-64", x86_64, true),
+    };
+    return v;
+}
+
+std::string dispatched_isa() {
+    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+    return "x86-64";
+}
+
+}  // namespace ridge::kbench

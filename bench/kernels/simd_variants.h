@@ -1,0 +1,26 @@
+#pragma once
+// The kernels of kernels/simd as each build of them runs: the library every caller links
+// (`dispatch`, each leaf picked at load time by the CPU's instruction set) and the copies built for
+// one instruction set (kernels/CMakeLists.txt), of which this host can run those it supports.
+#include <string>
+#include <vector>
+
+#include "kernels/simd/simd.h"
+
+namespace ridge::kbench {
+
+struct SimdVariant {
+    std::string isa;  // "dispatch", "x86-64-v4", "x86-64-v3", "x86-64"
+    bool supported = true;
+    void (*scale_channels)(const float*, const float*, float*, const simd::ChannelLayout&);
+    void (*channel_dots)(const float*, const float*, float*, const simd::ChannelLayout&);
+    size_t (*depthwise_wgrad_scratch)(const simd::Depthwise&, int);
+    void (*depthwise_wgrad)(const float*, const float*, float*, float*, float*, const simd::Depthwise&, int);
+};
+
+// dispatch first, then x86-64-v4, x86-64-v3 and x86-64, each marked with whether this CPU runs it.
+const std::vector<SimdVariant>& simd_variants();
+// The instruction set the dispatch picks on this CPU (the first clone the CPU supports).
+std::string dispatched_isa();
+
+}  // namespace ridge::kbench

@@ -1,0 +1,252 @@
+// bench/kernels (ridge-kernels): every CPU kernel agrees with its reference at small shapes on
+// each instruction set this CPU runs; the check catches an output just past its bound and
+// deliberately wrong kernels; bad input is one line and exit 2. No timing is asserted.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "bench/kernels/cases.h"
+#include "bench/kernels/options.h"
+#include "bench/usage_error.h"
+#include "spawn.h"
+
+using namespace ridge;
+using namespace ridge::kbench;
+
+namespace {
+
+const Kernel& kernel(const std::string& name) {
+    const Kernel* k = find_kernel(name);
+    REQUIRE(k != nullptr);
+    return *k;
+}
+
+std::vector<SimdVariant> supported() {
+    std::vector<SimdVariant> v;
+    for (const SimdVariant& s : simd_variants())
+        if (s.supported) v.push_back(s);
+    return v;
+}
+
+// Small shapes whose channels (19, 13) fill no block of 8 or 16, so the padding is exercised.
+std::vector<Problem> small_shapes(const Kernel& k) {
+    std::vector<Problem> out;
+    for (const std::string& layout : k.layouts) {
+        Problem a;
+        a.N = 2, a.C = 19, a.H = 7, a.W = 7, a.layout = layout;
+        Problem b;
+        b.N = 1, b.C = 16, b.H = 5, b.W = 9, b.layout = layout;
+        Problem c;
+        c.N = 3, c.C = 13, c.H = 1, c.W = 40, c.layout = layout;
+        if (!k.filter) {
+            out.insert(out.end(), {a, b, c});
+            continue;
+        }
+        // The fast four-column path (5x5, 3x3, 7x7 at stride 1), the per-tap path (stride 2, 1x1,
+        // an odd width), and images of one row.
+        for (auto [R, S, stride, pad] : {std::array<int64_t, 4>{5, 5, 1, 2}, {3, 3, 2, 1}, {7, 7, 1, 3}, {1, 1, 1, 0},
+                                         {3, 5, 1, 1}, {11, 11, 1, 5}}) {
+            for (Problem p : {a, b, c}) {
+                p.R = R, p.S = S, p.stride = stride, p.pad = pad;
+                if (p.P() >= 1 && p.Q() >= 1) out.push_back(p);
+            }
+        }
+    }
+    return out;
+}
+
+const std::vector<std::string> cpu_kernels = {"se-scale", "se-gate-grad", "dw-wgrad"};
+
+// ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
+void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
+    // the gate of the next channel
+    for (int64_t nc = 0; nc < l.N * l.C; ++nc)
+        for (int64_t i = 0; i < l.HW; ++i) y[nc * l.HW + i] = x[nc * l.HW + i] * s[(nc + 1) % (l.N * l.C)];
+}
+void dots_one_short(const float* a, const float* b, float* out, const simd::ChannelLayout& l) {
+    // the last position of each channel left out
+    for (int64_t nc = 0; nc < l.N * l.C; ++nc) {
+        float sum = 0;
+        for (int64_t i = 0; i + 1 < l.HW; ++i) sum += a[nc * l.HW + i] * b[nc * l.HW + i];
+        out[nc] = sum;
+    }
+}
+void wgrad_pad_off_by_one(const float* x, const float* dy, float* dw, float* db, float* scratch,
+                          const simd::Depthwise& d, int threads) {
+    simd::Depthwise wrong = d;
+    wrong.pad_l += 1;
+    simd::depthwise_wgrad(x, dy, dw, db, scratch, wrong, threads);
+}
+void wgrad_bias_dropped(const float* x, const float* dy, float* dw, float* db, float* scratch, const simd::Depthwise& d,
+                        int threads) {
+    simd::depthwise_wgrad(x, dy, dw, nullptr, scratch, d, threads);
+    for (int64_t c = 0; c < d.C; ++c) db[c] = 0;
+}
+
+}  // namespace
+
+TEST_CASE("every CPU kernel agrees with its reference at small shapes, on each instruction set this CPU runs") {
+    std::vector<SimdVariant> variants = supported();
+    // dispatch and plain x86-64 run everywhere; x86-64-v3 on AVX2 hosts, v4 on AVX-512 ones.
+    REQUIRE(variants.size() >= 2);
+    for (const std::string& name : cpu_kernels) {
+        const Kernel& k = kernel(name);
+        std::vector<Problem> shapes = small_shapes(k);
+        REQUIRE(!shapes.empty());
+        for (const Problem& p : shapes) {
+            CAPTURE(name);
+            std::string shape = p.describe(k.filter);
+            CAPTURE(shape);
+            validate(k, p);
+            for (auto& c : make_cpu_cases(k, p, variants, 2)) {
+                std::string isa = c->variant();
+                CAPTURE(isa);
+                Check check = c->check();
+                CHECK_MESSAGE(check.ok, check.summary());
+                CHECK(check.checked > 0);
+                CHECK(c->flops() > 0);
+                CHECK(c->bytes() > 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("the check fails an output one step past its bound, and the bounds are tight enough to matter") {
+    std::vector<SimdVariant> variants = {simd_variants().front()};
+    for (const std::string& name : cpu_kernels) {
+        const Kernel& k = kernel(name);
+        Problem p = small_shapes(k).front();
+        auto cases = make_cpu_cases(k, p, variants, 1);
+        Case& c = *cases.front();
+        CAPTURE(name);
+        int tampered = 0;
+        double first_bound = -1;
+        Check bad = c.check([&](const std::string& what, std::vector<float>& out, const std::vector<double>& bound) {
+            if (what.find("padding") != std::string::npos || tampered++ > 0) return;
+            // Past the bound by the whole bound plus one float step: wrong whatever the true error.
+            double b = bound.empty() ? 0.0 : bound[3];
+            first_bound = b;
+            out[3] = float(double(out[3]) + 2 * b);
+            out[3] = std::nextafter(out[3], INFINITY);
+        });
+        CHECK_FALSE(bad.ok);
+        CHECK(bad.failures == 1);
+        CHECK(bad.worst == 3);
+        // A bound is far below the values it guards: an error of 1 % of a typical value fails.
+        if (first_bound > 0) {
+            Check good = c.check();
+            REQUIRE(good.ok);
+            CHECK(first_bound < 0.01);
+        }
+    }
+    SUBCASE("a NaN fails") {
+        CHECK_FALSE(compare("y", {1.0f, NAN}, {1.0f, 2.0f}, {1.0, 1.0}).ok);
+        CHECK_FALSE(compare("y", {1.0f, 2.0f}, {1.0f, NAN}, {}).ok);
+        CHECK(compare("y", {1.0f, 2.0f}, {1.0f, 2.0f}, {}).ok);
+    }
+    SUBCASE("the dot bound grows with the number of terms and the magnitude") {
+        const double u = std::ldexp(1.0, -24);
+        CHECK(dot_bound(1, 1.0, 0.0) == doctest::Approx(3 * u).epsilon(1e-9));
+        CHECK(dot_bound(1000, 1.0, 0.0) == doctest::Approx(1000 * u / (1 - 1000 * u) + 2 * u).epsilon(1e-12));
+        CHECK(dot_bound(1000, 2.0, 0.0) == doctest::Approx(2 * dot_bound(1000, 1.0, 0.0)));
+    }
+}
+
+TEST_CASE("deliberately wrong kernels fail the check") {
+    SimdVariant d = simd_variants().front();
+    Problem plain;
+    plain.N = 2, plain.C = 5, plain.H = 6, plain.W = 6, plain.layout = "nchw";
+    SUBCASE("se-scale with the next channel's gate") {
+        SimdVariant wrong = d;
+        wrong.scale_channels = scale_wrong_gate;
+        CHECK_FALSE(make_cpu_cases(kernel("se-scale"), plain, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("se-scale"), plain, {d}, 1).front()->check().ok);
+    }
+    SUBCASE("se-gate-grad one position short") {
+        SimdVariant wrong = d;
+        wrong.channel_dots = dots_one_short;
+        CHECK_FALSE(make_cpu_cases(kernel("se-gate-grad"), plain, {wrong}, 1).front()->check().ok);
+    }
+    Problem dw = plain;
+    dw.C = 19, dw.layout = "nChw16c", dw.R = dw.S = 5, dw.pad = 2;
+    SUBCASE("dw-wgrad with the padding off by one column") {
+        SimdVariant wrong = d;
+        wrong.depthwise_wgrad = wgrad_pad_off_by_one;
+        CHECK_FALSE(make_cpu_cases(kernel("dw-wgrad"), dw, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("dw-wgrad"), dw, {d}, 1).front()->check().ok);
+    }
+    SUBCASE("dw-wgrad without its bias gradient") {
+        SimdVariant wrong = d;
+        wrong.depthwise_wgrad = wgrad_bias_dropped;
+        Check c = make_cpu_cases(kernel("dw-wgrad"), dw, {wrong}, 1).front()->check();
+        CHECK_FALSE(c.ok);
+        CHECK(c.what == "db");
+    }
+}
+
+TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any work") {
+    const std::vector<std::vector<std::string>> bad = {
+        {"--n", "0"},
+        {"--n", "x"},
+        {"--n", "3x"},
+        {"--n"},
+        {"nosuch"},
+        {"--bogus"},
+        {"dw-wgrad", "--r", "12"},
+        {"dw-wgrad", "--layout", "nchw"},
+        {"se-scale", "--layout", "nhwc8"},
+        {"se-scale", "--r", "3"},
+        {"cuda-hardswish", "--layout", "nchw"},
+        {"--isa", "sse9"},
+        {"dw-wgrad", "--h", "3", "--w", "3", "--pad", "0"},
+        {"dw-wgrad", "--pad", "5"},
+        {"--repeats", "0"},
+        {"--n", "1000000", "--c", "1000000"},
+    };
+    for (const auto& args : bad) {
+        std::vector<std::string> argv = {RIDGE_KERNELS};
+        argv.insert(argv.end(), args.begin(), args.end());
+        spawn::Result r = spawn::run(argv);
+        std::string line = r.err;
+        CAPTURE(line);
+        CHECK(r.code == 2);
+        CHECK(spawn::lines(r.err) == 1);
+        CHECK(r.err.rfind("ridge-kernels: ", 0) == 0);
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kernels without a device") {
+    spawn::Result list = spawn::run({RIDGE_KERNELS, "--list"});
+    REQUIRE(list.code == 0);
+    for (const Kernel& k : kernels()) CHECK(list.out.find(k.name) != std::string::npos);
+
+    spawn::Result run = spawn::run({RIDGE_KERNELS, "--n", "1", "--c", "17", "--h", "6", "--w", "6", "--warmup", "0",
+                                    "--repeats", "2", "--ref-repeats", "1", "--no-flush", "--csv", "--threads", "2"});
+    CHECK(run.code == 0);
+    CHECK(run.err.empty());
+    // A header, then a row per CPU kernel and instruction set, every one checked ok.
+    int rows = 0, ok = 0;
+    size_t at = run.out.find('\n');
+    while (at != std::string::npos && at + 1 < run.out.size()) {
+        size_t next = run.out.find('\n', at + 1);
+        std::string row = run.out.substr(at + 1, next - at - 1);
+        ++rows;
+        if (row.find(",ok,") != std::string::npos) ++ok;
+        at = next;
+    }
+    CHECK(rows == int(cpu_kernels.size() * supported().size()));
+    CHECK(ok == rows);
+
+    spawn::Result cuda = spawn::run({RIDGE_KERNELS, "cuda-se-scale", "--n", "1", "--c", "3", "--h", "2", "--w", "2",
+                                     "--repeats", "1", "--ref-repeats", "0"});
+    if (!cuda_unavailable().empty()) {
+        CHECK(cuda.code == 1);
+        CHECK(spawn::lines(cuda.err) == 1);
+        CHECK(cuda.err.find("cuda-se-scale cannot run") != std::string::npos);
+        CHECK(cuda.out.empty());
+    } else {
+        CHECK(cuda.code == 0);
+    }
+}

@@ -10,7 +10,7 @@
 
 #include <cstdlib>
 
-namespace ridge::cli {
+namespace ridge::bench {
 
 inline void sleep_waiting_threads(char** argv) {
     if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
@@ -18,4 +18,4 @@ inline void sleep_waiting_threads(char** argv) {
     execv("/proc/self/exe", argv);  // on failure, run on with the default spin
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::bench

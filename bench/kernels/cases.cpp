@@ -79,7 +79,7 @@ const Kernel* find_kernel(const std::string& name) {
 }
 
 void validate(const Kernel& k, const Problem& p) {
-    auto fail = [&](const std::string& why) { throw cli::UsageError(k.name + ": " + why); };
+    auto fail = [&](const std::string& why) { throw bench::UsageError(k.name + ": " + why); };
     for (auto [v, name] : {std::pair{p.N, "N"}, {p.C, "C"}, {p.H, "H"}, {p.W, "W"}})
         if (v < 1 || v > 1'000'000)
             fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
@@ -102,7 +102,7 @@ void validate(const Kernel& k, const Problem& p) {
     }
     // Inputs, outputs, their packed copies and the reference's magnitudes: about six tensors.
     double need = 6 * 4 * elements;
-    int64_t available = cli::available_memory_bytes();
+    int64_t available = bench::available_memory_bytes();
     double have = available > 0 ? double(available) : double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (need > have / 2) {
         char b[200];

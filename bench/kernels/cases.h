@@ -36,7 +36,7 @@ struct Kernel {
 const std::vector<Kernel>& kernels();
 const Kernel* find_kernel(const std::string& name);
 
-// Throws cli::UsageError with one line naming the problem when p does not fit k (or would need
+// Throws bench::UsageError with one line naming the problem when p does not fit k (or would need
 // more memory than this host has), before anything is allocated.
 void validate(const Kernel& k, const Problem& p);
 

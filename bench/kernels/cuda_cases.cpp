@@ -150,7 +150,7 @@ public:
         cudaEventDestroy(start);
         cudaEventDestroy(stop);
         Timing t;
-        t.seconds = cli::summarize(seconds);
+        t.seconds = bench::summarize(seconds);
         t.repeats = o.repeats;
         return t;
     }

@@ -39,13 +39,13 @@ struct Row {
 };
 
 void print_header(const Options& o) {
-    cli::Env env = cli::capture_env(o.threads);
+    bench::Env env = bench::capture_env(o.threads);
     std::printf("# ridge-kernels %s on %s, %d threads (%s), load average %.2f before the run\n", env.git.c_str(),
                 env.cpu.c_str(), o.threads, env.omp_wait.c_str(), env.load_average);
     size_t llc = last_level_cache_bytes();
     std::printf("# last-level cache %s, %s between repeats; dispatch picks %s on this CPU\n",
-                llc ? (cli::si(double(llc)) + "B").c_str() : "unknown",
-                o.timing.flush ? ("flush writes " + cli::si(double(flush_bytes(o.threads))) + "B").c_str()
+                llc ? (bench::si(double(llc)) + "B").c_str() : "unknown",
+                o.timing.flush ? ("flush writes " + bench::si(double(flush_bytes(o.threads))) + "B").c_str()
                                : "no flush (--no-flush: warm caches)",
                 dispatched_isa().c_str());
     std::printf("# time: clock_gettime(CLOCK_MONOTONIC); ticks: rdtsc, the TSC's constant rate, not core cycles; "
@@ -74,7 +74,7 @@ void print_row(const Row& r, bool csv) {
     std::printf("%-18s %-10s %-34s %s\n", r.kernel.c_str(), r.variant.c_str(), r.shape.c_str(), r.check.c_str());
     if (!r.timed) return;
     std::string line = "    fast " + seconds(med) + " median, " + seconds(r.fast.seconds.min) + " min";
-    if (r.fast.ticks_median > 0) line += ", " + cli::si(r.fast.ticks_median) + " ticks";
+    if (r.fast.ticks_median > 0) line += ", " + bench::si(r.fast.ticks_median) + " ticks";
     char perf[96];
     std::snprintf(perf, sizeof perf, "; %.3g GFLOP/s, %.3g GB/s", r.flops / med * 1e-9, r.bytes / med * 1e-9);
     line += perf;
@@ -139,7 +139,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    cli::sleep_waiting_threads(argv);
+    bench::sleep_waiting_threads(argv);
     try {
         Options o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
         if (o.help) {
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         return run(o);
-    } catch (const cli::UsageError& e) {
+    } catch (const bench::UsageError& e) {
         std::fprintf(stderr, "ridge-kernels: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {

@@ -84,8 +84,8 @@ Timing time_cpu(const std::function<void()>& call, const TimingOptions& o) {
         ticks.push_back(double(c1 - c0));
     }
     Timing t;
-    t.seconds = cli::summarize(seconds);
-    t.ticks_median = cli::summarize(ticks).median;
+    t.seconds = bench::summarize(seconds);
+    t.ticks_median = bench::summarize(ticks).median;
     t.repeats = o.repeats;
     return t;
 }

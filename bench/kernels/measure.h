@@ -23,7 +23,7 @@ struct TimingOptions {
 };
 
 struct Timing {
-    cli::Stats seconds;  // median, min, quartiles
+    bench::Stats seconds;  // median, min, quartiles
     double ticks_median = 0;
     int repeats = 0;
 };

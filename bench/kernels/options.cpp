@@ -17,9 +17,9 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int
         end = 0;
     }
     if (v.empty() || end != v.size() || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')))
-        throw cli::UsageError(flag + " takes a whole number, not '" + v + "'");
+        throw bench::UsageError(flag + " takes a whole number, not '" + v + "'");
     if (x < lo || x > hi)
-        throw cli::UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+        throw bench::UsageError(flag + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
                               ", not " + v);
     return x;
 }
@@ -53,7 +53,7 @@ Options parse_options(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw cli::UsageError(a + " needs a value");
+            if (i + 1 >= args.size()) throw bench::UsageError(a + " needs a value");
             return args[++i];
         };
         constexpr int64_t big = 1'000'000;
@@ -75,13 +75,13 @@ Options parse_options(const std::vector<std::string>& args) {
         else if (a == "--warmup") o.timing.warmup = int(parse_int(a, value(), 0, 100000));
         else if (a == "--repeats") o.timing.repeats = int(parse_int(a, value(), 1, 100000));
         else if (a == "--ref-repeats") o.ref_repeats = int(parse_int(a, value(), 0, 100000));
-        else if (!a.empty() && a[0] == '-') throw cli::UsageError("unknown option '" + a + "' (see --help)");
+        else if (!a.empty() && a[0] == '-') throw bench::UsageError("unknown option '" + a + "' (see --help)");
         else if (a == "all") {
             for (const Kernel& k : kernels()) o.kernels.push_back(&k);
         } else if (const Kernel* k = find_kernel(a)) {
             o.kernels.push_back(k);
         } else {
-            throw cli::UsageError("unknown kernel '" + a + "' (--list names them)");
+            throw bench::UsageError("unknown kernel '" + a + "' (--list names them)");
         }
     }
     if (o.help || o.list) return o;
@@ -97,8 +97,8 @@ Options parse_options(const std::vector<std::string>& args) {
         layouts = layouts || !k->layouts.empty();
     }
     if (!filter && (o.R || o.S || o.stride || o.pad))
-        throw cli::UsageError("--r, --s, --stride and --pad apply to a convolution kernel, and none is selected");
-    if (!layouts && o.layout) throw cli::UsageError("--layout applies to none of the selected kernels");
+        throw bench::UsageError("--r, --s, --stride and --pad apply to a convolution kernel, and none is selected");
+    if (!layouts && o.layout) throw bench::UsageError("--layout applies to none of the selected kernels");
     for (const Kernel* k : o.kernels) validate(*k, problem_for(*k, o));
     return o;
 }
@@ -122,11 +122,11 @@ std::vector<SimdVariant> selected_variants(const Options& o) {
             if (v.supported) out.push_back(v);
         } else if (v.isa == o.isa) {
             known = true;
-            if (!v.supported) throw cli::UsageError("--isa " + o.isa + ": this CPU does not support it");
+            if (!v.supported) throw bench::UsageError("--isa " + o.isa + ": this CPU does not support it");
             out.push_back(v);
         }
     }
-    if (!known) throw cli::UsageError("--isa takes all, dispatch, x86-64-v4, x86-64-v3 or x86-64, not '" + o.isa + "'");
+    if (!known) throw bench::UsageError("--isa takes all, dispatch, x86-64-v4, x86-64-v3 or x86-64, not '" + o.isa + "'");
     return out;
 }
 

@@ -20,7 +20,7 @@ struct Options {
     int ref_repeats = 3;      // 0: the reference is run once, for the check, and not timed
 };
 
-// Throws cli::UsageError (one line) on an unknown option or kernel, a malformed or out-of-range
+// Throws bench::UsageError (one line) on an unknown option or kernel, a malformed or out-of-range
 // number, an instruction set this CPU lacks, or a shape a named kernel cannot take.
 Options parse_options(const std::vector<std::string>& args);
 

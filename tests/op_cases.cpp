@@ -137,6 +137,12 @@ std::vector<OpCase> pooling() {
          .x = {2, 8, 5, 7}, .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
         {.name = "adaptive_7x5", .what = "adaptive, unequal windows, taller than wide", .x = {2, 8, 7, 5},
          .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
+        // On oneDNN a global pool's gradient runs kernels/simd's broadcast_channels in x's layout.
+        {.name = "global_pool", .what = "adaptive to 1x1 (global), plain", .x = {2, 8, 5, 7},
+         .body = [](Tensor x) { return x | adaptive_avgpool(1); }},
+        {.name = "global_pool_blocked",
+         .what = "global pool of a blocked activation, channels not a multiple of the block", .x = {2, 6, 9, 7},
+         .body = [](Tensor x) { return x | conv(20, 1) | adaptive_avgpool(1); }},
     };
 }
 

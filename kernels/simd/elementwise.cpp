@@ -1,6 +1,7 @@
 // Squeeze-excitation's scale y = x * s[n, c] (a Mul) and the gate's gradient sum_s dy * x, which
-// is also layer scale's per image, on the executor's layouts (simd.h). Memory-bound: one pass over
-// x (and y, or the second operand).
+// is also layer scale's per image, and the per-channel broadcast that is global average pooling's
+// gradient, on the executor's layouts (simd.h). Memory-bound: one pass over x (and y, or the
+// second operand); the broadcast only writes y.
 // x, y, a, b (N,C,H,W) in ChannelLayout  s, out (N,C)
 #include <algorithm>
 
@@ -66,6 +67,20 @@ RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) {
     return s;
 }
 
+// Rows of `width` lanes, each a copy of g.
+template <int width>
+RIDGE_SIMD_INLINE void fill_rows_fixed(const float* g, float* y, int64_t rows) {
+    using V = Vec<width>;
+    V gv = load<V>(g);
+    for (int64_t r = 0; r < rows; ++r) store(y + r * width, gv);
+}
+
+RIDGE_SIMD_CLONES void fill_rows(const float* g, float* y, int64_t rows, int64_t width) {
+    if (width == 16) return fill_rows_fixed<16>(g, y, rows);
+    if (width == 8) return fill_rows_fixed<8>(g, y, rows);
+    for (int64_t r = 0; r < rows; ++r) std::copy(g, g + width, y + r * width);
+}
+
 // Spatial chunks of this many positions split an (image, block) unit, so a few large images
 // still spread over every thread.
 constexpr int64_t chunk = 512;
@@ -115,6 +130,30 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
             float acc[max_block] = {};
             dot_rows(a + off, b + off, acc, l.HW, B);
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = acc[j];
+        }
+    }
+}
+
+void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) {
+    const int64_t CB = l.blocks(), B = l.block, chunks = (l.HW + chunk - 1) / chunk;
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < l.N * l.C; ++nc) std::fill(y + nc * l.HW, y + (nc + 1) * l.HW, k * s[nc]);
+    } else if (B == l.C) {  // channels-last: every position holds the image's row of values
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * chunks; ++u) {
+            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, l.HW - s0);
+            float* row = y + n * l.batch_stride() + s0 * B;
+            for (int64_t r = 0; r < rows; ++r, row += B)
+                for (int64_t c = 0; c < B; ++c) row[c] = k * s[n * l.C + c];
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * CB * chunks; ++u) {
+            int64_t n = u / (CB * chunks), cb = u / chunks % CB, s0 = u % chunks * chunk;
+            float g[max_block] = {};  // zero on the padded channels, which stay zero
+            for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) g[j] = k * s[n * l.C + cb * B + j];
+            fill_rows(g, y + n * l.batch_stride() + cb * l.block_stride() + s0 * B, std::min(chunk, l.HW - s0), B);
         }
     }
 }

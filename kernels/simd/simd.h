@@ -1,7 +1,8 @@
 #pragma once
 // Hand-vectorized CPU kernels the oneDNN executor runs where oneDNN 2.6 has only a slow path for
 // a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
-// binary primitive broadcasts (N,C,1,1) only in its reference implementation), and the weight
+// binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
+// pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
 // the reference implementation there, or a GEMM after reordering both activations).
 //
@@ -53,6 +54,9 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);
 // out[n, c] = sum over s of a[n, c, s] * b[n, c, s]; out is (N,C) plain.
 void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);
+// y[n, c, s] = k * s[n, c] at every position s (global average pooling's gradient, k = 1 / HW);
+// s is (N,C) plain.
+void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);
 
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.

@@ -88,10 +88,7 @@ int year_of(const csv::Row& r) {
 Chip read_chip(const csv::Row& r, std::map<std::string, int>& seen) {
     Chip c;
     c.line = r.line;
-    c.name = r.required("name");
-    if (auto it = seen.find(csv::lower(c.name)); it != seen.end())
-        r.fail("name", "'" + c.name + "' duplicates line " + std::to_string(it->second));
-    seen.emplace(csv::lower(c.name), r.line);
+    c.name = r.unique_key("name", seen);
     auto kind = parse_kind(r.text("kind"));
     if (!kind) r.fail("kind", "'" + r.text("kind") + "' is not one of cpu, gpu, asic, soc, fpga");
     c.kind = *kind;

@@ -38,10 +38,7 @@ std::vector<CpuClock> parse_cpu_clocks(std::string_view text, const std::string&
     csv::for_each_row(text, file, columns, [&](const csv::Row& r) {
         CpuClock c;
         c.line = r.line;
-        c.model = r.required("model");
-        if (auto it = seen.find(csv::lower(c.model)); it != seen.end())
-            r.fail("model", "'" + c.model + "' duplicates line " + std::to_string(it->second));
-        seen.emplace(csv::lower(c.model), r.line);
+        c.model = r.unique_key("model", seen);
         auto base = r.number("base_ghz"), boost = r.number("boost_ghz");
         if (!base) r.fail("base_ghz", "is empty");
         if (!boost) r.fail("boost_ghz", "is empty");

@@ -88,6 +88,14 @@ std::string Row::required(std::string_view field) const {
     return s;
 }
 
+std::string Row::unique_key(std::string_view field, std::map<std::string, int>& seen) const {
+    std::string key = required(field);
+    if (auto it = seen.find(lower(key)); it != seen.end())
+        fail(field, "'" + key + "' duplicates line " + std::to_string(it->second));
+    seen.emplace(lower(key), line);
+    return key;
+}
+
 std::optional<double> Row::number(std::string_view field) const {
     const std::string& s = text(field);
     if (s.empty()) return std::nullopt;

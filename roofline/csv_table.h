@@ -30,6 +30,9 @@ struct Row {
     const std::string& text(std::string_view field) const { return cells[col.find(field)->second]; }
     [[noreturn]] void fail(std::string_view field, const std::string& problem) const;
     std::string required(std::string_view field) const;       // non-empty
+    // required(field), refused when another row already has it (letter case aside); `seen` maps
+    // the lower-case keys read so far to their lines.
+    std::string unique_key(std::string_view field, std::map<std::string, int>& seen) const;
     std::optional<double> number(std::string_view field) const;  // empty, or a positive finite number
     std::string url(std::string_view field, bool required) const;  // empty (when allowed) or http(s)://
     // `field` holds arithmetic (roofline/arithmetic.h); when it is non-empty, the value of

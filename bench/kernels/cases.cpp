@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 
 #include "bench/env.h"
 #include "bench/usage_error.h"
@@ -47,6 +48,14 @@ const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nCh
 const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
 
 }  // namespace
+
+std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(gen);
+    return v;
+}
 
 const std::vector<Kernel>& kernels() {
     static const std::vector<Kernel> k = {

@@ -33,6 +33,9 @@ struct Kernel {
     Problem defaults;
 };
 
+// n values uniform in [lo, hi), from a fixed seed so every run checks the same numbers.
+std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed);
+
 const std::vector<Kernel>& kernels();
 const Kernel* find_kernel(const std::string& name);
 

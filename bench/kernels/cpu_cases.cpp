@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <cmath>
-#include <random>
 
 #include "bench/kernels/cases.h"
 #include "kernels/cpu/kernel.h"
@@ -13,15 +12,6 @@
 namespace ridge::kbench {
 
 namespace {
-
-// Uniform in [lo, hi), from a fixed seed so every run checks the same numbers.
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = d(gen);
-    return v;
-}
 
 std::vector<float> absolute(std::vector<float> v) {
     for (float& x : v) x = std::fabs(x);

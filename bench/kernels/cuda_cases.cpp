@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <random>
 
 #include "bench/kernels/cases.h"
 #include "kernels/cpu/kernel.h"
@@ -14,14 +13,6 @@
 namespace ridge::kbench {
 
 namespace {
-
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = d(gen);
-    return v;
-}
 
 class DeviceBuffer {
 public:

@@ -172,7 +172,6 @@ private:
     size_t input_bytes_ = 0, labels_bytes_ = 0;
     cudaStream_t copy_ = nullptr;
     cudaEvent_t staged_ = nullptr, inputs_free_ = nullptr;
-    bool staging_busy_ = false;
 };
 
 CudnnExecutor::CudnnExecutor(const Graph& g, const ExecOptions& o) : g_(g), o_(o), plan_(g, o) {
@@ -462,8 +461,9 @@ void CudnnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& l
             if (l < 0 || l >= numel(ys) / ys[0])
                 throw std::invalid_argument(cat("cudnn: label ", l, " outside [0, ", numel(ys) / ys[0], ")"));
     }
-    // The previous batch may still be on its way out of the staging buffer.
-    if (staging_busy_) RIDGE_CUDA_CHECK(cudaEventSynchronize(staged_));
+    // The previous batch may still be on its way out of the staging buffer. (An event never
+    // recorded counts as complete, for this wait and forward()'s.)
+    RIDGE_CUDA_CHECK(cudaEventSynchronize(staged_));
     to_storage(x.data(), x.size(), plan_.dt, staging_);
     if (plan_.train) std::memcpy(staging_ + input_bytes_, labels.data(), labels_bytes_);
     // The copies overwrite what work already queued on the compute stream may still read (the
@@ -475,7 +475,6 @@ void CudnnExecutor::set_input(const HostTensor& x, const std::vector<int32_t>& l
         RIDGE_CUDA_CHECK(cudaMemcpyAsync(dev_.at(labels_), staging_ + input_bytes_, labels_bytes_,
                                          cudaMemcpyHostToDevice, copy_));
     RIDGE_CUDA_CHECK(cudaEventRecord(staged_, copy_));
-    staging_busy_ = true;
     has_input_ = true;
 }
 

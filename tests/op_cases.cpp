@@ -94,6 +94,10 @@ std::vector<OpCase> normalizations() {
          .body = [](Tensor x) { return x | bn() | relu(); }},
         {.name = "conv_bn", .what = "batchnorm after a conv (folded into it when fused)", .x = {2, 8, 6, 6},
          .body = [](Tensor x) { return x | conv(8, 3, {.pad = 1}) | bn() | relu(); }},
+        {.name = "conv_g4_bn",
+         .what = "batchnorm after a grouped conv of 4 channels per group (in training on a blocked copy: oneDNN "
+                 "normalizes the conv's nChw4c only in its reference)",
+         .x = {2, 32, 7, 7}, .body = [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu(); }},
         {.name = "ln", .what = "layernorm over the last dimension", .x = {2, 5, 12},
          .body = [](Tensor x) { return x | ln(); }},
         {.name = "ln2d", .what = "layernorm over the channels of (N,C,H,W)", .x = {2, 12, 3, 4},

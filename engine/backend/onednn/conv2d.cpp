@@ -118,19 +118,16 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     // channels-last, whose jit kernels take any group width (resnext50's first stage: its weight
     // gradient 39 ms there against 127 ms for the GEMM on nchw that free layouts give, batch 8,
     // one thread), then with free layouts, and the memories are reordered to suit.
-    auto is_ref = [](const dnnl::primitive_desc_base& pd) {
-        return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
-    };
     auto f32 = dnnl::memory::data_type::f32;
     Md x_nhwc(c.x.dims(), f32, Tag::nhwc), y_nhwc(c.y.dims(), f32, Tag::nhwc);
     // The first of the forward's layouts, channels-last and free layouts that oneDNN runs with more
     // than its reference implementation.
     auto pick = [&](auto make) {
         auto pd = make(src, dst);
-        if (!is_ref(pd)) return pd;
+        if (!reference_impl(pd)) return pd;
         try {
             auto nhwc = make(x_nhwc, y_nhwc);
-            if (!is_ref(nhwc)) return nhwc;
+            if (!reference_impl(nhwc)) return nhwc;
         } catch (const dnnl::error&) {
         }
         return make(c.x, c.y);
@@ -159,7 +156,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
                                                                     c.dilate, c.pad_l, c.pad_r);
         return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
     };
-    if (is_ref(weights_pd(src, dst)) && depthwise_wgrad(p, l, op)) return;
+    if (reference_impl(weights_pd(src, dst)) && depthwise_wgrad(p, l, op)) return;
     auto pd = pick(weights_pd);
     int x = p.as(s.in[0], pd.src_desc());
     int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());

@@ -27,6 +27,11 @@ int64_t channel_block(const Md& md) {
     return 0;
 }
 
+bool reference_impl(const dnnl::primitive_desc_base& pd) {
+    const std::string impl = pd.impl_info_str();
+    return impl.rfind("ref", 0) == 0 || impl.rfind("bnorm_ref", 0) == 0;
+}
+
 // oneDNN 2.6.3 compares memory descriptors without the strides of size-1 dimensions, and so does its
 // primitive cache key, but some implementations decide from those strides: simple_concat requires
 // the inputs' raw strides to match the output's. On AVX-512 hosts, where a 1x1 conv writes

@@ -190,6 +190,9 @@ std::vector<OpCase> elementwise() {
          .x = {2, 6, 3, 5}, .body = [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }},
         {.name = "softmax", .what = "softmax over the last dimension and over channels", .x = {2, 6, 3, 5},
          .body = [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }},
+        {.name = "softmax_rows",
+         .what = "softmax over rows of 70, scaled so a wrong row sum shows (without AVX-512, kernels/simd's backward: its vector loops and tail)",
+         .x = {2, 3, 70}, .body = [](Tensor x) { return x | softmax() | scale(1000.0); }},
         {.name = "softmax_mid", .what = "softmax over a middle dimension alone", .x = {2, 5, 3, 4},
          .body = [](Tensor x) { return x | softmax(1); }},
     };

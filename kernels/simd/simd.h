@@ -2,7 +2,8 @@
 // Hand-vectorized CPU kernels the oneDNN executor runs where oneDNN 2.6 has only a slow path for
 // a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
-// pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), and the weight
+// pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
+// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
 // the reference implementation there, or a GEMM after reordering both activations).
 //
@@ -57,6 +58,10 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
 // y[n, c, s] = k * s[n, c] at every position s (global average pooling's gradient, k = 1 / HW);
 // s is (N,C) plain.
 void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);
+
+// dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
+// gradient along the last dimension of a plain tensor, from its output y. dx may be dy.
+void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);
 
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.

@@ -1,7 +1,9 @@
-// Softmax on oneDNN softmax, in the input's layout; backward differentiates from the output.
+// Softmax on oneDNN softmax, in the input's layout; backward differentiates from the output, on
+// kernels/simd where oneDNN has only its reference (without AVX-512).
 // x (any)  y (same shape)
 #include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
+#include "kernels/simd/simd.h"
 
 namespace ridge::onednn {
 
@@ -29,7 +31,16 @@ void backward(Plan& p, const Layer& l, const Softmax& op) {
     dnnl::softmax_backward::primitive_desc pd(d, p.attr(), p.eng, hint<dnnl::softmax_forward::primitive_desc>(s.pd));
     int dy = p.as(p.dy(l.n.output), m);
     int dx = p.contribution(l.x(), m);
-    p.primitive(pd, {{DNNL_ARG_DST, s.out}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}});
+    const Shape& ys = p.shape(l.n.output);
+    if (reference_impl(pd) && axis == int(ys.size()) - 1 && m == canonical(plain(dims_of(ys)))) {
+        // oneDNN 2.6's jit softmax backward needs AVX-512; elsewhere rows along the last dimension
+        // run kernels/simd.
+        const int64_t n = ys.back(), rows = numel(ys) / n;
+        p.kernel([rows, n](const std::vector<float*>& a) { simd::softmax_backward(a[0], a[1], a[2], rows, n); },
+                 {s.out, dy, dx});
+    } else {
+        p.primitive(pd, {{DNNL_ARG_DST, s.out}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}});
+    }
     p.contributed(l.x(), dx);
 }
 

@@ -267,6 +267,17 @@ std::vector<OpCase> fused_groups() {
                  Tensor h = x | conv(8, 1);  // blocked on oneDNN, as the conv reads it
                  return add(h | conv(8, 3, {.pad = 1}) | bn(), h);
              }},
+        // A concatenation of channels read only by a batchnorm is written by it in fused inference
+        // (kernels/simd's concat_affine): whole channel blocks, and plain where the pieces do not
+        // fill blocks (the graph's nchw input among them).
+        {.name = "concat_bn_relu", .what = "DenseNet's concatenation, batchnorm and relu", .x = {2, 16, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | conv(16, 1), b = x | conv(32, 3, {.pad = 1});
+                 return concat({a, b, x | conv(16, 1)}) | bn() | relu();
+             }},
+        {.name = "concat_bn_plain", .what = "a concatenation of partial channel blocks and a batchnorm",
+         .x = {2, 6, 5, 5}, .body = [](Tensor x) { return concat({x, x | conv(10, 3, {.pad = 1})}) | bn(); }},
         {.name = "mlp", .what = "linear, gelu, residual add", .x = {2, 5, 8},
          .body = [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }},
     };

@@ -3,7 +3,8 @@
 // a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
-// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), and the weight
+// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), DenseNet's
+// concatenation fused with the batchnorm and ReLU that read it (inference), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
 // the reference implementation there, or a GEMM after reordering both activations).
 //
@@ -58,6 +59,14 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
 // y[n, c, s] = k * s[n, c] at every position s (global average pooling's gradient, k = 1 / HW);
 // s is (N,C) plain.
 void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);
+
+// y = the concatenation of the pieces x[0..pieces) along channels, x[i] with channels[i] of them,
+// then y[n, c, s] * a[c] + b[c] and max(0, .) when relu: batchnorm in inference (and its ReLU)
+// over a concatenation that is never written. The pieces are in y's layout: nchw (block 1),
+// nhwc (block C: each piece's block is its own channel count) or nChw8c / nChw16c, where every
+// channels[i] is a multiple of the block.
+void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
+                   bool relu, float* y, const ChannelLayout& yl);
 
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.

@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "engine/backend/fold.h"
+#include "engine/ops/norm.h"
 
 namespace ridge::onednn {
 
@@ -10,6 +11,13 @@ namespace {
 
 bool is_identity(const Op& op) {
     return std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
+}
+
+// A concatenation of 4-D tensors along their channels.
+bool concat_of_channels(const Graph& g, const Op& op, int out) {
+    const auto* c = std::get_if<Concat>(&op);
+    const Shape& ys = g.tensor(out).shape;
+    return c && ys.size() == 4 && normalize_dim(c->dim, ys.size()) == 1;
 }
 
 bool is_relu(const Op& op) {
@@ -78,6 +86,18 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
                 gr.nodes.push_back(bn);
             }
             ch.extend(gr, true);
+        } else if (infer && concat_of_channels(g, op, ch.out(int(i)))) {
+            // A concatenation read only by a batchnorm (DenseNet's every layer) is written by it.
+            int bn = ch.sole(ch.out(int(i)));
+            if (bn >= 0 && std::holds_alternative<BatchNorm>(g.nodes()[size_t(bn)].op)) {
+                gr.bn = bn;
+                gr.nodes.push_back(bn);
+                int c = ch.sole(ch.out(bn));
+                if (c >= 0 && is_relu(g.nodes()[size_t(c)].op)) {
+                    gr.post.push_back({c, PostOp::Kind::eltwise});
+                    gr.nodes.push_back(c);
+                }
+            }
         } else if (std::holds_alternative<BatchNorm>(op)) {
             // oneDNN fuses only a plain ReLU into batchnorm, in either direction of training.
             int c = ch.sole(ch.out(int(i)));

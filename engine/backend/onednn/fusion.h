@@ -4,7 +4,8 @@
 // Inference, fused: a conv absorbs the batchnorm after it (folded into its weights at load), then
 // a chain of activations (eltwise post-ops) and at most one residual add (a sum post-op, its
 // destination first holding the other addend); a linear absorbs activations and a residual add;
-// a batchnorm that follows no conv absorbs a ReLU. Training, fused: a batchnorm absorbs a ReLU
+// a batchnorm that follows no conv absorbs a ReLU; a concatenation of channels absorbs the
+// batchnorm that alone reads it and a ReLU after that. Training, fused: a batchnorm absorbs a ReLU
 // (fuse_norm_relu). Dropout and stochastic depth are identities and ride along in any chain.
 // A layer joins a chain only when the chain's output feeds it alone.
 #include <vector>
@@ -21,8 +22,8 @@ struct PostOp {
 };
 
 struct Group {
-    int lead = -1;             // conv, linear or batchnorm
-    int bn = -1;               // batchnorm folded into the conv (inference)
+    int lead = -1;             // conv, linear, batchnorm or concat
+    int bn = -1;               // batchnorm folded into the conv, or applied by the concat (inference)
     std::vector<PostOp> post;  // activations and the residual sum, in order
     int last = -1;             // the layer whose output the group writes; the group runs in its place
     std::vector<int> nodes;    // every member, lead first

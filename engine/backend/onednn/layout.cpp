@@ -4,8 +4,11 @@
 // slice) is a oneDNN reorder between a strided descriptor and a dense one. Their gradients go the
 // other way through the same descriptors. Dropout and stochastic depth are identities: their
 // output is their input, and so is their gradient.
+#include <cmath>
+
 #include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
+#include "kernels/simd/simd.h"
 
 namespace ridge::onednn {
 
@@ -98,7 +101,54 @@ void permute_backward(Plan& p, const Layer& l, const Md& view) {
 
 }  // namespace
 
+namespace {
+
+// A concatenation of channels fused with the batchnorm (and ReLU) that alone reads it, in
+// inference, as one pass of kernels/simd's concat_affine over the inputs. The output takes the
+// first input's layout: channels-last (DenseNet at batch 16 on AVX-512, where oneDNN's brgemm
+// convolutions choose it), or nChw8c / nChw16c where every input fills whole blocks (its 32-channel
+// pieces), else plain nchw; inputs in another layout are reordered to it.
+void concat_batchnorm(Plan& p, const Layer& l) {
+    const Shape& ys = p.shape(l.n.output);
+    const int64_t C = ys[1];
+    // The first input's layout: channels-last, or blocked where every input fills whole blocks.
+    int64_t block = channel_block(p.md(p.value[size_t(l.x(0))]));
+    const bool nhwc = block == p.shape(l.x(0))[1] && block > 1;
+    std::vector<int64_t> channels;
+    for (int t : l.n.inputs) {
+        channels.push_back(p.shape(t)[1]);
+        if (!nhwc && ((block != 8 && block != 16) || channels.back() % block != 0)) block = 1;
+    }
+    if (nhwc) block = C;
+    auto f32 = dnnl::memory::data_type::f32;
+    const Tag tag = nhwc ? Tag::nhwc : block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw;
+    const Md vec = plain({C});
+    const int bn = l.group->bn;
+    std::vector<int> args = {p.param_mem(bn, 0, vec), p.param_mem(bn, 1, vec), p.param_mem(bn, 2, vec),
+                             p.param_mem(bn, 3, vec), p.mem(plain({2 * C})), p.mem(Md(dims_of(ys), f32, tag))};
+    for (int t : l.n.inputs) args.push_back(p.value_as(t, Md(dims_of(p.shape(t)), f32, tag)));
+    p.kernel(
+        [channels, yl = simd::ChannelLayout{ys[0], C, ys[2] * ys[3], block},
+         relu = !l.group->post.empty()](const std::vector<float*>& a) {
+            // The batchnorm as y = x * scale + shift, from its tensors as loaded, in double as
+            // fold.cpp folds one into a conv; epsilon 1e-5 as in every backend (executor.h).
+            const float *gamma = a[0], *beta = a[1], *mean = a[2], *var = a[3];
+            float *scale = a[4], *shift = a[4] + yl.C;
+            for (int64_t c = 0; c < yl.C; ++c) {
+                double k = double(gamma[c]) / std::sqrt(double(var[c]) + 1e-5);
+                scale[c] = float(k);
+                shift[c] = float(double(beta[c]) - double(mean[c]) * k);
+            }
+            simd::concat_affine(a.data() + 6, channels.data(), int64_t(channels.size()), scale, shift, relu, a[5], yl);
+        },
+        args);
+    p.value[size_t(l.y(p.g))] = args[5];
+}
+
+}  // namespace
+
 void forward(Plan& p, const Layer& l, const Concat& op) {
+    if (l.group) return concat_batchnorm(p, l);
     int d = normalize_dim(op.dim, p.shape(l.n.output).size());
     std::vector<int> in;
     std::vector<Md> mds;

@@ -1,0 +1,111 @@
+// A concatenation of channels and the batchnorm after it in inference, y = x * a[c] + b[c] with
+// a = gamma / sqrt(var + eps), b = beta - mean * a, and an optional ReLU. DenseNet reads every
+// concatenation once, through a batchnorm and ReLU: run as one pass over the concatenation's
+// inputs, the concatenated tensor is never written and read back (oneDNN 2.6's convolutions write
+// a channel range of another tensor only in their reference implementation, so the concatenation
+// cannot be built in place instead). Memory-bound: one read of x, one write of y.
+// x[i] (N,C_i,H,W) in y's layout with C_i channels  y (N,C,H,W), C the sum of the C_i  a, b (C)
+#include <algorithm>
+#include <utility>
+
+#include "kernels/simd/simd.h"
+#include "kernels/simd/vec.h"
+
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
+
+namespace {
+
+template <int width>
+RIDGE_SIMD_INLINE void affine_rows_fixed(const float* x, const float* a, const float* b, bool relu, float* y,
+                                         int64_t rows) {
+    using V = Vec<width>;
+    const V av = load<V>(a), bv = load<V>(b), zero = {};
+    if (relu)
+        for (int64_t r = 0; r < rows; ++r) {
+            V v = load<V>(x + r * width) * av + bv;
+            store(y + r * width, v > zero ? v : zero);
+        }
+    else
+        for (int64_t r = 0; r < rows; ++r) store(y + r * width, load<V>(x + r * width) * av + bv);
+}
+
+// Rows of a channel block (8 or 16 lanes), each lane its channel's affine.
+RIDGE_SIMD_CLONES void affine_rows(const float* x, const float* a, const float* b, bool relu, float* y, int64_t rows,
+                                   int64_t width) {
+    if (width == 16) return affine_rows_fixed<16>(x, a, b, relu, y, rows);
+    return affine_rows_fixed<8>(x, a, b, relu, y, rows);
+}
+
+// One channel's map in a plain layout.
+RIDGE_SIMD_CLONES void affine_span(const float* x, float a, float b, bool relu, float* y, int64_t n) {
+    if (relu)
+        for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * a + b, 0.0f);
+    else
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
+}
+
+// Channels-last: `rows` positions of `width` channels, x's rows `xs` floats apart and y's `ys`,
+// each element its own channel's affine.
+RIDGE_SIMD_CLONES void affine_strided(const float* x, int64_t xs, const float* a, const float* b, bool relu, float* y,
+                                      int64_t ys, int64_t rows, int64_t width) {
+    using V = Vec<16>;
+    const V zero = {};
+    for (int64_t r = 0; r < rows; ++r, x += xs, y += ys) {
+        int64_t j = 0;
+        for (; j + 16 <= width; j += 16) {
+            V v = load<V>(x + j) * load<V>(a + j) + load<V>(b + j);
+            store(y + j, relu ? (v > zero ? v : zero) : v);
+        }
+        for (; j < width; ++j) {
+            float v = x[j] * a[j] + b[j];
+            y[j] = relu ? std::max(v, 0.0f) : v;
+        }
+    }
+}
+
+constexpr int64_t chunk = 512;  // positions per piece of work, so a few large images spread
+
+}  // namespace
+
+void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
+                   bool relu, float* y, const ChannelLayout& yl) {
+    // One parallel region for the whole concatenation: a region per piece costs the team a
+    // wake-up each, and DenseNet's last concatenations have 25 and more pieces.
+    const int64_t B = yl.block, units = B == 1 ? yl.C : yl.blocks();
+    // The piece that holds unit u (a channel, or a channel block) of y, and the unit's index in it.
+    auto locate = [&](int64_t u) {
+        int64_t i = 0;
+        while (i + 1 < pieces && u >= channels[i] / B) u -= channels[i++] / B;
+        return std::pair{i, u};
+    };
+    const int64_t chunks = (yl.HW + chunk - 1) / chunk;
+    if (B == yl.C && B > 1) {  // channels-last (or a single block): each piece's row of channels
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < yl.N * chunks; ++u) {
+            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, yl.HW - s0), c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[i++])
+                affine_strided(x[i] + (n * yl.HW + s0) * channels[i], channels[i], a + c0, b + c0, relu,
+                               y + (n * yl.HW + s0) * yl.C + c0, yl.C, rows, channels[i]);
+        }
+        return;
+    }
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
+            int64_t n = nc / yl.C, c = nc % yl.C;
+            auto [i, k] = locate(c);
+            affine_span(x[i] + (n * channels[i] + k) * yl.HW, a[c], b[c], relu, y + nc * yl.HW, yl.HW);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
+        int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
+        auto [i, k] = locate(cb);
+        const float* xp = x[i] + (n * channels[i] + k * B) * yl.HW + s0 * B;
+        affine_rows(xp, a + cb * B, b + cb * B, relu, y + n * yl.batch_stride() + cb * yl.block_stride() + s0 * B,
+                    std::min(chunk, yl.HW - s0), B);
+    }
+}
+
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

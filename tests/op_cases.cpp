@@ -94,6 +94,9 @@ std::vector<OpCase> normalizations() {
          .body = [](Tensor x) { return x | bn() | relu(); }},
         {.name = "conv_bn", .what = "batchnorm after a conv (folded into it when fused)", .x = {2, 8, 6, 6},
          .body = [](Tensor x) { return x | conv(8, 3, {.pad = 1}) | bn() | relu(); }},
+        {.name = "conv_bn_1x1",
+         .what = "batchnorm on a 1x1 map (its canonical blocked layout has only oneDNN's reference: run on a copy)",
+         .x = {4, 16, 3, 3}, .body = [](Tensor x) { return x | conv(32, 3) | bn() | relu(); }},
         {.name = "conv_g4_bn",
          .what = "batchnorm after a grouped conv of 4 channels per group (in training on a blocked copy: oneDNN "
                  "normalizes the conv's nChw4c only in its reference)",

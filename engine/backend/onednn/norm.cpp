@@ -74,10 +74,13 @@ void backward(Plan& p, const Layer& l, const BatchNorm&) {
     int64_t C = p.shape(l.x())[1];
     Flags flags = Flags::use_scale | Flags::use_shift;
     if (s.ws >= 0) flags |= Flags::fuse_norm_relu;
-    Md data = p.md(s.in[0]);
+    // The forward's own descriptor: the plan's memories are canonical (plan.h), and a layout the
+    // forward took in place of its input's (above) may differ from its canonical form in the
+    // strides of size-1 dimensions, for which oneDNN has no backward.
+    auto fwd = hint<dnnl::batch_normalization_forward::primitive_desc>(s.pd);
+    Md data = fwd.src_desc();
     dnnl::batch_normalization_backward::desc d(prop_kind::backward, data, data, eps, flags);
-    dnnl::batch_normalization_backward::primitive_desc pd(
-        d, p.attr(), p.eng, hint<dnnl::batch_normalization_forward::primitive_desc>(s.pd));
+    dnnl::batch_normalization_backward::primitive_desc pd(d, p.attr(), p.eng, fwd);
     int dy = p.as(p.dy(l.y(p.g)), pd.diff_dst_desc());
     int dx = p.needs_grad(l.x()) ? p.contribution(l.x(), pd.diff_src_desc()) : p.mem(pd.diff_src_desc());
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, s.in[0]},

@@ -99,10 +99,6 @@ void permute_backward(Plan& p, const Layer& l, const Md& view) {
     p.pass_view(l.x(), view, p.alias(dy, plain(view.dims())), true);
 }
 
-}  // namespace
-
-namespace {
-
 // A concatenation of channels fused with the batchnorm (and ReLU) that alone reads it, in
 // inference, as one pass of kernels/simd's concat_affine over the inputs. The output takes the
 // first input's layout: channels-last (DenseNet at batch 16 on AVX-512, where oneDNN's brgemm
@@ -111,16 +107,16 @@ namespace {
 void concat_batchnorm(Plan& p, const Layer& l) {
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = ys[1];
-    // The first input's layout: channels-last, or blocked where every input fills whole blocks.
-    int64_t block = channel_block(p.md(p.value[size_t(l.x(0))]));
-    const bool nhwc = block == p.shape(l.x(0))[1] && block > 1;
+    auto f32 = dnnl::memory::data_type::f32;
+    const Md& first = p.md(p.value[size_t(l.x(0))]);
+    const bool nhwc = first == Md(first.dims(), f32, Tag::nhwc);
+    int64_t block = channel_block(first);
     std::vector<int64_t> channels;
     for (int t : l.n.inputs) {
         channels.push_back(p.shape(t)[1]);
         if (!nhwc && ((block != 8 && block != 16) || channels.back() % block != 0)) block = 1;
     }
     if (nhwc) block = C;
-    auto f32 = dnnl::memory::data_type::f32;
     const Tag tag = nhwc ? Tag::nhwc : block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw;
     const Md vec = plain({C});
     const int bn = l.group->bn;

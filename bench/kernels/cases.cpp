@@ -75,8 +75,8 @@ Problem plain(Problem p) {
 const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
 const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
 const std::string concat_origin =
-    "densenet121 features.denseblock2.denselayer12.norm1 (480 ch at 28x28; there 128 + 11 x 32, here 15 x 32), "
-    "batch 16";
+    "densenet121 features.denseblock2.denselayer12.norm1 (480 ch at 28x28; there 128 + 11 x 32, here "
+    "15 x 32), batch 16";
 
 }  // namespace
 
@@ -108,7 +108,8 @@ const std::vector<Kernel>& kernels() {
          "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
         {"concat-bn", false, false, channel_layouts,
          "concatenation + inference batchnorm + ReLU, y = max(0, x * a[c] + b[c]), the pieces 32 channels "
-         "each (DenseNet's growth) but the first, which takes the rest (kernels/simd concat_affine; ref: Concat, BatchNorm, Activation forward)",
+         "each (DenseNet's growth) but the first, which takes the rest (kernels/simd concat_affine; ref: Concat, "
+         "BatchNorm, Activation forward)",
          concat_origin, concat_default(), true},
         {"concat-bn-norelu", false, false, channel_layouts,
          "concat-bn without the ReLU, y = x * a[c] + b[c] (kernels/simd concat_affine; ref: Concat, BatchNorm "

@@ -272,7 +272,6 @@ private:
     std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
 };
 
-
 // ---- concat-bn, concat-bn-norelu ----------------------------------------------------------------
 
 // The float epsilon and Higham's gamma(k) = k*u / (1 - k*u): the relative error of k roundings.
@@ -285,7 +284,6 @@ struct ConcatData {
     bool relu;
     simd::ChannelLayout l;
     std::vector<int64_t> channels;
-    std::vector<simd::ChannelLayout> lx;  // each piece in y's layout (nhwc: a block of its own channels)
     std::vector<std::vector<float>> x, xb;
     std::vector<float> gamma, beta, mean, var;
     std::vector<float> a, b;  // the kernel's scale and shift
@@ -297,8 +295,8 @@ struct ConcatData {
         const int64_t HW = p.H * p.W;
         unsigned seed = 20;
         for (int64_t ci : channels) {
-            simd::ChannelLayout li{p.N, ci, HW, p.layout == "nhwc" ? ci : l.block};
-            lx.push_back(li);
+            // Each piece in y's layout; channels-last: a block of the piece's own channels.
+            const simd::ChannelLayout li{p.N, ci, HW, p.layout == "nhwc" ? ci : l.block};
             x.push_back(uniform(size_t(p.N * ci * HW), -1, 1, seed++));
             xb.push_back(pack(x.back(), li));
         }
@@ -364,7 +362,8 @@ struct ConcatData {
 
 class ConcatBn : public Case {
 public:
-    ConcatBn(std::shared_ptr<const ConcatData> d, SimdVariant v) : d_(std::move(d)), v_(std::move(v)), yb_(packed_size(d_->l)) {
+    ConcatBn(std::shared_ptr<const ConcatData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), yb_(packed_size(d_->l)) {
         for (const std::vector<float>& x : d_->xb) pieces_.push_back(x.data());
     }
     std::string variant() const override { return v_.isa; }
@@ -455,7 +454,8 @@ struct SoftmaxData {
 
 class SoftmaxBwd : public Case {
 public:
-    SoftmaxBwd(std::shared_ptr<const SoftmaxData> d, SimdVariant v) : d_(std::move(d)), v_(std::move(v)), dx_(d_->y.size()) {}
+    SoftmaxBwd(std::shared_ptr<const SoftmaxData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), dx_(d_->y.size()) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override { v_.softmax_backward(d_->y.data(), d_->dy.data(), dx_.data(), d_->rows, d_->n); }
     void run_reference() override { d_->reference(dx_ref_); }
@@ -513,7 +513,8 @@ struct GapData {
 
 class GapGrad : public Case {
 public:
-    GapGrad(std::shared_ptr<const GapData> d, SimdVariant v) : d_(std::move(d)), v_(std::move(v)), dxb_(packed_size(d_->l)) {}
+    GapGrad(std::shared_ptr<const GapData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), dxb_(packed_size(d_->l)) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override { v_.broadcast_channels(d_->dy.data(), d_->k, dxb_.data(), d_->l); }
     void run_reference() override { d_->reference(dx_ref_); }

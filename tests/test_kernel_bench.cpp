@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "bench/kernels/cases.h"
 #include "bench/kernels/options.h"
@@ -29,18 +31,30 @@ std::vector<SimdVariant> supported() {
     return v;
 }
 
-// Small shapes whose channels (19, 13) fill no block of 8 or 16, so the padding is exercised.
+// Small shapes whose channels (19, 13) fill no block of 8 or 16, so the padding is exercised, and
+// for the kernels without a filter one of 23x23: past 512 positions, the share of work the
+// kernels split a map into. concat-bn needs whole blocks: its channels are 83 (pieces 19, 32, 32),
+// 5 and 40 (8, 32) where no block applies, else the nearest multiples of the block.
 std::vector<Problem> small_shapes(const Kernel& k) {
     std::vector<Problem> out;
-    for (const std::string& layout : k.layouts) {
+    std::vector<std::string> layouts = k.layouts;
+    if (layouts.empty()) layouts = {""};
+    for (const std::string& layout : layouts) {
         Problem a;
         a.N = 2, a.C = 19, a.H = 7, a.W = 7, a.layout = layout;
         Problem b;
         b.N = 1, b.C = 16, b.H = 5, b.W = 9, b.layout = layout;
         Problem c;
         c.N = 3, c.C = 13, c.H = 1, c.W = 40, c.layout = layout;
+        Problem d;
+        d.N = 1, d.C = 11, d.H = 23, d.W = 23, d.layout = layout;
+        if (k.whole_blocks) {
+            const int64_t block = layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : 1;
+            a.C = block == 1 ? 83 : 80, b.C = block == 1 ? 5 : block, c.C = block == 1 ? 40 : 48;
+            d.C = block == 1 ? 37 : 2 * block;
+        }
         if (!k.filter) {
-            out.insert(out.end(), {a, b, c});
+            out.insert(out.end(), {a, b, c, d});
             continue;
         }
         // The fast four-column path (5x5, 3x3, 7x7 at stride 1), the per-tap path (stride 2, 1x1,
@@ -56,7 +70,8 @@ std::vector<Problem> small_shapes(const Kernel& k) {
     return out;
 }
 
-const std::vector<std::string> cpu_kernels = {"se-scale", "se-gate-grad", "dw-wgrad"};
+const std::vector<std::string> cpu_kernels = {"se-scale",         "se-gate-grad", "dw-wgrad", "concat-bn",
+                                              "concat-bn-norelu", "softmax-bwd",  "gap-grad"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
@@ -83,8 +98,41 @@ void wgrad_bias_dropped(const float* x, const float* dy, float* dw, float* db, f
     simd::depthwise_wgrad(x, dy, dw, nullptr, scratch, d, threads);
     for (int64_t c = 0; c < d.C; ++c) db[c] = 0;
 }
+void concat_relu_dropped(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,
+                         const float* b, bool, float* y, const simd::ChannelLayout& l) {
+    simd::concat_affine(x, channels, pieces, a, b, false, y, l);
+}
+void concat_pieces_swapped(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,
+                           const float* b, bool relu, float* y, const simd::ChannelLayout& l) {
+    // the last two pieces (of equal width) in each other's place
+    std::vector<const float*> swapped(x, x + pieces);
+    std::swap(swapped[size_t(pieces - 1)], swapped[size_t(pieces - 2)]);
+    simd::concat_affine(swapped.data(), channels, pieces, a, b, relu, y, l);
+}
+void softmax_sum_one_short(const float* y, const float* dy, float* dx, int64_t rows, int64_t n) {
+    // the row's last product left out of its sum
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *yr = y + r * n, *dyr = dy + r * n;
+        float dot = 0;
+        for (int64_t i = 0; i + 1 < n; ++i) dot += dyr[i] * yr[i];
+        for (int64_t i = 0; i < n; ++i) dx[r * n + i] = yr[i] * (dyr[i] - dot);
+    }
+}
+void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
+    // the gradient of a global sum, not of the mean
+    simd::broadcast_channels(s, 1.0f, y, l);
+}
 
 }  // namespace
+
+TEST_CASE("concat-bn's pieces: 32 channels each, the first taking the rest") {
+    CHECK(concat_pieces(480) == std::vector<int64_t>(15, 32));
+    CHECK(concat_pieces(83) == std::vector<int64_t>{19, 32, 32});
+    CHECK(concat_pieces(80) == std::vector<int64_t>{16, 32, 32});
+    CHECK(concat_pieces(5) == std::vector<int64_t>{5});
+    CHECK(concat_pieces(32) == std::vector<int64_t>{32});
+    CHECK(concat_pieces(33) == std::vector<int64_t>{1, 32});
+}
 
 TEST_CASE("every CPU kernel agrees with its reference at small shapes, on each instruction set this CPU runs") {
     std::vector<SimdVariant> variants = supported();
@@ -183,6 +231,38 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         CHECK_FALSE(c.ok);
         CHECK(c.what == "db");
     }
+    Problem cat = plain;
+    cat.C = 80;  // pieces 16, 32, 32
+    SUBCASE("concat-bn without its ReLU") {
+        SimdVariant wrong = d;
+        wrong.concat_affine = concat_relu_dropped;
+        CHECK_FALSE(make_cpu_cases(kernel("concat-bn"), cat, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("concat-bn-norelu"), cat, {wrong}, 1).front()->check().ok);
+    }
+    SUBCASE("concat-bn with two pieces in each other's place") {
+        SimdVariant wrong = d;
+        wrong.concat_affine = concat_pieces_swapped;
+        for (const char* layout : {"nchw", "nhwc", "nChw8c", "nChw16c"}) {
+            cat.layout = layout;
+            CAPTURE(layout);
+            CHECK_FALSE(make_cpu_cases(kernel("concat-bn-norelu"), cat, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel("concat-bn-norelu"), cat, {d}, 1).front()->check().ok);
+        }
+    }
+    SUBCASE("softmax-bwd with a row sum one product short") {
+        SimdVariant wrong = d;
+        wrong.softmax_backward = softmax_sum_one_short;
+        Problem rows = plain;
+        rows.layout.clear();
+        CHECK_FALSE(make_cpu_cases(kernel("softmax-bwd"), rows, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("softmax-bwd"), rows, {d}, 1).front()->check().ok);
+    }
+    SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
+        SimdVariant wrong = d;
+        wrong.broadcast_channels = broadcast_sum_not_mean;
+        CHECK_FALSE(make_cpu_cases(kernel("gap-grad"), plain, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("gap-grad"), plain, {d}, 1).front()->check().ok);
+    }
 }
 
 TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any work") {
@@ -203,6 +283,10 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"dw-wgrad", "--pad", "5"},
         {"--repeats", "0"},
         {"--n", "1000000", "--c", "1000000"},
+        {"concat-bn", "--c", "40"},
+        {"concat-bn-norelu", "--layout", "nChw8c", "--c", "12"},
+        {"softmax-bwd", "--layout", "nchw"},
+        {"gap-grad", "--r", "3"},
     };
     for (const auto& args : bad) {
         std::vector<std::string> argv = {RIDGE_KERNELS};
@@ -222,7 +306,9 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
     REQUIRE(list.code == 0);
     for (const Kernel& k : kernels()) CHECK(list.out.find(k.name) != std::string::npos);
 
-    spawn::Result run = spawn::run({RIDGE_KERNELS, "--n", "1", "--c", "17", "--h", "6", "--w", "6", "--warmup", "0",
+    // 48 channels: three blocks of 16 (concat-bn takes whole blocks only; the padding of the other
+    // kernels is checked at small shapes above).
+    spawn::Result run = spawn::run({RIDGE_KERNELS, "--n", "1", "--c", "48", "--h", "6", "--w", "6", "--warmup", "0",
                                     "--repeats", "2", "--ref-repeats", "1", "--no-flush", "--csv", "--threads", "2"});
     CHECK(run.code == 0);
     CHECK(run.err.empty());

@@ -39,6 +39,34 @@ Problem dw_default() {
     return p;
 }
 
+// DenseNet-121's features.denseblock2.denselayer12.norm1: the block's 128 input channels and 11
+// layers' 32 at 28x28 (from a 224x224 image), the largest concatenation of that block, at batch
+// 16 as the zoo's inference runs. nChw16c: what oneDNN's convolutions pick there on AVX-512.
+Problem concat_default() {
+    Problem p;
+    p.N = 16, p.C = 480, p.H = 28, p.W = 28;
+    p.layout = "nChw16c";
+    return p;
+}
+
+// vit_b_16's attention weights, softmax(q k^T / 8) of (N, heads, T, T) = (8, 12, 197, 197): 197
+// tokens (196 patches and the class token), 12 heads, batch 8 as ridge train runs.
+Problem softmax_default() {
+    Problem p;
+    p.N = 8, p.C = 12, p.H = 197, p.W = 197;
+    return p;
+}
+
+// regnet_y_400mf's trunk_output.block1.block1-0.f.se.adaptive_avgpool1: its first block's 48
+// channels at 56x56 (a 224x224 image after the stride-2 stem and the block's stride 2), the
+// largest map any of its SE gates pools, at batch 8 as ridge train runs.
+Problem gap_default() {
+    Problem p;
+    p.N = 8, p.C = 48, p.H = 56, p.W = 56;
+    p.layout = "nChw16c";
+    return p;
+}
+
 Problem plain(Problem p) {
     p.layout.clear();
     return p;
@@ -46,8 +74,18 @@ Problem plain(Problem p) {
 
 const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
 const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
+const std::string concat_origin =
+    "densenet121 features.denseblock2.denselayer12.norm1 (480 ch at 28x28; there 128 + 11 x 32, here "
+    "15 x 32), batch 16";
 
 }  // namespace
+
+std::vector<int64_t> concat_pieces(int64_t C) {
+    constexpr int64_t growth = 32;
+    std::vector<int64_t> pieces = {C - (C - 1) / growth * growth};
+    for (int64_t c = pieces[0]; c < C; c += growth) pieces.push_back(growth);
+    return pieces;
+}
 
 std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
     std::mt19937 gen(seed);
@@ -68,6 +106,23 @@ const std::vector<Kernel>& kernels() {
         {"dw-wgrad", false, true, {"nChw8c", "nChw16c"},
          "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
          "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
+        {"concat-bn", false, false, channel_layouts,
+         "concatenation + inference batchnorm + ReLU, y = max(0, x * a[c] + b[c]), the pieces 32 channels "
+         "each (DenseNet's growth) but the first, which takes the rest (kernels/simd concat_affine; ref: Concat, "
+         "BatchNorm, Activation forward)",
+         concat_origin, concat_default(), true},
+        {"concat-bn-norelu", false, false, channel_layouts,
+         "concat-bn without the ReLU, y = x * a[c] + b[c] (kernels/simd concat_affine; ref: Concat, BatchNorm "
+         "forward)",
+         concat_origin, concat_default(), true},
+        {"softmax-bwd", false, false, {},
+         "softmax gradient dx = y * (dy - sum of dy * y over the row), N*C*H rows of W (kernels/simd "
+         "softmax_backward; ref: Softmax backward)",
+         "vit_b_16 attention weights (N, 12 heads, 197, 197 tokens), batch 8", softmax_default()},
+        {"gap-grad", false, false, channel_layouts,
+         "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
+         "AdaptiveAvgPool2d to 1x1 backward)",
+         "regnet_y_400mf trunk_output.block1.block1-0.f.se.adaptive_avgpool1 (48 ch at 56x56), batch 8", gap_default()},
         {"cuda-se-scale", true, false, {},
          "squeeze-excitation scale on the GPU (kernels/cuda mul_forward, broadcasting; ref: CPU Mul forward)",
          se_origin, plain(se_default())},
@@ -98,6 +153,10 @@ void validate(const Kernel& k, const Problem& p) {
         for (const std::string& l : k.layouts) list += (list.empty() ? "" : ", ") + l;
         fail("layout '" + p.layout + "' is not one it runs on (" + list + ")");
     }
+    const int64_t block = p.layout == "nChw8c" ? 8 : p.layout == "nChw16c" ? 16 : 1;
+    if (k.whole_blocks && p.C % block != 0)
+        fail("C " + std::to_string(p.C) + " is not a multiple of " + p.layout + "'s block of " +
+             std::to_string(block) + " (every piece must fill whole blocks)");
     double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
     if (k.filter) {
         if (p.R < 1 || p.S < 1 || p.R > 11 || p.S > 11)

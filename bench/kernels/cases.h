@@ -31,7 +31,13 @@ struct Kernel {
     std::string what;                   // one line for --list
     std::string origin;                 // where the default shape comes from
     Problem defaults;
+    bool whole_blocks = false;          // nChw8c / nChw16c need C a multiple of the block
 };
+
+// The channel counts of concat-bn's pieces: DenseNet's growth of 32 channels a layer, the first
+// piece (the dense block's input) taking what is left, so C = 480 is 15 pieces of 32 and C = 80
+// is 16, 32, 32. Where C is a multiple of 8 or 16, every piece fills whole blocks of it.
+std::vector<int64_t> concat_pieces(int64_t C);
 
 // n values uniform in [lo, hi), from a fixed seed so every run checks the same numbers.
 std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed);

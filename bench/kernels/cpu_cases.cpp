@@ -272,6 +272,271 @@ private:
     std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
 };
 
+// ---- concat-bn, concat-bn-norelu ----------------------------------------------------------------
+
+// The float epsilon and Higham's gamma(k) = k*u / (1 - k*u): the relative error of k roundings.
+constexpr double unit = 0x1p-24;
+double rounding(int k) { return k * unit / (1 - k * unit); }
+
+// x_i (N,C_i,H,W) plain and packed in y's layout  gamma, beta, mean, var, a, b (C)  y (N,C,H,W)
+struct ConcatData {
+    Problem p;
+    bool relu;
+    simd::ChannelLayout l;
+    std::vector<int64_t> channels;
+    std::vector<std::vector<float>> x, xb;
+    std::vector<float> gamma, beta, mean, var;
+    std::vector<float> a, b;  // the kernel's scale and shift
+    std::vector<float> y_ref;
+    std::vector<double> y_bound;
+
+    ConcatData(const Problem& p_, bool relu_)
+        : p(p_), relu(relu_), l(channel_layout(p_, p_.H, p_.W)), channels(concat_pieces(p_.C)) {
+        const int64_t HW = p.H * p.W;
+        unsigned seed = 20;
+        for (int64_t ci : channels) {
+            // Each piece in y's layout; channels-last: a block of the piece's own channels.
+            const simd::ChannelLayout li{p.N, ci, HW, p.layout == "nhwc" ? ci : l.block};
+            x.push_back(uniform(size_t(p.N * ci * HW), -1, 1, seed++));
+            xb.push_back(pack(x.back(), li));
+        }
+        const size_t C = size_t(p.C);
+        gamma = uniform(C, 0.5f, 1.5f, 7);
+        beta = uniform(C, -0.5f, 0.5f, 8);
+        mean = uniform(C, -0.5f, 0.5f, 9);
+        var = uniform(C, 0.1f, 2.0f, 10);
+        // As the executor folds them (engine/backend/onednn/layout.cpp): in double, rounded once.
+        std::vector<double> A(C), B(C);
+        for (size_t c = 0; c < C; ++c) {
+            A[c] = double(gamma[c]) / std::sqrt(double(var[c]) + 1e-5);
+            B[c] = double(beta[c]) - double(mean[c]) * A[c];
+            a.push_back(float(A[c]));
+            b.push_back(float(B[c]));
+        }
+        y_ref.resize(size_t(p.N * p.C * HW));
+        reference(y_ref);
+        // The kernel computes x*a + b from a and b each rounded once (u), with one or two
+        // roundings more (an FMA, or a product and a sum): against the exact x*A + B that is at
+        // most gamma(3)|x*A| + gamma(2)|B|. The reference rounds its double result once, u times
+        // |x*A + B| <= |x*A| + |B|: gamma(4)|x*A| + gamma(3)|B| together, a few float steps of the
+        // element's magnitude. Both sides' double arithmetic (the reference's
+        // gamma*(x - mean)*istd + beta, the fold's A and B) errs by a few 2^-53 of
+        // |x*A| + |mean*A| + |beta|; 2^-48 of that covers it. ReLU moves no two values further
+        // apart, so the bound holds after it.
+        for (int64_t n = 0; n < p.N; ++n)
+            for (int64_t c = 0; c < p.C; ++c)
+                for (int64_t s = 0; s < HW; ++s) {
+                    const double xa = std::fabs(double(plain_x(n, c, s)) * A[size_t(c)]);
+                    const double slack = 0x1p-48 * (xa + std::fabs(double(mean[size_t(c)]) * A[size_t(c)]) +
+                                                     std::fabs(double(beta[size_t(c)])));
+                    y_bound.push_back(rounding(4) * xa + rounding(3) * std::fabs(B[size_t(c)]) + slack);
+                }
+    }
+    // x[n, c, s] of the concatenation, from its piece.
+    float plain_x(int64_t n, int64_t c, int64_t s) const {
+        size_t i = 0;
+        while (c >= channels[i]) c -= channels[i++];
+        return x[i][size_t((n * channels[i] + c) * p.H * p.W + s)];
+    }
+    // Concat, then BatchNorm in inference, then ReLU, each the reference's own op.
+    void reference(std::vector<float>& y) const {
+        const Shape ys = {p.N, p.C, p.H, p.W};
+        std::vector<float> cat(y.size());
+        ref::Fwd f;
+        for (size_t i = 0; i < x.size(); ++i) f.in.push_back({x[i].data(), {p.N, channels[i], p.H, p.W}});
+        f.y = {cat.data(), ys};
+        ref::forward(Concat{.dim = 1}, f);
+        ref::Fwd bn;
+        bn.in = {{cat.data(), ys}};
+        bn.params = {gamma.data(), beta.data(), mean.data(), var.data()};
+        bn.training = false;
+        bn.y = {relu ? cat.data() : y.data(), ys};
+        ref::forward(BatchNorm{}, bn);
+        if (!relu) return;
+        ref::Fwd act;
+        act.in = {{cat.data(), ys}};
+        act.y = {y.data(), ys};
+        ref::forward(Activation{Activation::Fn::relu}, act);
+    }
+};
+
+class ConcatBn : public Case {
+public:
+    ConcatBn(std::shared_ptr<const ConcatData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), yb_(packed_size(d_->l)) {
+        for (const std::vector<float>& x : d_->xb) pieces_.push_back(x.data());
+    }
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        v_.concat_affine(pieces_.data(), d_->channels.data(), int64_t(pieces_.size()), d_->a.data(), d_->b.data(),
+                         d_->relu, yb_.data(), d_->l);
+    }
+    void run_reference() override { d_->reference(y_ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(yb_.begin(), yb_.end(), NAN);
+        run_fast();
+        std::vector<float> padding;
+        std::vector<float> y = unpack(yb_, d_->l, padding);
+        Check values = compare_tampered("y", y, d_->y_ref, d_->y_bound, tamper);
+        return merge(values, zero_padding("y", padding, tamper));
+    }
+    // A multiply and an add per element; the ReLU's max is not counted.
+    double flops() const override { return 2.0 * double(d_->l.N * d_->l.C * d_->l.HW); }
+    double bytes() const override {
+        size_t in = 0;
+        for (const std::vector<float>& x : d_->xb) in += x.size();
+        return 4.0 * double(in + packed_size(d_->l) + 2 * size_t(d_->l.C));
+    }
+
+private:
+    std::shared_ptr<const ConcatData> d_;
+    SimdVariant v_;
+    std::vector<const float*> pieces_;
+    std::vector<float> yb_;
+    std::vector<float> y_ref_ = std::vector<float>(d_->y_ref.size());
+};
+
+// ---- softmax-bwd --------------------------------------------------------------------------------
+
+// y, dy, dx (rows, n): rows = N*C*H of n = W, as vit's attention weights (N, heads, T, T).
+struct SoftmaxData {
+    Problem p;
+    int64_t rows, n;
+    Shape shape;
+    std::vector<float> y, dy;
+    std::vector<float> dx_ref;
+    std::vector<double> dx_bound;
+
+    explicit SoftmaxData(const Problem& p_) : p(p_), rows(p_.N * p_.C * p_.H), n(p_.W) {
+        shape = {p.N, p.C, p.H, p.W};
+        // A real softmax output: logits spread like scaled attention scores, through the
+        // reference's forward, so every row sums to 1.
+        std::vector<float> logits = uniform(size_t(rows * n), -4, 4, 11);
+        y.resize(logits.size());
+        ref::Fwd f;
+        f.in = {{logits.data(), shape}};
+        f.y = {y.data(), shape};
+        ref::forward(Softmax{.dim = -1}, f);
+        dy = uniform(y.size(), -1, 1, 12);
+        dx_ref.resize(y.size());
+        reference(dx_ref);
+        // The kernel's row sum D' of n products against the exact D: dot_bound(n, sum|dy*y|, D)
+        // (Higham's any-order bound, with margin for the reference's double sum). Then
+        // dx = y * (dy - D') rounds twice (the difference and the product): against the exact
+        // y * (dy - D) that is |y| * |D' - D| * (1 + gamma(2)) + gamma(2) * |y * (dy - D)|; the
+        // reference rounds that exact value once more (u), gamma(3) in all.
+        for (int64_t r = 0; r < rows; ++r) {
+            const float *yr = y.data() + r * n, *dyr = dy.data() + r * n;
+            double dot = 0, magnitude = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                dot += double(dyr[i]) * double(yr[i]);
+                magnitude += std::fabs(double(dyr[i]) * double(yr[i]));
+            }
+            const double row = dot_bound(n, magnitude, dot);
+            for (int64_t i = 0; i < n; ++i) {
+                const double yi = std::fabs(double(yr[i]));
+                dx_bound.push_back(yi * row * (1 + rounding(2)) +
+                                   rounding(3) * std::fabs(yi * (double(dyr[i]) - dot)));
+            }
+        }
+    }
+    // dx = y * (dy - sum dy*y); the reference adds into dx, so it starts at zero.
+    void reference(std::vector<float>& dx) const {
+        std::fill(dx.begin(), dx.end(), 0.0f);
+        ref::Bwd b;
+        b.in = {{nullptr, shape}};
+        b.y = {y.data(), shape};
+        b.dy = {dy.data(), shape};
+        b.dx = {{dx.data(), shape}};
+        ref::backward(Softmax{.dim = -1}, b);
+    }
+};
+
+class SoftmaxBwd : public Case {
+public:
+    SoftmaxBwd(std::shared_ptr<const SoftmaxData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), dx_(d_->y.size()) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.softmax_backward(d_->y.data(), d_->dy.data(), dx_.data(), d_->rows, d_->n); }
+    void run_reference() override { d_->reference(dx_ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(dx_.begin(), dx_.end(), NAN);
+        run_fast();
+        return compare_tampered("dx", dx_, d_->dx_ref, d_->dx_bound, tamper);
+    }
+    // Per element: a multiply-add into the row sum, a subtraction and a multiply.
+    double flops() const override { return 4.0 * double(d_->y.size()); }
+    double bytes() const override { return 4.0 * 3.0 * double(d_->y.size()); }
+
+private:
+    std::shared_ptr<const SoftmaxData> d_;
+    SimdVariant v_;
+    std::vector<float> dx_;
+    std::vector<float> dx_ref_ = std::vector<float>(d_->y.size());
+};
+
+// ---- gap-grad -----------------------------------------------------------------------------------
+
+// dy (N,C,1,1)  dx (N,C,H,W) in the layout: global average pooling's gradient.
+struct GapData {
+    Problem p;
+    simd::ChannelLayout l;
+    Shape xs, ys;
+    float k;
+    std::vector<float> dy;
+    std::vector<float> dx_ref;
+    std::vector<double> dx_bound;
+
+    explicit GapData(const Problem& p_) : p(p_), l(channel_layout(p_, p_.H, p_.W)) {
+        xs = {p.N, p.C, p.H, p.W};
+        ys = {p.N, p.C, 1, 1};
+        const int64_t HW = p.H * p.W;
+        k = 1.0f / float(HW);  // as the executor passes it (engine/backend/onednn/pool.cpp)
+        dy = uniform(size_t(p.N * p.C), -1, 1, 13);
+        dx_ref.resize(size_t(numel(xs)));
+        reference(dx_ref);
+        // The kernel rounds 1/HW, then k * dy; the reference rounds dy / HW once: gamma(3) of
+        // |dy| / HW apart at most (exact where HW is a power of two).
+        for (int64_t nc = 0; nc < p.N * p.C; ++nc)
+            dx_bound.insert(dx_bound.end(), size_t(HW), rounding(3) * std::fabs(double(dy[size_t(nc)])) / double(HW));
+    }
+    void reference(std::vector<float>& dx) const {
+        std::fill(dx.begin(), dx.end(), 0.0f);
+        ref::Bwd b;
+        b.in = {{nullptr, xs}};
+        b.y = {nullptr, ys};
+        b.dy = {dy.data(), ys};
+        b.dx = {{dx.data(), xs}};
+        ref::backward(AdaptiveAvgPool2d{Hw(1, 1)}, b);
+    }
+};
+
+class GapGrad : public Case {
+public:
+    GapGrad(std::shared_ptr<const GapData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), dxb_(packed_size(d_->l)) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.broadcast_channels(d_->dy.data(), d_->k, dxb_.data(), d_->l); }
+    void run_reference() override { d_->reference(dx_ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(dxb_.begin(), dxb_.end(), NAN);
+        run_fast();
+        std::vector<float> padding;
+        std::vector<float> dx = unpack(dxb_, d_->l, padding);
+        Check values = compare_tampered("dx", dx, d_->dx_ref, d_->dx_bound, tamper);
+        return merge(values, zero_padding("dx", padding, tamper));
+    }
+    // One multiply per (image, channel); the rest is writing.
+    double flops() const override { return double(d_->l.N * d_->l.C); }
+    double bytes() const override { return 4.0 * double(packed_size(d_->l) + size_t(d_->l.N * d_->l.C)); }
+
+private:
+    std::shared_ptr<const GapData> d_;
+    SimdVariant v_;
+    std::vector<float> dxb_;
+    std::vector<float> dx_ref_ = std::vector<float>(d_->dx_ref.size());
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem& p,
@@ -289,6 +554,15 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "dw-wgrad") {
         auto d = std::make_shared<const DwData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwWgrad>(d, v, threads));
+    } else if (k.name == "concat-bn" || k.name == "concat-bn-norelu") {
+        auto d = std::make_shared<const ConcatData>(p, k.name == "concat-bn");
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<ConcatBn>(d, v));
+    } else if (k.name == "softmax-bwd") {
+        auto d = std::make_shared<const SoftmaxData>(p);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<SoftmaxBwd>(d, v));
+    } else if (k.name == "gap-grad") {
+        auto d = std::make_shared<const GapData>(p);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));
     } else {
         throw std::logic_error("make_cpu_cases: " + k.name + " is not a CPU kernel");
     }

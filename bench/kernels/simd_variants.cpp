@@ -9,6 +9,10 @@
     size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);                                     \
     void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d, \
                          int threads);                                                                   \
+    void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);                   \
+    void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,    \
+                       const float* b, bool relu, float* y, const ChannelLayout& yl);                    \
+    void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);           \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -19,7 +23,8 @@ namespace ridge::kbench {
 #define RIDGE_SIMD_VARIANT(name, ns, supported)                                                          \
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
-            simd::ns::depthwise_wgrad                                                                    \
+            simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
+            simd::ns::softmax_backward                                                                   \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

@@ -16,6 +16,10 @@ struct SimdVariant {
     void (*channel_dots)(const float*, const float*, float*, const simd::ChannelLayout&);
     size_t (*depthwise_wgrad_scratch)(const simd::Depthwise&, int);
     void (*depthwise_wgrad)(const float*, const float*, float*, float*, float*, const simd::Depthwise&, int);
+    void (*broadcast_channels)(const float*, float, float*, const simd::ChannelLayout&);
+    void (*concat_affine)(const float* const*, const int64_t*, int64_t, const float*, const float*, bool, float*,
+                          const simd::ChannelLayout&);
+    void (*softmax_backward)(const float*, const float*, float*, int64_t, int64_t);
 };
 
 // dispatch first, then x86-64-v4, x86-64-v3 and x86-64, each marked with whether this CPU runs it.

@@ -48,24 +48,15 @@ RIDGE_SIMD_CLONES void affine_span(const float* x, float a, float b, bool relu, 
         for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
 }
 
-// Channels-last: output rows g0 .. g0 + rows (an image's positions; row g of piece i starts at
-// x[i] + g * channels[i]), each written whole, left to right, one piece's channels after another:
-// y is written in one sequential stream and each piece is read in one, where a pass per piece
-// would write every row in strides of C. Plain loops: the vectorizer widens them per target.
-RIDGE_SIMD_CLONES void affine_concat_rows(const float* const* x, const int64_t* channels, int64_t pieces,
-                                          const float* a, const float* b, bool relu, float* y, int64_t C,
-                                          int64_t g0, int64_t rows) {
-    for (int64_t g = g0; g < g0 + rows; ++g) {
-        float* yr = y + g * C;
-        for (int64_t i = 0, c0 = 0; i < pieces; c0 += channels[i++]) {
-            const float *xr = x[i] + g * channels[i], *ar = a + c0, *br = b + c0;
-            float* out = yr + c0;
-            if (relu)
-                for (int64_t j = 0; j < channels[i]; ++j) out[j] = std::max(xr[j] * ar[j] + br[j], 0.0f);
-            else
-                for (int64_t j = 0; j < channels[i]; ++j) out[j] = xr[j] * ar[j] + br[j];
-        }
-    }
+// Channels-last: `rows` positions of `width` channels, x's rows `xs` floats apart and y's `ys`,
+// each element its own channel's affine. Plain loops: the vectorizer widens them per target.
+RIDGE_SIMD_CLONES void affine_strided(const float* x, int64_t xs, const float* a, const float* b, bool relu,
+                                      float* y, int64_t ys, int64_t rows, int64_t width) {
+    for (int64_t r = 0; r < rows; ++r, x += xs, y += ys)
+        if (relu)
+            for (int64_t j = 0; j < width; ++j) y[j] = std::max(x[j] * a[j] + b[j], 0.0f);
+        else
+            for (int64_t j = 0; j < width; ++j) y[j] = x[j] * a[j] + b[j];
 }
 
 constexpr int64_t chunk = 512;  // positions per piece of work, so a few large images spread
@@ -84,11 +75,13 @@ void concat_affine(const float* const* x, const int64_t* channels, int64_t piece
         return std::pair{i, u};
     };
     const int64_t chunks = (yl.HW + chunk - 1) / chunk;
-    if (B == yl.C && B > 1) {  // channels-last (or a single block)
+    if (B == yl.C && B > 1) {  // channels-last (or a single block): each piece's row of channels
 #pragma omp parallel for schedule(static)
         for (int64_t u = 0; u < yl.N * chunks; ++u) {
-            int64_t n = u / chunks, s0 = u % chunks * chunk;
-            affine_concat_rows(x, channels, pieces, a, b, relu, y, yl.C, n * yl.HW + s0, std::min(chunk, yl.HW - s0));
+            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, yl.HW - s0), c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[i++])
+                affine_strided(x[i] + (n * yl.HW + s0) * channels[i], channels[i], a + c0, b + c0, relu,
+                               y + (n * yl.HW + s0) * yl.C + c0, yl.C, rows, channels[i]);
         }
         return;
     }

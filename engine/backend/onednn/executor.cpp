@@ -164,7 +164,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
-    plan_.last_read = last_reader(g);
+    plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
     plan_layers();
     if (plan_.train) {

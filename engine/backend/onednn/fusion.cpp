@@ -114,13 +114,16 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
     return f;
 }
 
-std::vector<int> last_reader(const Graph& g) {
+std::vector<int> last_reader(const Graph& g, const Fusion& f) {
     std::vector<int> last(size_t(g.output()) + 1, -1);
-    for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const int gi = f.group_of.empty() ? -1 : f.group_of[i];
+        const int at = gi >= 0 ? f.groups[size_t(gi)].last : int(i);
         for (int t : g.nodes()[i].inputs) {
             int s = g.tensor(t).storage;
-            last[size_t(s)] = std::max(last[size_t(s)], int(i));
+            last[size_t(s)] = std::max(last[size_t(s)], at);
         }
+    }
     last[size_t(g.tensor(g.output()).storage)] = INT_MAX;
     last[size_t(g.tensor(0).storage)] = INT_MAX;
     return last;

@@ -252,6 +252,9 @@ std::vector<OpCase> data_movement() {
              [](Tensor x) {
                  return x | class_token() | pos_embedding() | permute({0, 2, 1}) | select(2, 0) | dropout(0.1);
              }},
+        {.name = "pos_embedding_batch20",
+         .what = "the position embedding's gradient summed over 20 images (oneDNN's sum in steps of 16)",
+         .x = {20, 3, 5}, .body = [](Tensor x) { return x | pos_embedding(); }},
     };
 }
 
@@ -278,6 +281,16 @@ std::vector<OpCase> fused_groups() {
              [](Tensor x) {
                  Tensor a = x | conv(16, 1), b = x | conv(32, 3, {.pad = 1});
                  return concat({a, b, x | conv(16, 1)}) | bn() | relu();
+             }},
+        {.name = "concat_bn_gated",
+         .what = "an in-place gate over a concatenation's input between the concat and its batchnorm",
+         .x = {2, 8, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | conv(8, 1);
+                 Tensor c = concat({a, x | conv(8, 1)});
+                 Tensor g = mul(a, a | adaptive_avgpool(1) | conv(8, 1) | sigmoid());  // a's last reader
+                 return concat({c | bn() | relu(), g});
              }},
         {.name = "concat_bn_plain", .what = "a concatenation of partial channel blocks and a batchnorm",
          .x = {2, 6, 5, 5}, .body = [](Tensor x) { return concat({x, x | conv(10, 3, {.pad = 1})}) | bn(); }},

@@ -33,12 +33,19 @@ void reduce_into(Plan& p, int src, int dst) {
         p.primitive(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
         return;
     }
-    std::vector<Md> slices(size_t(n), d);
-    dnnl::sum::primitive_desc sum(d, std::vector<float>(size_t(n), 1.0f), slices, p.eng, p.attr());
-    std::vector<std::pair<int, int>> args = {{DNNL_ARG_DST, dst}};
-    for (int64_t i = 0; i < n; ++i)
-        args.push_back({DNNL_ARG_MULTIPLE_SRC + int(i), p.alias(src, d, size_t(i) * d.get_size())});
-    p.primitive(sum, args);
+    // oneDNN's jit sum takes at most 16 inputs (more run its reference): in steps of 16, each
+    // after the first adding into dst in place as its first input.
+    constexpr int64_t most = 16;
+    for (int64_t i = 0; i < n;) {
+        std::vector<int> in;
+        if (i > 0) in.push_back(dst);
+        while (int64_t(in.size()) < most && i < n) in.push_back(p.alias(src, d, size_t(i++) * d.get_size()));
+        std::vector<Md> mds(in.size(), d);
+        dnnl::sum::primitive_desc sum(d, std::vector<float>(in.size(), 1.0f), mds, p.eng, p.attr());
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_DST, dst}};
+        for (size_t k = 0; k < in.size(); ++k) args.push_back({DNNL_ARG_MULTIPLE_SRC + int(k), in[k]});
+        p.primitive(sum, args);
+    }
 }
 
 namespace {

@@ -29,7 +29,8 @@ RIDGE_SIMD_INLINE void affine_rows_fixed(const float* x, const float* a, const f
     for (int64_t r = 0; r < rows; ++r)
         for (int h = 0; h < halves; ++h) {
             V v = load<V>(x + r * width + 8 * h) * av[h] + bv[h];
-            store(y + r * width + 8 * h, relu ? (v > zero ? v : zero) : v);
+            // As std::max(v, 0) in the other layouts: a NaN stays NaN.
+            store(y + r * width + 8 * h, relu ? (v < zero ? zero : v) : v);
         }
 }
 

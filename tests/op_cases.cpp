@@ -292,6 +292,16 @@ std::vector<OpCase> fused_groups() {
                  Tensor g = mul(a, a | adaptive_avgpool(1) | conv(8, 1) | sigmoid());  // a's last reader
                  return concat({c | bn() | relu(), g});
              }},
+        {.name = "gate_then_copy",
+         .what = "a copy of x made before an in-place gate over x is not reused for the gate's output",
+         .x = {2, 8, 5, 5},
+         .body =
+             [](Tensor in) {
+                 Tensor x = in | conv(8, 1);
+                 Tensor a = x | ln(1);  // reads a channels-last copy of x
+                 Tensor g = mul(x, x | adaptive_avgpool(1) | conv(8, 1) | sigmoid());  // x's last reader
+                 return add(a, g | ln(1));
+             }},
         {.name = "concat_bn_plain", .what = "a concatenation of partial channel blocks and a batchnorm",
          .x = {2, 6, 5, 5}, .body = [](Tensor x) { return concat({x, x | conv(10, 3, {.pad = 1})}) | bn(); }},
         {.name = "mlp", .what = "linear, gelu, residual add", .x = {2, 5, 8},

@@ -52,20 +52,7 @@ RIDGE_SIMD_CLONES void dot_rows(const float* a, const float* b, float* acc, int6
         for (int64_t j = 0; j < width; ++j) acc[j] += a[r * width + j] * b[r * width + j];
 }
 
-RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) {
-    using V = Vec<16>;
-    V s0 = {}, s1 = {};
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 += load<V>(a + i) * load<V>(b + i);
-        s1 += load<V>(a + i + 16) * load<V>(b + i + 16);
-    }
-    s0 += s1;
-    float s = 0;
-    for (int j = 0; j < 16; ++j) s += s0[j];
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
+RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) { return dot(a, b, n); }
 
 // Rows of `width` lanes, each a copy of g.
 template <int width>

@@ -12,20 +12,9 @@ namespace {
 
 RIDGE_SIMD_CLONES void softmax_backward_row(const float* y, const float* dy, float* dx, int64_t n) {
     using V = Vec<16>;
-    // Two chains of partial sums to hide the FMA latency; the tail in scalar.
-    V s0 = {}, s1 = {};
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 += load<V>(dy + i) * load<V>(y + i);
-        s1 += load<V>(dy + i + 16) * load<V>(y + i + 16);
-    }
-    s0 += s1;
-    float dot = 0;
-    for (int j = 0; j < 16; ++j) dot += s0[j];
-    for (; i < n; ++i) dot += dy[i] * y[i];
-
+    const float dot = simd::dot(dy, y, n);
     const V d = V{} + dot;
-    i = 0;
+    int64_t i = 0;
     for (; i + 16 <= n; i += 16) store(dx + i, load<V>(y + i) * (load<V>(dy + i) - d));
     for (; i < n; ++i) dx[i] = y[i] * (dy[i] - dot);
 }

@@ -11,6 +11,8 @@
 // into a clone compiled for the vectors' width, so no call ever crosses that ABI.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#include <cstdint>
+
 namespace ridge::simd {
 
 // A build for one instruction set only (RIDGE_SIMD_TARGET, with RIDGE_SIMD_ISA naming it; see
@@ -49,6 +51,23 @@ RIDGE_SIMD_INLINE V load(const float* p) {
 template <class V>
 RIDGE_SIMD_INLINE void store(float* p, V v) {
     __builtin_memcpy(p, &v, sizeof v);
+}
+
+// sum of a[i] * b[i] over n floats: two chains of 16-lane partial sums to hide the FMA latency,
+// then the tail in scalar. Inlined into each caller's clone, so it is built per instruction set.
+RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
+    using V = Vec<16>;
+    V s0 = {}, s1 = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 += load<V>(a + i) * load<V>(b + i);
+        s1 += load<V>(a + i + 16) * load<V>(b + i + 16);
+    }
+    s0 += s1;
+    float s = 0;
+    for (int j = 0; j < 16; ++j) s += s0[j];
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
 }
 
 }  // namespace ridge::simd

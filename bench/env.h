@@ -13,7 +13,7 @@ struct Env {
     int threads = 0;       // threads the run used
     double clock_mhz = 0;  // as the OS reports it (0: unknown); in a VM often the base clock
     double load_average = -1;  // 1 minute, before the run (-1: unknown): other work on these cores
-    std::string omp_wait;      // how idle OpenMP threads wait: "GOMP_SPINCOUNT=0" (ridge's), or the user's
+    std::string omp_wait;      // how idle OpenMP threads wait: "GOMP_SPINCOUNT=2000" or "=0" (ridge's), or the user's
     double clock_max_mhz = 0;  // cpufreq's maximum (0: not exposed, as in most VMs)
     std::string isa;       // the vector extensions the CPU has, e.g. "avx512f avx2 fma"
     std::string onednn_isa;  // the instruction set oneDNN dispatches to (ONEDNN_MAX_CPU_ISA caps it)

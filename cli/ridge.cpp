@@ -156,7 +156,7 @@ int dispatch(const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    bench::sleep_waiting_threads(argv);
+    bench::set_thread_wait(argv);
     install_interrupt_handlers();
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));

@@ -139,7 +139,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    bench::sleep_waiting_threads(argv);
+    bench::set_thread_wait(argv);
     try {
         Options o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
         if (o.help) {

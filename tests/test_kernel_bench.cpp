@@ -70,8 +70,8 @@ std::vector<Problem> small_shapes(const Kernel& k) {
     return out;
 }
 
-const std::vector<std::string> cpu_kernels = {"se-scale",         "se-gate-grad", "dw-wgrad", "concat-bn",
-                                              "concat-bn-norelu", "softmax-bwd",  "gap-grad"};
+const std::vector<std::string> cpu_kernels = {"se-scale",  "se-gate-grad",     "dw-wgrad",    "concat",
+                                              "concat-bn", "concat-bn-norelu", "softmax-bwd", "gap-grad"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
@@ -153,7 +153,7 @@ TEST_CASE("every CPU kernel agrees with its reference at small shapes, on each i
                 Check check = c->check();
                 CHECK_MESSAGE(check.ok, check.summary());
                 CHECK(check.checked > 0);
-                CHECK(c->flops() > 0);
+                CHECK((c->flops() > 0 || name == "concat"));  // a concatenation moves data only
                 CHECK(c->bytes() > 0);
             }
         }
@@ -239,15 +239,17 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         CHECK_FALSE(make_cpu_cases(kernel("concat-bn"), cat, {wrong}, 1).front()->check().ok);
         CHECK(make_cpu_cases(kernel("concat-bn-norelu"), cat, {wrong}, 1).front()->check().ok);
     }
-    SUBCASE("concat-bn with two pieces in each other's place") {
+    SUBCASE("concat and concat-bn with two pieces in each other's place") {
         SimdVariant wrong = d;
         wrong.concat_affine = concat_pieces_swapped;
-        for (const char* layout : {"nchw", "nhwc", "nChw8c", "nChw16c"}) {
-            cat.layout = layout;
-            CAPTURE(layout);
-            CHECK_FALSE(make_cpu_cases(kernel("concat-bn-norelu"), cat, {wrong}, 1).front()->check().ok);
-            CHECK(make_cpu_cases(kernel("concat-bn-norelu"), cat, {d}, 1).front()->check().ok);
-        }
+        for (const char* layout : {"nchw", "nhwc", "nChw8c", "nChw16c"})
+            for (const char* name : {"concat", "concat-bn-norelu"}) {
+                cat.layout = layout;
+                CAPTURE(layout);
+                CAPTURE(name);
+                CHECK_FALSE(make_cpu_cases(kernel(name), cat, {wrong}, 1).front()->check().ok);
+                CHECK(make_cpu_cases(kernel(name), cat, {d}, 1).front()->check().ok);
+            }
     }
     SUBCASE("softmax-bwd with a row sum one product short") {
         SimdVariant wrong = d;
@@ -284,6 +286,7 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"--repeats", "0"},
         {"--n", "1000000", "--c", "1000000"},
         {"concat-bn", "--c", "40"},
+        {"concat", "--layout", "nChw16c", "--c", "24"},
         {"concat-bn-norelu", "--layout", "nChw8c", "--c", "12"},
         {"softmax-bwd", "--layout", "nchw"},
         {"gap-grad", "--r", "3"},

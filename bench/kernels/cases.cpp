@@ -106,6 +106,10 @@ const std::vector<Kernel>& kernels() {
         {"dw-wgrad", false, true, {"nChw8c", "nChw16c"},
          "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
          "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
+        {"concat", false, false, channel_layouts,
+         "concatenation of channels alone, the pieces as concat-bn's (kernels/simd concat_affine without a and b; "
+         "ref: Concat forward)",
+         concat_origin, concat_default(), true},
         {"concat-bn", false, false, channel_layouts,
          "concatenation + inference batchnorm + ReLU, y = max(0, x * a[c] + b[c]), the pieces 32 channels "
          "each (DenseNet's growth) but the first, which takes the rest (kernels/simd concat_affine; ref: Concat, "

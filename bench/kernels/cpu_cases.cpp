@@ -272,16 +272,17 @@ private:
     std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
 };
 
-// ---- concat-bn, concat-bn-norelu ----------------------------------------------------------------
+// ---- concat, concat-bn, concat-bn-norelu ----------------------------------------------------------------
 
 // The float epsilon and Higham's gamma(k) = k*u / (1 - k*u): the relative error of k roundings.
 constexpr double unit = 0x1p-24;
 double rounding(int k) { return k * unit / (1 - k * unit); }
 
 // x_i (N,C_i,H,W) plain and packed in y's layout  gamma, beta, mean, var, a, b (C)  y (N,C,H,W)
+// Without the affine (and its ReLU) the concatenation alone: a copy, exact.
 struct ConcatData {
     Problem p;
-    bool relu;
+    bool affine, relu;
     simd::ChannelLayout l;
     std::vector<int64_t> channels;
     std::vector<std::vector<float>> x, xb;
@@ -290,8 +291,8 @@ struct ConcatData {
     std::vector<float> y_ref;
     std::vector<double> y_bound;
 
-    ConcatData(const Problem& p_, bool relu_)
-        : p(p_), relu(relu_), l(channel_layout(p_, p_.H, p_.W)), channels(concat_pieces(p_.C)) {
+    ConcatData(const Problem& p_, bool affine_, bool relu_)
+        : p(p_), affine(affine_), relu(relu_), l(channel_layout(p_, p_.H, p_.W)), channels(concat_pieces(p_.C)) {
         const int64_t HW = p.H * p.W;
         unsigned seed = 20;
         for (int64_t ci : channels) {
@@ -315,6 +316,7 @@ struct ConcatData {
         }
         y_ref.resize(size_t(p.N * p.C * HW));
         reference(y_ref);
+        if (!affine) return;
         // The kernel computes x*a + b from a and b each rounded once (u), with one or two
         // roundings more (an FMA, or a product and a sum): against the exact x*A + B that is at
         // most gamma(3)|x*A| + gamma(2)|B|. The reference rounds its double result once, u times
@@ -344,8 +346,9 @@ struct ConcatData {
         std::vector<float> cat(y.size());
         ref::Fwd f;
         for (size_t i = 0; i < x.size(); ++i) f.in.push_back({x[i].data(), {p.N, channels[i], p.H, p.W}});
-        f.y = {cat.data(), ys};
+        f.y = {affine ? cat.data() : y.data(), ys};
         ref::forward(Concat{.dim = 1}, f);
+        if (!affine) return;
         ref::Fwd bn;
         bn.in = {{cat.data(), ys}};
         bn.params = {gamma.data(), beta.data(), mean.data(), var.data()};
@@ -368,8 +371,9 @@ public:
     }
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
-        v_.concat_affine(pieces_.data(), d_->channels.data(), int64_t(pieces_.size()), d_->a.data(), d_->b.data(),
-                         d_->relu, yb_.data(), d_->l);
+        const bool affine = d_->affine;
+        v_.concat_affine(pieces_.data(), d_->channels.data(), int64_t(pieces_.size()), affine ? d_->a.data() : nullptr,
+                         affine ? d_->b.data() : nullptr, d_->relu, yb_.data(), d_->l);
     }
     void run_reference() override { d_->reference(y_ref_); }
     Check check(const Tamper& tamper) override {
@@ -380,12 +384,12 @@ public:
         Check values = compare_tampered("y", y, d_->y_ref, d_->y_bound, tamper);
         return merge(values, zero_padding("y", padding, tamper));
     }
-    // A multiply and an add per element; the ReLU's max is not counted.
-    double flops() const override { return 2.0 * double(d_->l.N * d_->l.C * d_->l.HW); }
+    // A multiply and an add per element with the affine; the ReLU's max is not counted.
+    double flops() const override { return d_->affine ? 2.0 * double(d_->l.N * d_->l.C * d_->l.HW) : 0.0; }
     double bytes() const override {
         size_t in = 0;
         for (const std::vector<float>& x : d_->xb) in += x.size();
-        return 4.0 * double(in + packed_size(d_->l) + 2 * size_t(d_->l.C));
+        return 4.0 * double(in + packed_size(d_->l) + (d_->affine ? 2 * size_t(d_->l.C) : 0));
     }
 
 private:
@@ -554,8 +558,8 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "dw-wgrad") {
         auto d = std::make_shared<const DwData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwWgrad>(d, v, threads));
-    } else if (k.name == "concat-bn" || k.name == "concat-bn-norelu") {
-        auto d = std::make_shared<const ConcatData>(p, k.name == "concat-bn");
+    } else if (k.name == "concat" || k.name == "concat-bn" || k.name == "concat-bn-norelu") {
+        auto d = std::make_shared<const ConcatData>(p, k.name != "concat", k.name == "concat-bn");
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<ConcatBn>(d, v));
     } else if (k.name == "softmax-bwd") {
         auto d = std::make_shared<const SoftmaxData>(p);

@@ -64,7 +64,7 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
 // then y[n, c, s] * a[c] + b[c] and max(0, .) when relu: batchnorm in inference (and its ReLU)
 // over a concatenation that is never written. The pieces are in y's layout: nchw (block 1),
 // nhwc (block C: each piece's block is its own channel count) or nChw8c / nChw16c, where every
-// channels[i] is a multiple of the block.
+// channels[i] is a multiple of the block. a and b null: the concatenation alone (and no ReLU).
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
                    bool relu, float* y, const ChannelLayout& yl);
 

@@ -1,4 +1,5 @@
-// Ops that move data. Concat is oneDNN's concat, in its inputs' layout where it can be; the rest
+// Ops that move data. A concatenation of channels whose inputs share a layout is kernels/simd's
+// concat_affine without the affine, any other oneDNN's concat in its inputs' layout; the rest
 // work on plain row-major copies: a view (flatten, reshape, a contiguous slice or select) is
 // another descriptor over the same bytes, and a permutation (permute, channel shuffle, a strided
 // slice) is a oneDNN reorder between a strided descriptor and a dense one. Their gradients go the
@@ -99,14 +100,18 @@ void permute_backward(Plan& p, const Layer& l, const Md& view) {
     p.pass_view(l.x(), view, p.alias(dy, plain(view.dims())), true);
 }
 
-// A concatenation of channels fused with the batchnorm (and ReLU) that alone reads it, in
-// inference, as one pass of kernels/simd's concat_affine over the inputs. The output takes the
-// first input's layout: channels-last (DenseNet at batch 16 on AVX-512, where oneDNN's brgemm
-// convolutions choose it), or nChw8c / nChw16c where every input fills whole blocks (its 32-channel
-// pieces), else plain nchw; inputs in another layout are reordered to it.
-void concat_batchnorm(Plan& p, const Layer& l) {
+// The layout kernels/simd's concat_affine writes a concatenation of channels in: the first
+// input's, channels-last (DenseNet at batch 16 on AVX-512, where oneDNN's brgemm convolutions
+// choose it), or nChw8c / nChw16c where every input fills whole blocks (DenseNet's 32-channel
+// pieces), else plain nchw.
+struct ChannelConcat {
+    Tag tag;
+    simd::ChannelLayout y;
+    std::vector<int64_t> channels;  // each input's
+};
+
+ChannelConcat channel_concat(const Plan& p, const Layer& l) {
     const Shape& ys = p.shape(l.n.output);
-    const int64_t C = ys[1];
     auto f32 = dnnl::memory::data_type::f32;
     const Md& first = p.md(p.value[size_t(l.x(0))]);
     const bool nhwc = first == Md(first.dims(), f32, Tag::nhwc);
@@ -116,16 +121,26 @@ void concat_batchnorm(Plan& p, const Layer& l) {
         channels.push_back(p.shape(t)[1]);
         if (!nhwc && ((block != 8 && block != 16) || channels.back() % block != 0)) block = 1;
     }
-    if (nhwc) block = C;
+    if (nhwc) block = ys[1];
     const Tag tag = nhwc ? Tag::nhwc : block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw;
+    return {tag, {ys[0], ys[1], ys[2] * ys[3], block}, channels};
+}
+
+// A concatenation of channels fused with the batchnorm (and ReLU) that alone reads it, in
+// inference, as one pass of concat_affine over the inputs; inputs in another layout than
+// channel_concat's are reordered to it.
+void concat_batchnorm(Plan& p, const Layer& l) {
+    const Shape& ys = p.shape(l.n.output);
+    const int64_t C = ys[1];
+    auto f32 = dnnl::memory::data_type::f32;
+    const auto [tag, yl, channels] = channel_concat(p, l);
     const Md vec = plain({C});
     const int bn = l.group->bn;
     std::vector<int> args = {p.param_mem(bn, 0, vec), p.param_mem(bn, 1, vec), p.param_mem(bn, 2, vec),
                              p.param_mem(bn, 3, vec), p.mem(plain({2 * C})), p.mem(Md(dims_of(ys), f32, tag))};
     for (int t : l.n.inputs) args.push_back(p.value_as(t, Md(dims_of(p.shape(t)), f32, tag)));
     p.kernel(
-        [channels, yl = simd::ChannelLayout{ys[0], C, ys[2] * ys[3], block},
-         relu = !l.group->post.empty()](const std::vector<float*>& a) {
+        [channels, yl, relu = !l.group->post.empty()](const std::vector<float*>& a) {
             // The batchnorm as y = x * scale + shift, from its tensors as loaded, in double as
             // fold.cpp folds one into a conv; epsilon 1e-5 as in every backend (executor.h).
             const float *gamma = a[0], *beta = a[1], *mean = a[2], *var = a[3];
@@ -141,11 +156,37 @@ void concat_batchnorm(Plan& p, const Layer& l) {
     p.value[size_t(l.y(p.g))] = args[5];
 }
 
+// A concatenation of channels whose inputs are all in channel_concat's layout, as concat_affine
+// without the affine: false, planning nothing, for any other.
+bool concat_copy(Plan& p, const Layer& l, int dim) {
+    const Shape& ys = p.shape(l.n.output);
+    if (ys.size() != 4 || dim != 1) return false;
+    const auto [tag, yl, channels] = channel_concat(p, l);
+    auto f32 = dnnl::memory::data_type::f32;
+    std::vector<int> args = {-1};
+    for (int t : l.n.inputs) {
+        int x = p.value[size_t(t)];
+        if (p.md(x) != Md(dims_of(p.shape(t)), f32, tag)) return false;
+        args.push_back(x);
+    }
+    args[0] = p.mem(Md(dims_of(ys), f32, tag));
+    p.kernel(
+        [channels, yl](const std::vector<float*>& a) {
+            simd::concat_affine(a.data() + 1, channels.data(), int64_t(channels.size()), nullptr, nullptr, false,
+                                a[0], yl);
+        },
+        args);
+    p.value[size_t(l.n.output)] = args[0];
+    p.saved[size_t(l.node)] = {{}, std::vector<int>(args.begin() + 1, args.end()), args[0]};
+    return true;
+}
+
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const Concat& op) {
     if (l.group) return concat_batchnorm(p, l);
     int d = normalize_dim(op.dim, p.shape(l.n.output).size());
+    if (concat_copy(p, l, d)) return;
     std::vector<int> in;
     std::vector<Md> mds;
     for (int t : l.n.inputs) in.push_back(p.value[size_t(t)]), mds.push_back(p.md(in.back()));

@@ -306,6 +306,10 @@ std::vector<OpCase> fused_groups() {
          .x = {2, 6, 5, 5}, .body = [](Tensor x) { return concat({x, x | conv(10, 3, {.pad = 1})}) | bn(); }},
         {.name = "mlp", .what = "linear, gelu, residual add", .x = {2, 5, 8},
          .body = [](Tensor x) { return add(x | linear(16) | gelu() | linear(8), x); }},
+        // 128 rows and more run as oneDNN matmuls in inference where it has brgemm (linear.cpp):
+        // weights read with their axes swapped, bias as a row, gelu and the residual sum as post-ops.
+        {.name = "mlp_tokens", .what = "vit's MLP on 130 tokens: linear, gelu, linear without bias, residual add",
+         .x = {2, 65, 24}, .body = [](Tensor x) { return add(x | linear(40) | gelu() | linear(24, false), x); }},
     };
     // Conv, batchnorm and an activation fuse into one primitive in inference only; in training
     // they run apart, as conv_bn and the activations' own cases check.

@@ -94,8 +94,8 @@ TEST_CASE("attribution: rows per layer and phase, totals, ratios and the why col
     Analysis a = analyze(g, DType::fp32);
     const int conv_n = node(g, "conv"), bn_n = node(g, "bn"), relu_n = node(g, "relu"), pool_n = node(g, "pool"),
               fc_n = node(g, "fc");
-    StepArg w{"weights", {4, 3, 3, 3}, {16, 3, 3, 3}};
-    StepArg dw{"diff_weights", {4, 3, 3, 3}, {16, 3, 3, 3}};
+    StepArg w{"weights", {4, 3, 3, 3}, {16, 3, 3, 3}, "Abcd16a"};
+    StepArg dw{"diff_weights", {4, 3, 3, 3}, {16, 3, 3, 3}, "Abcd16a"};
     // What a oneDNN training step of this net could look like: the input reordered for the conv,
     // batchnorm's backward writing both gradients, a reference pooling backward, the loss kernel.
     std::vector<StepInfo> steps = {
@@ -111,7 +111,7 @@ TEST_CASE("attribution: rows per layer and phase, totals, ratios and the why col
         step(pool_n, StepPhase::dgrad, "pooling", "ref:any"),
         step(relu_n, StepPhase::dgrad, "eltwise", "jit:avx2"),
         step(bn_n, StepPhase::dgrad, "batch_normalization", "bnorm_jit:avx2",
-             {{"diff_src", {2, 4, 8, 8}, {2, 8, 8, 8}}, {"diff_scale", {4}, {4}}}),
+             {{"diff_src", {2, 4, 8, 8}, {2, 8, 8, 8}, "aBcd8b"}, {"diff_scale", {4}, {4}, "a"}}),
         step(conv_n, StepPhase::wgrad, "convolution", "jit:avx2", {dw}),
     };
     std::vector<Counter> counters = {{"ev.fma", "fma", Measure::flops, 2},

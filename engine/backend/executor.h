@@ -73,6 +73,7 @@ struct StepArg {
     std::string name;             // the library's name for it: "src", "weights", "diff_dst", ...
     std::vector<int64_t> dims;    // the tensor's logical shape
     std::vector<int64_t> padded;  // as laid out: a blocked layout rounds a blocked dimension up
+    std::string layout;           // the library's description of the layout ("f32::blocked:acdb:f0"); may be empty
 };
 
 struct StepInfo {

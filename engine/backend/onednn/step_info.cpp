@@ -2,6 +2,8 @@
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include <algorithm>
+
 namespace ridge::onednn {
 
 namespace {
@@ -33,6 +35,38 @@ std::string arg_name(int arg) {
     return cat("arg_", arg);
 }
 
+// A blocked layout as oneDNN's verbose output writes it: the dimensions from the outermost (largest
+// stride) in, a capital for one that is split into blocks, then the inner blocks ("acdb" channels
+// last, "aBcd16b" nChw16c). Equal strides (size-1 dimensions) keep the dimensions' order. A view
+// whose strides are not the dense ones of that order (a slice of a larger tensor) adds them in
+// parentheses, so equal names are equal layouts.
+std::string layout_name(const dnnl_memory_desc_t& d) {
+    if (d.format_kind != dnnl_blocked) return "";
+    const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+    std::vector<int> order(size_t(d.ndims));
+    for (int i = 0; i < d.ndims; ++i) order[size_t(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b.strides[x] > b.strides[y]; });
+    std::vector<dnnl_dim_t> blocks(size_t(d.ndims), 1);
+    std::string name, inner, strides;
+    for (int k = 0; k < b.inner_nblks; ++k) {
+        blocks[size_t(b.inner_idxs[k])] *= b.inner_blks[k];
+        inner += cat(b.inner_blks[k], char('a' + b.inner_idxs[k]));
+    }
+    dnnl_dim_t dense = 1;
+    for (dnnl_dim_t k : blocks) dense *= k;
+    bool strided = false;
+    for (size_t j = order.size(); j-- > 0;) {
+        int i = order[j];
+        if (d.padded_dims[i] != 1 && b.strides[i] != dense) strided = true;
+        dense *= d.padded_dims[i] / blocks[size_t(i)];
+    }
+    for (int i : order) {
+        name += char((blocks[size_t(i)] > 1 ? 'A' : 'a') + i);
+        strides += cat(strides.empty() ? "" : ",", b.strides[i]);
+    }
+    return name + inner + (strided ? "(" + strides + ")" : "");
+}
+
 }  // namespace
 
 StepInfo describe_step(const Plan& p, const Step& s) {
@@ -55,7 +89,7 @@ StepInfo describe_step(const Plan& p, const Step& s) {
     for (const auto& [arg, m] : s.args) {
         if (s.pd && arg == DNNL_ARG_SCRATCHPAD) continue;
         const dnnl_memory_desc_t& d = p.mems[size_t(m)].md.data;
-        StepArg a{s.pd ? arg_name(arg) : cat("arg_", arg), {}, {}};
+        StepArg a{s.pd ? arg_name(arg) : cat("arg_", arg), {}, {}, layout_name(d)};
         for (int i = 0; i < d.ndims; ++i) {
             a.dims.push_back(d.dims[i]);
             a.padded.push_back(d.padded_dims[i]);

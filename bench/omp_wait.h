@@ -15,7 +15,9 @@
 // squeezenet1_1 0.95x, resnet50 0.98x, mobilenet_v2 at batch 16 1.00x; training at batch 8 was
 // 0.86x to 1.02x. The default spin was slower than 2,000 even idle (mobilenet_v3_large 2.19
 // against 1.76 ms), as a spinning thread takes issue slots from a layer running on one thread.
-// So the spin is short, and only when nothing else is waiting to run.
+// So the spin is short, and only when no other task on the whole machine is running or waiting to
+// run: procs_running counts every CPU's, not only the ones this process may use, so on a large
+// shared host the spin is rarely chosen, the cautious side.
 #include <unistd.h>
 
 #include <algorithm>

@@ -310,6 +310,11 @@ std::vector<OpCase> fused_groups() {
         // weights read with their axes swapped, bias as a row, gelu and the residual sum as post-ops.
         {.name = "mlp_tokens", .what = "vit's MLP on 130 tokens: linear, gelu, linear without bias, residual add",
          .x = {2, 65, 24}, .body = [](Tensor x) { return add(x | linear(40) | gelu() | linear(24, false), x); }},
+        {.name = "mlp_tokens_in_place", .what = "the same MLP summing into a computed addend, which it overwrites",
+         .x = {2, 65, 24}, .body = [](Tensor x) {
+             Tensor h = x | linear(24);
+             return add(h | linear(40) | gelu() | linear(24, false), h);
+         }},
     };
     // Conv, batchnorm and an activation fuse into one primitive in inference only; in training
     // they run apart, as conv_bn and the activations' own cases check.

@@ -73,7 +73,7 @@ struct StepArg {
     std::string name;             // the library's name for it: "src", "weights", "diff_dst", ...
     std::vector<int64_t> dims;    // the tensor's logical shape
     std::vector<int64_t> padded;  // as laid out: a blocked layout rounds a blocked dimension up
-    std::string layout;           // the library's description of the layout ("f32::blocked:acdb:f0"); may be empty
+    std::string layout;           // ridge's name of the layout ("acdb", "aBcd16b", a view's strides after it); may be empty
 };
 
 struct StepInfo {

@@ -48,10 +48,11 @@ RIDGE_SIMD_CLONES void affine_rows(const float* x, const float* a, const float* 
 RIDGE_SIMD_CLONES void affine_span(const float* x, const float* a, const float* b, bool relu, float* y,
                                    int64_t n) {
     if (!a) return void(std::copy_n(x, n, y));
+    const float av = *a, bv = *b;  // y could alias a and b as far as the compiler knows
     if (relu)
-        for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * *a + *b, 0.0f);
+        for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * av + bv, 0.0f);
     else
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * *a + *b;
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * av + bv;
 }
 
 // Channels-last: `rows` positions of `width` channels, x's rows `xs` floats apart and y's `ys`,

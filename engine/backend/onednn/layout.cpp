@@ -1,5 +1,6 @@
-// Ops that move data. A concatenation of channels whose inputs share a layout is kernels/simd's
-// concat_affine without the affine, any other oneDNN's concat in its inputs' layout; the rest
+// Ops that move data. A concatenation of channels whose inputs are all in the layout of the first
+// (channels-last, whole blocks of nChw8c / nChw16c, or plain) is kernels/simd's concat_affine
+// without the affine, any other oneDNN's concat in its inputs' layout; the rest
 // work on plain row-major copies: a view (flatten, reshape, a contiguous slice or select) is
 // another descriptor over the same bytes, and a permutation (permute, channel shuffle, a strided
 // slice) is a oneDNN reorder between a strided descriptor and a dense one. Their gradients go the

@@ -1,6 +1,7 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; many rows in inference on
 // oneDNN matmul.
-// x (M..., C)  w (K,C)  b (K)  y (M..., K), all plain row-major.
+// x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
+// picks.
 #include "engine/backend/onednn/ops.h"
 
 namespace ridge::onednn {

@@ -35,30 +35,35 @@ std::string arg_name(int arg) {
     return cat("arg_", arg);
 }
 
-// A blocked layout as oneDNN's verbose output writes it: the dimensions from the outermost (largest
-// stride) in, a capital for one that is split into blocks, then the inner blocks ("acdb" channels
-// last, "aBcd16b" nChw16c). Equal strides (size-1 dimensions) keep the dimensions' order. A view
-// whose strides are not the dense ones of that order (a slice of a larger tensor) adds them in
-// parentheses, so equal names are equal layouts.
+// A blocked layout named as oneDNN's verbose output names it: the dimensions from the outermost
+// (largest stride) in, a capital for one that is split into blocks, then the inner blocks ("acdb"
+// channels last, "aBcd16b" nChw16c). Of two equal strides, the dimension with more than one outer
+// step is the outer one (the other lies within its block or has size 1); further ties keep the
+// dimensions' order. A view whose strides are not the dense ones of that order (a slice of a larger
+// tensor) adds them in parentheses, so equal names are equal layouts.
 std::string layout_name(const dnnl_memory_desc_t& d) {
     if (d.format_kind != dnnl_blocked) return "";
     const dnnl_blocking_desc_t& b = d.format_desc.blocking;
-    std::vector<int> order(size_t(d.ndims));
-    for (int i = 0; i < d.ndims; ++i) order[size_t(i)] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b.strides[x] > b.strides[y]; });
     std::vector<dnnl_dim_t> blocks(size_t(d.ndims), 1);
     std::string name, inner, strides;
     for (int k = 0; k < b.inner_nblks; ++k) {
         blocks[size_t(b.inner_idxs[k])] *= b.inner_blks[k];
         inner += cat(b.inner_blks[k], char('a' + b.inner_idxs[k]));
     }
+    auto outer_steps = [&](int i) { return d.padded_dims[i] / blocks[size_t(i)]; };
+    std::vector<int> order(size_t(d.ndims));
+    for (int i = 0; i < d.ndims; ++i) order[size_t(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+        if (b.strides[x] != b.strides[y]) return b.strides[x] > b.strides[y];
+        return outer_steps(x) > 1 && outer_steps(y) == 1;
+    });
     dnnl_dim_t dense = 1;
     for (dnnl_dim_t k : blocks) dense *= k;
     bool strided = false;
     for (size_t j = order.size(); j-- > 0;) {
         int i = order[j];
-        if (d.padded_dims[i] != 1 && b.strides[i] != dense) strided = true;
-        dense *= d.padded_dims[i] / blocks[size_t(i)];
+        if (outer_steps(i) != 1 && b.strides[i] != dense) strided = true;
+        dense *= outer_steps(i);
     }
     for (int i : order) {
         name += char((blocks[size_t(i)] > 1 ? 'A' : 'a') + i);

@@ -72,8 +72,7 @@ int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
     if (!sum) return p.mem(dst);
     int addend = p.value[size_t(sum->addend)];
     const Mem& a = p.mems[size_t(addend)];
-    // The group reads the addend where it runs, at its last member (fusion.h).
-    bool last_use = p.last_read[size_t(p.g.tensor(sum->addend).storage)] <= l.group->last;
+    bool last_use = read_last_by(p, l, sum->addend);
     bool shared = a.buffer == p.mems[size_t(src)].buffer;
     if (last_use && !shared && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
     int y = p.mem(dst);

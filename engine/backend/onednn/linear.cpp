@@ -34,8 +34,8 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     Md x2 = plain({s.M, s.C}), y2 = plain({s.M, s.K}), b2 = plain({1, s.K});
     dnnl::primitive_attr attr = p.attr();
     if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
-    auto d = op.bias ? dnnl::matmul::desc(x2, Md({s.C, s.K}, f32, Tag::any), b2, y2)
-                     : dnnl::matmul::desc(x2, Md({s.C, s.K}, f32, Tag::any), y2);
+    Md w_any({s.C, s.K}, f32, Tag::any);
+    auto d = op.bias ? dnnl::matmul::desc(x2, w_any, b2, y2) : dnnl::matmul::desc(x2, w_any, y2);
     dnnl::matmul::primitive_desc pd(d, attr, p.eng);
     if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
 

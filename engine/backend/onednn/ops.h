@@ -20,6 +20,12 @@ struct Layer {
     int y(const Graph& g) const { return group ? g.nodes()[size_t(group->last)].output : n.output; }
 };
 
+// Whether no layer reads tensor t (or a view of its storage) after l has run, so that l may
+// overwrite it: a group runs, and reads, at its last member (fusion.h).
+inline bool read_last_by(const Plan& p, const Layer& l, int t) {
+    return p.last_read[size_t(p.g.tensor(t).storage)] <= (l.group ? l.group->last : l.node);
+}
+
 void plan_forward(Plan& p, const Layer& l);
 void plan_backward(Plan& p, const Layer& l);
 

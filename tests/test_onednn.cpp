@@ -228,11 +228,16 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
 // all of at most 64k elements (regnet_y's squeeze-excitation gates, 8x440x1x1).
 // A reorder between one layout and itself is a copy: a residual addend copied because the planner
 // thought it was still needed (the bug this caught cost resnet50 at batch 16 a copy of 16x256x56x56
-// and a slower summing conv in every block, about 4.5 ms each).
+// and a slower summing conv in every block, about 4.5 ms each). In inference, a conv reading a
+// channels-last input reads it in place: resnext50's grouped convs reordered theirs into nChw4c and
+// back, about 4 ms a block at batch 16.
 namespace {
 bool same_layout_copy(const StepInfo& s) {
     return s.primitive == "reorder" && s.args.size() >= 2 && !s.args[0].layout.empty() &&
            s.args[0].layout == s.args[1].layout && s.args[0].dims == s.args[1].dims;
+}
+bool out_of_channels_last(const StepInfo& s) {
+    return s.primitive == "reorder" && s.args.size() >= 2 && s.args[0].layout == "acdb";
 }
 }  // namespace
 
@@ -256,12 +261,16 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
             ex->prepare();
             for (const StepInfo& s : ex->steps()) {
                 bool copy = s.phase == StepPhase::fwd && same_layout_copy(s);
-                if (!costly(s) && !copy) continue;
+                bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
+                                     std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op) &&
+                                     out_of_channels_last(s);
+                if (!costly(s) && !copy && !conv_reorders) continue;
                 std::string shapes;
                 for (const StepArg& a : s.args) shapes += cat(" ", a.name, to_string(Shape(a.dims)), " ", a.layout);
                 FAIL_CHECK(cat(e.name, mode == Mode::train ? " train" : " infer", ": ",
                                s.node >= 0 ? g.nodes()[size_t(s.node)].name : "loss", " ", s.primitive, " ", s.impl,
-                               copy ? " copies into its own layout" : "", shapes));
+                               copy ? " copies into its own layout" : "",
+                               conv_reorders ? " reorders its channels-last input" : "", shapes));
             }
         }
     }

@@ -85,13 +85,36 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     bool folded = l.group && l.group->bn >= 0;
     bool bias = op.bias || folded;
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
-    auto d = bias ? dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.b, c.y, c.stride,
-                                                    c.dilate, c.pad_l, c.pad_r)
-                  : dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, c.x, c.w, c.y, c.stride,
-                                                    c.dilate, c.pad_l, c.pad_r);
     dnnl::primitive_attr attr = p.attr();
     if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
-    dnnl::convolution_forward::primitive_desc pd(d, attr, p.eng);
+    auto describe = [&](const Md& x, const Md& y) {
+        auto d = bias ? dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, x, c.w, c.b, y,
+                                                        c.stride, c.dilate, c.pad_l, c.pad_r)
+                      : dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, x, c.w, y, c.stride,
+                                                        c.dilate, c.pad_l, c.pad_r);
+        return dnnl::convolution_forward::primitive_desc(d, attr, p.eng);
+    };
+    auto pd = describe(c.x, c.y);
+    // Left to choose, oneDNN picks each conv's layout for that conv alone, and the reorders into it
+    // and back out can cost more than its kernel saves: resnext50's grouped 3x3 convs (4 to 32
+    // channels per group) picked nChw4c / nChw8c between channels-last 1x1 convs, and in inference
+    // at batch 16 its first stage's grouped conv took 5.3 ms in nChw4c, plus 2.8 ms and 1 ms of
+    // reorders into it and back, against 6.8 ms reading channels-last in place. So in inference a
+    // conv whose input is channels-last reads and writes channels-last wherever oneDNN has a kernel
+    // for that of the instruction set it picked for free layouts (plans alternated in one process: resnext50 0.95x at batch 1 and 0.96x at 16,
+    // regnet_y_400mf 0.90x and 0.89x). Not in training, whose backward primitives then follow the
+    // forward's layouts: convnext_tiny's step at batch 8 was 1.04x slower.
+    auto isa = [](const dnnl::primitive_desc_base& d) {
+        std::string impl = d.impl_info_str();  // "jit:avx512_core", "brgconv_1x1:avx512_core", ...
+        return impl.substr(impl.find(':') + 1);
+    };
+    auto f32 = dnnl::memory::data_type::f32;
+    Md x_nhwc = canonical(Md(c.x.dims(), f32, Tag::nhwc));
+    if (!p.train && p.md(p.value[size_t(l.x())]) == x_nhwc && pd.src_desc() != x_nhwc) try {
+            auto kept = describe(x_nhwc, Md(c.y.dims(), f32, Tag::nhwc));
+            if (!reference_impl(kept) && isa(kept) == isa(pd)) pd = kept;
+        } catch (const dnnl::error&) {
+        }
 
     int x = p.value_as(l.x(), pd.src_desc());
     int w = p.param_mem(l.node, 0, pd.weights_desc());

@@ -115,17 +115,28 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
 }
 
 std::vector<int> last_reader(const Graph& g, const Fusion& f) {
-    std::vector<int> last(size_t(g.output()) + 1, -1);
+    // The memory a tensor may live in: its storage, or, for a permutation, its input's (the plan
+    // makes a permutation a view where the input's layout allows, layout.cpp).
+    const size_t T = size_t(g.output()) + 1;
+    std::vector<int> root(T);
+    for (size_t t = 0; t < T; ++t) {
+        const TensorInfo& ti = g.tensor(int(t));
+        const bool permuted = ti.producer >= 0 && std::holds_alternative<Permute>(g.nodes()[size_t(ti.producer)].op);
+        if (permuted) root[t] = root[size_t(g.nodes()[size_t(ti.producer)].inputs[0])];
+        else root[t] = size_t(ti.storage) == t ? int(t) : root[size_t(ti.storage)];
+    }
+    std::vector<int> last(T, -1);
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const int gi = f.group_of.empty() ? -1 : f.group_of[i];
         const int at = gi >= 0 ? f.groups[size_t(gi)].last : int(i);
         for (int t : g.nodes()[i].inputs) {
-            int s = g.tensor(t).storage;
-            last[size_t(s)] = std::max(last[size_t(s)], at);
+            int r = root[size_t(t)];
+            last[size_t(r)] = std::max(last[size_t(r)], at);
         }
     }
-    last[size_t(g.tensor(g.output()).storage)] = INT_MAX;
-    last[size_t(g.tensor(0).storage)] = INT_MAX;
+    last[size_t(root[size_t(g.output())])] = INT_MAX;
+    last[size_t(root[0])] = INT_MAX;
+    for (size_t t = 0; t < T; ++t) last[size_t(g.tensor(int(t)).storage)] = last[size_t(root[t])];
     return last;
 }
 

@@ -37,7 +37,8 @@ struct Fusion {
 
 Fusion find_groups(const Graph& g, const ExecOptions& o);
 
-// The last layer that reads tensor t or any view of its storage; the graph's output is read
+// The last layer that reads tensor t, any view of its storage or a permutation of it (which the
+// plan may make a view); the graph's output is read
 // after every layer. A group's members read their inputs where the group runs, at its last
 // member: an in-place layer between a group's lead and its last (a gate, a residual sum) must not
 // overwrite what the group has yet to read.

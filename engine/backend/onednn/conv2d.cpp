@@ -101,9 +101,10 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // at batch 16 its first stage's grouped conv took 5.3 ms in nChw4c, plus 2.8 ms and 1 ms of
     // reorders into it and back, against 6.8 ms reading channels-last in place. So in inference a
     // conv whose input is channels-last reads and writes channels-last wherever oneDNN has a kernel
-    // for that of the instruction set it picked for free layouts (plans alternated in one process: resnext50 0.95x at batch 1 and 0.96x at 16,
-    // regnet_y_400mf 0.90x and 0.89x). Not in training, whose backward primitives then follow the
-    // forward's layouts: convnext_tiny's step at batch 8 was 1.04x slower.
+    // for that of the instruction set it picked for free layouts (plans alternated in one process:
+    // resnext50 0.95x at batch 1 and 0.96x at 16, regnet_y_400mf 0.90x and 0.89x). Not in training,
+    // whose backward primitives then follow the forward's layouts: convnext_tiny's step at batch 8
+    // was 1.04x slower.
     auto isa = [](const dnnl::primitive_desc_base& d) {
         std::string impl = d.impl_info_str();  // "jit:avx512_core", "brgconv_1x1:avx512_core", ...
         return impl.substr(impl.find(':') + 1);

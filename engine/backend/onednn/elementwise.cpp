@@ -263,8 +263,16 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
     reduce_into(p, prod, dgamma);
 }
 
+// A strided region (ViT's q, layout.cpp) is scaled as it is copied out, by a reorder with an
+// output scale: eltwise would write the same gaps and run its reference kernel on them.
 void forward(Plan& p, const Layer& l, const Scale& op) {
-    eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
+    int x = p.value[size_t(l.x())];
+    if (dense(p.md(x))) return eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
+    int y = p.mem(plain(dims_of(p.shape(l.n.output))));
+    dnnl::primitive_attr a = p.attr();
+    a.set_output_scales(0, {float(op.s)});
+    p.primitive(dnnl::reorder::primitive_desc(p.eng, p.md(x), p.eng, p.md(y), a), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y}});
+    p.value[size_t(l.n.output)] = y;
 }
 
 // dx = s*dy: the same linear map, applied to the gradient.

@@ -1,12 +1,14 @@
 // Ops that move data. A concatenation of channels whose inputs are all in the layout of the first
 // (channels-last, whole blocks of nChw8c / nChw16c, or plain) is kernels/simd's concat_affine
-// without the affine, any other oneDNN's concat in its inputs' layout; the rest
-// work on plain row-major copies: a view (flatten, reshape, a contiguous slice or select) is
-// another descriptor over the same bytes, and a permutation (permute, channel shuffle, a strided
-// slice) is a oneDNN reorder between a strided descriptor and a dense one. Their gradients go the
-// other way through the same descriptors. Dropout and stochastic depth are identities: their
-// output is their input, and so is their gradient.
+// without the affine, any other oneDNN's concat in its inputs' layout. The rest are views where
+// the input's layout has no blocks: another descriptor over the same bytes (a flatten or reshape
+// whose strides allow it, a permutation, a slice or select that is plain or read only by readers
+// that take strides); else they work on plain row-major copies, a permutation (permute, channel
+// shuffle, a strided slice) as a oneDNN reorder between a strided descriptor and a dense one.
+// Their gradients go the other way through plain descriptors. Dropout and stochastic depth are
+// identities: their output is their input, and so is their gradient.
 #include <cmath>
+#include <optional>
 
 #include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
@@ -16,7 +18,7 @@ namespace ridge::onednn {
 
 namespace {
 
-Dims strides_of(const Shape& s) {
+Dims row_major(const Shape& s) {
     Dims st(s.size());
     int64_t v = 1;
     for (size_t i = s.size(); i-- > 0;) st[i] = v, v *= s[i];
@@ -33,9 +35,49 @@ void forward_view(Plan& p, const Layer& l, const Md& view, const Dims& dense_dim
     p.value[size_t(l.n.output)] = y;
 }
 
+// The strides that read `dims` (the same elements, row-major order) over a layout of `from` with
+// strides `st`, where there are such: each run of dimensions that lie one inside the other in
+// memory (a stride is the next one's times its size) may be split or merged freely; a new
+// dimension that straddles two runs has no stride. channels-last (N,C,H,W) flattened from H on is
+// (N,C,HW) with strides (HWC,1,C); flattened from C on it is a copy.
+std::optional<Dims> restrided(const Dims& from, const Dims& st, const Dims& dims) {
+    Dims out(dims.size(), 1);
+    size_t j = dims.size();  // dims[j..] have their strides
+    int64_t base = 1;        // the innermost stride of the current run
+    int64_t run = 1, made = 1;
+    for (size_t i = from.size(); i-- > 0;) {
+        if (from[i] == 1) continue;
+        if (run == 1) base = st[i];
+        run *= from[i];
+        size_t k = i;  // the next dimension out of size > 1
+        while (k-- > 0 && from[k] == 1) {
+        }
+        if (k != size_t(-1) && st[k] == run * base) continue;  // dimension k extends this run
+        while (j > 0 && (made < run || dims[j - 1] == 1)) {
+            --j;
+            out[j] = made * base;
+            made *= dims[j];
+        }
+        if (made != run) return std::nullopt;
+        run = made = 1;
+    }
+    while (j > 0) out[--j] = 1;  // only size-1 dimensions are left
+    return out;
+}
+
+// A flatten or reshape: a view of x's bytes where its strides allow (one without blocks), else of
+// a plain copy.
 void reshape_forward(Plan& p, const Layer& l) {
+    const Dims ydims = dims_of(p.shape(l.n.output));
+    int v = p.value[size_t(l.x())];
+    const Md xm = p.md(v);
+    if (unblocked(xm) && dense(xm))
+        if (std::optional<Dims> st = restrided(xm.dims(), strides_of(xm), ydims)) {
+            p.value[size_t(l.n.output)] = p.alias(v, Md(ydims, dnnl::memory::data_type::f32, *st));
+            return;
+        }
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    p.value[size_t(l.n.output)] = p.alias(x, plain(dims_of(p.shape(l.n.output))));
+    p.value[size_t(l.n.output)] = p.alias(x, plain(ydims));
 }
 
 void reshape_backward(Plan& p, const Layer& l) {
@@ -45,8 +87,11 @@ void reshape_backward(Plan& p, const Layer& l) {
     p.pass(l.x(), p.alias(dy, plain(dims_of(p.shape(l.x())))), true);
 }
 
-// Slice and select read the region [start, start + length) of dimension d.
+// Slice and select read the region [start, start + length) of dimension d; a select drops d.
 struct Region {
+    int d;
+    int64_t start, length;
+    bool drop;
     Md sub;        // over x's plain layout, keeping x's rank
     Dims dims;     // the region's extent, x's rank
     bool dense;    // the region is one contiguous run of bytes
@@ -54,7 +99,7 @@ struct Region {
     size_t bytes;  // where the region starts
 };
 
-Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t length) {
+Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t length, bool drop) {
     const Shape& xs = p.shape(l.x());
     int d = normalize_dim(dim, xs.size());
     Dims dims = dims_of(xs), offsets(xs.size(), 0);
@@ -62,14 +107,45 @@ Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t len
     offsets[size_t(d)] = start;
     int64_t outer = 1;
     for (int i = 0; i < d; ++i) outer *= xs[size_t(i)];
-    return {plain(dims_of(xs)).submemory_desc(dims, offsets), dims, outer == 1, length == xs[size_t(d)],
-            size_t(start * strides_of(xs)[size_t(d)]) * sizeof(float)};
+    return {d,      start,        length, drop, plain(dims_of(xs)).submemory_desc(dims, offsets), dims, outer == 1,
+            length == xs[size_t(d)], size_t(start * row_major(xs)[size_t(d)]) * sizeof(float)};
+}
+
+// Readers that take any strides (matmul's operands, the scale of attention's q, which
+// copies as it scales): a strided region read only by them stays a view. ViT's q, k and v are
+// such regions of the permuted in_proj output.
+bool read_strided(const Plan& p, int t) {
+    if (t == p.g.output()) return false;
+    bool any = false;
+    for (const Node& n : p.g.nodes())
+        for (int in : n.inputs) {
+            if (in != t) continue;
+            if (!std::holds_alternative<Matmul>(n.op) && !std::holds_alternative<Scale>(n.op)) return false;
+            any = true;
+        }
+    return any;
 }
 
 void region_forward(Plan& p, const Layer& l, const Region& r) {
+    // The region of x's own strides, where x has no blocks: a view when it is plain or its
+    // readers take strides (no copy), else a copy out of a plain x.
+    int v = p.value[size_t(l.x())];
+    const Md xm = p.md(v);
+    const Md ym = plain(dims_of(p.shape(l.n.output)));
+    if (unblocked(xm)) {
+        Dims dims = xm.dims(), st = strides_of(xm);
+        const size_t bytes = size_t(r.start * st[size_t(r.d)]) * sizeof(float);
+        dims[size_t(r.d)] = r.length;
+        if (r.drop) dims.erase(dims.begin() + r.d), st.erase(st.begin() + r.d);
+        Md view(dims, dnnl::memory::data_type::f32, st);
+        if (view == ym || read_strided(p, l.n.output)) {
+            p.value[size_t(l.n.output)] = p.alias(v, view, bytes);
+            return;
+        }
+    }
     if (!r.dense) return forward_view(p, l, r.sub, r.dims);
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    p.value[size_t(l.n.output)] = p.alias(x, plain(dims_of(p.shape(l.n.output))), r.bytes);
+    p.value[size_t(l.n.output)] = p.alias(x, ym, r.bytes);
 }
 
 void region_backward(Plan& p, const Layer& l, const Region& r) {
@@ -82,7 +158,7 @@ void region_backward(Plan& p, const Layer& l, const Region& r) {
 // y = x.permute(order): y's dimension i is x's dimension order[i].
 Md permuted(const Plan& p, const Layer& l, const std::vector<int>& order) {
     const Shape& xs = p.shape(l.x());
-    Dims st = strides_of(xs), pst;
+    Dims st = row_major(xs), pst;
     for (int o : order) pst.push_back(st[size_t(normalize_dim(o, xs.size()))]);
     return strided(dims_of(p.shape(l.n.output)), pst);
 }
@@ -251,7 +327,7 @@ void backward(Plan& p, const Layer& l, const ChannelShuffle& op) { permute_backw
 void forward(Plan& p, const Layer& l, const Permute& op) {
     int x = p.value[size_t(l.x())];
     const Md xm = p.md(x);
-    if (xm.data.format_kind != dnnl_blocked || xm.data.format_desc.blocking.inner_nblks != 0)
+    if (!unblocked(xm))
         return forward_view(p, l, permuted(p, l, op.order), dims_of(p.shape(l.n.output)));
     std::vector<int> to(op.order.size());  // permute_axes wants each axis's new position
     for (size_t i = 0; i < op.order.size(); ++i) to[size_t(normalize_dim(op.order[i], op.order.size()))] = int(i);
@@ -266,13 +342,17 @@ void forward(Plan& p, const Layer& l, const Reshape&) { reshape_forward(p, l); }
 void backward(Plan& p, const Layer& l, const Reshape&) { reshape_backward(p, l); }
 
 void forward(Plan& p, const Layer& l, const Slice& op) {
-    region_forward(p, l, region(p, l, op.dim, op.start, op.length));
+    region_forward(p, l, region(p, l, op.dim, op.start, op.length, false));
 }
 void backward(Plan& p, const Layer& l, const Slice& op) {
-    region_backward(p, l, region(p, l, op.dim, op.start, op.length));
+    region_backward(p, l, region(p, l, op.dim, op.start, op.length, false));
 }
-void forward(Plan& p, const Layer& l, const Select& op) { region_forward(p, l, region(p, l, op.dim, op.index, 1)); }
-void backward(Plan& p, const Layer& l, const Select& op) { region_backward(p, l, region(p, l, op.dim, op.index, 1)); }
+void forward(Plan& p, const Layer& l, const Select& op) {
+    region_forward(p, l, region(p, l, op.dim, op.index, 1, true));
+}
+void backward(Plan& p, const Layer& l, const Select& op) {
+    region_backward(p, l, region(p, l, op.dim, op.index, 1, true));
+}
 
 namespace {
 void identity_forward(Plan& p, const Layer& l) {

@@ -27,6 +27,35 @@ int64_t channel_block(const Md& md) {
     return 0;
 }
 
+bool unblocked(const Md& md) {
+    return md.data.format_kind == dnnl_blocked && md.data.format_desc.blocking.inner_nblks == 0;
+}
+
+Dims strides_of(const Md& md) {
+    const dnnl_dim_t* st = md.data.format_desc.blocking.strides;
+    return Dims(st, st + md.data.ndims);
+}
+
+bool dense(const Md& md) {
+    int64_t elements = 1;
+    for (int64_t d : md.dims()) elements *= d;
+    return md.get_size() == size_t(elements) * sizeof(float);
+}
+
+// Bytes from a view's first element to just past its last. oneDNN's get_size() of a strided region
+// is the extent of its outermost stride, which runs past the parent's end for a region that does
+// not start at 0 (ViT's k, a third of the way into each row of the packed q, k, v).
+size_t reach(const Md& md) {
+    if (!unblocked(md)) return md.get_size();
+    Dims dims = md.dims(), st = strides_of(md);
+    int64_t last = 0;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] == 0) return 0;
+        last += (dims[i] - 1) * st[i];
+    }
+    return size_t(last + 1) * sizeof(float);
+}
+
 bool reference_impl(const dnnl::primitive_desc_base& pd) {
     const std::string impl = pd.impl_info_str();
     return impl.rfind("ref", 0) == 0 || impl.rfind("bnorm_ref", 0) == 0;
@@ -101,7 +130,7 @@ int Plan::alias(int m, const Md& md, size_t extra_bytes) {
     Mem a = mems[size_t(m)];
     a.offset += extra_bytes;
     a.md = canonical(md);
-    if (a.offset + md.get_size() > buffers[size_t(a.buffer)].bytes)
+    if (a.offset + reach(md) > buffers[size_t(a.buffer)].bytes)
         throw std::logic_error("onednn: a view reaches past its buffer");
     mems.push_back(a);
     converted_.emplace_back();

@@ -59,6 +59,12 @@ Dims dims_of(const Shape& s);
 // Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
 // nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.
 int64_t channel_block(const Md& md);
+// Whether a descriptor is strides alone, without blocks: plain, channels-last, a permutation or a
+// strided region of one; views of such a layout are new strides over the same bytes.
+bool unblocked(const Md& md);
+// Its strides (unblocked only), and whether they cover every element once with no gaps.
+Dims strides_of(const Md& md);
+bool dense(const Md& md);
 // Whether oneDNN chose its naive reference implementation ("ref:any", "bnorm_ref:any", ...) for a
 // descriptor: orders of magnitude slower than its jit kernels, so the planners try other layouts.
 bool reference_impl(const dnnl::primitive_desc_base& pd);

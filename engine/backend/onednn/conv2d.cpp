@@ -105,15 +105,11 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // resnext50 0.95x at batch 1 and 0.96x at 16, regnet_y_400mf 0.90x and 0.89x). Not in training,
     // whose backward primitives then follow the forward's layouts: convnext_tiny's step at batch 8
     // was 1.04x slower.
-    auto isa = [](const dnnl::primitive_desc_base& d) {
-        std::string impl = d.impl_info_str();  // "jit:avx512_core", "brgconv_1x1:avx512_core", ...
-        return impl.substr(impl.find(':') + 1);
-    };
     auto f32 = dnnl::memory::data_type::f32;
     Md x_nhwc = canonical(Md(c.x.dims(), f32, Tag::nhwc));
     if (!p.train && p.md(p.value[size_t(l.x())]) == x_nhwc && pd.src_desc() != x_nhwc) try {
             auto kept = describe(x_nhwc, Md(c.y.dims(), f32, Tag::nhwc));
-            if (!reference_impl(kept) && isa(kept) == isa(pd)) pd = kept;
+            if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
         } catch (const dnnl::error&) {
         }
 

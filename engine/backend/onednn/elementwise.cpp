@@ -267,7 +267,7 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
 // output scale: eltwise would write the same gaps and run its reference kernel on them.
 void forward(Plan& p, const Layer& l, const Scale& op) {
     int x = p.value[size_t(l.x())];
-    if (dense(p.md(x))) return eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
+    if (!unblocked(p.md(x)) || dense(p.md(x))) return eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
     int y = p.mem(plain(dims_of(p.shape(l.n.output))));
     dnnl::primitive_attr a = p.attr();
     a.set_output_scales(0, {float(op.s)});

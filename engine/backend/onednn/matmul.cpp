@@ -21,10 +21,15 @@ Md transposed(const Md& md) {
     return Md(dims, dnnl::memory::data_type::f32, st);
 }
 
-// An input as it is where it has no blocks, else a plain copy.
+// An input as it is where it has no blocks and its matrices keep rows or columns contiguous (oneDNN
+// has no vector kernel for others), else a plain copy.
 int operand(Plan& p, int t) {
     int v = p.value[size_t(t)];
-    return unblocked(p.md(v)) ? v : p.value_as(t, plain(dims_of(p.shape(t))));
+    const Md m = p.md(v);
+    const Dims st = unblocked(m) ? strides_of(m) : Dims{};
+    const size_t r = st.size();
+    if (r >= 2 && (st[r - 1] == 1 || st[r - 2] == 1)) return v;
+    return p.value_as(t, plain(dims_of(p.shape(t))));
 }
 
 // The layout of y whose permutation by its sole reader is plain; plain if another layer reads it.
@@ -35,8 +40,11 @@ Md output_md(const Plan& p, int y) {
     for (const Node& n : p.g.nodes())
         for (int in : n.inputs)
             if (in == y) ++readers, perm = std::get_if<Permute>(&n.op);
-    if (readers != 1 || !perm || y == p.g.output()) return flat;
-    const size_t r = perm->order.size();
+    const size_t r = p.shape(y).size();
+    // Only where the rows stay rows: a permutation that moves the last dimension would leave y
+    // without a contiguous one.
+    if (readers != 1 || !perm || y == p.g.output() || normalize_dim(perm->order.back(), r) != int(r) - 1)
+        return flat;
     std::vector<int64_t> permuted;  // the permutation's output shape
     for (int o : perm->order) permuted.push_back(p.shape(y)[size_t(normalize_dim(o, r))]);
     Dims pst = strides_of(plain(dims_of(permuted))), st(r);

@@ -42,13 +42,20 @@ bool dense(const Md& md) {
     return md.get_size() == size_t(elements) * sizeof(float);
 }
 
+bool generic_impl(const dnnl::primitive_desc_base& pd) { return reference_impl(pd) || impl_isa(pd) == "any"; }
+
+std::string impl_isa(const dnnl::primitive_desc_base& pd) {
+    const std::string impl = pd.impl_info_str();
+    return impl.substr(impl.find(':') + 1);
+}
+
 // Bytes from a view's first element to just past its last. oneDNN's get_size() of a strided region
 // is the extent of its outermost stride, which runs past the parent's end for a region that does
 // not start at 0 (ViT's k, a third of the way into each row of the packed q, k, v).
 size_t reach(const Md& md) {
-    if (!unblocked(md)) return md.get_size();
+    if (!unblocked(md)) return size_t(md.data.offset0) * sizeof(float) + md.get_size();
     Dims dims = md.dims(), st = strides_of(md);
-    int64_t last = 0;
+    int64_t last = md.data.offset0;
     for (size_t i = 0; i < dims.size(); ++i) {
         if (dims[i] == 0) return 0;
         last += (dims[i] - 1) * st[i];

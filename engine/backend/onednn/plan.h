@@ -68,6 +68,11 @@ bool dense(const Md& md);
 // Whether oneDNN chose its naive reference implementation ("ref:any", "bnorm_ref:any", ...) for a
 // descriptor: orders of magnitude slower than its jit kernels, so the planners try other layouts.
 bool reference_impl(const dnnl::primitive_desc_base& pd);
+// oneDNN's portable C++ kernels (impl "nspc_bnorm:any", "ncsp_bnorm:any", ...) or its reference one:
+// no vector code for this descriptor.
+bool generic_impl(const dnnl::primitive_desc_base& pd);
+// The instruction set of the kernel oneDNN chose: "avx512_core" of "brgconv_1x1:avx512_core".
+std::string impl_isa(const dnnl::primitive_desc_base& pd);
 
 class Plan {
 public:

@@ -113,10 +113,10 @@ Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t len
 
 // Readers that take any strides (matmul's operands, the scale of attention's q, which
 // copies as it scales): a strided region read only by them stays a view. ViT's q, k and v are
-// such regions of the permuted in_proj output. The region must keep a row or a column of its
-// matrices contiguous, or oneDNN's matmul would run its reference kernel.
-bool read_strided(const Plan& p, int t, const Dims& st) {
-    if (t == p.g.output() || st.size() < 2 || (st[st.size() - 1] != 1 && st[st.size() - 2] != 1)) return false;
+// such regions of the permuted in_proj output. The region must be one oneDNN's matmul reads in
+// place, or it would run its reference kernel.
+bool read_strided(const Plan& p, int t, const Md& view) {
+    if (t == p.g.output() || !matmul_reads(view)) return false;
     bool any = false;
     for (const Node& n : p.g.nodes())
         for (int in : n.inputs) {
@@ -139,7 +139,7 @@ void region_forward(Plan& p, const Layer& l, const Region& r) {
         dims[size_t(r.d)] = r.length;
         if (r.drop) dims.erase(dims.begin() + r.d), st.erase(st.begin() + r.d);
         Md view(dims, dnnl::memory::data_type::f32, st);
-        if (view == ym || read_strided(p, l.n.output, st)) {
+        if (view == ym || read_strided(p, l.n.output, view)) {
             p.value[size_t(l.n.output)] = p.alias(v, view, bytes);
             return;
         }

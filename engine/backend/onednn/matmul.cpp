@@ -21,15 +21,10 @@ Md transposed(const Md& md) {
     return Md(dims, dnnl::memory::data_type::f32, st);
 }
 
-// An input as it is where it has no blocks and its matrices keep rows or columns contiguous (oneDNN
-// has no vector kernel for others), else a plain copy.
+// An input as it is where oneDNN's matmul reads it in place, else a plain copy.
 int operand(Plan& p, int t) {
     int v = p.value[size_t(t)];
-    const Md m = p.md(v);
-    const Dims st = unblocked(m) ? strides_of(m) : Dims{};
-    const size_t r = st.size();
-    if (r >= 2 && (st[r - 1] == 1 || st[r - 2] == 1)) return v;
-    return p.value_as(t, plain(dims_of(p.shape(t))));
+    return matmul_reads(p.md(v)) ? v : p.value_as(t, plain(dims_of(p.shape(t))));
 }
 
 // The layout of y whose permutation by its sole reader is plain; plain if another layer reads it.

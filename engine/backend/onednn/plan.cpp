@@ -49,6 +49,12 @@ std::string impl_isa(const dnnl::primitive_desc_base& pd) {
     return impl.substr(impl.find(':') + 1);
 }
 
+bool matmul_reads(const Md& md) {
+    if (!unblocked(md) || md.data.ndims < 2) return false;
+    const Dims st = strides_of(md);
+    return st.back() == 1 || st[st.size() - 2] == 1;
+}
+
 // Bytes from a view's first element to just past its last. oneDNN's get_size() of a strided region
 // is the extent of its outermost stride, which runs past the parent's end for a region that does
 // not start at 0 (ViT's k, a third of the way into each row of the packed q, k, v).

@@ -65,6 +65,9 @@ bool unblocked(const Md& md);
 // Its strides (unblocked only), and whether they cover every element once with no gaps.
 Dims strides_of(const Md& md);
 bool dense(const Md& md);
+// Whether oneDNN's matmul reads md in place with a vector kernel: no blocks, and a row or a column
+// of its matrices (the last two dimensions) contiguous; for others it has only its reference.
+bool matmul_reads(const Md& md);
 // Whether oneDNN chose its naive reference implementation ("ref:any", "bnorm_ref:any", ...) for a
 // descriptor: orders of magnitude slower than its jit kernels, so the planners try other layouts.
 bool reference_impl(const dnnl::primitive_desc_base& pd);

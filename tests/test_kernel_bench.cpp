@@ -70,8 +70,8 @@ std::vector<Problem> small_shapes(const Kernel& k) {
     return out;
 }
 
-const std::vector<std::string> cpu_kernels = {"se-scale",  "se-gate-grad",     "dw-wgrad",    "concat",
-                                              "concat-bn", "concat-bn-norelu", "softmax-bwd", "gap-grad"};
+const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
+                                              "concat-bn-norelu", "softmax-bwd", "silu",  "silu-bwd", "gap-grad"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
@@ -117,6 +117,14 @@ void softmax_sum_one_short(const float* y, const float* dy, float* dx, int64_t r
         for (int64_t i = 0; i + 1 < n; ++i) dot += dyr[i] * yr[i];
         for (int64_t i = 0; i < n; ++i) dx[r * n + i] = yr[i] * (dyr[i] - dot);
     }
+}
+void silu_sign_flipped(const float* x, float* y, int64_t n) {
+    // x * sigmoid(-x)
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(x[i]));
+}
+void silu_grad_sigmoid_only(const float* x, const float* dy, float* dx, int64_t n) {
+    // dy * s, the x * (1 - s) term dropped
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (1.0f + std::exp(-x[i]));
 }
 void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
     // the gradient of a global sum, not of the mean
@@ -259,6 +267,18 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         CHECK_FALSE(make_cpu_cases(kernel("softmax-bwd"), rows, {wrong}, 1).front()->check().ok);
         CHECK(make_cpu_cases(kernel("softmax-bwd"), rows, {d}, 1).front()->check().ok);
     }
+    SUBCASE("silu of -x, and a silu gradient without its x * (1 - s) term") {
+        SimdVariant wrong = d;
+        wrong.silu_forward = silu_sign_flipped;
+        wrong.silu_backward = silu_grad_sigmoid_only;
+        Problem flat = plain;
+        flat.layout.clear();
+        for (const char* name : {"silu", "silu-bwd"}) {
+            CAPTURE(name);
+            CHECK_FALSE(make_cpu_cases(kernel(name), flat, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel(name), flat, {d}, 1).front()->check().ok);
+        }
+    }
     SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
         SimdVariant wrong = d;
         wrong.broadcast_channels = broadcast_sum_not_mean;
@@ -290,6 +310,7 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"concat-bn-norelu", "--layout", "nChw8c", "--c", "12"},
         {"softmax-bwd", "--layout", "nchw"},
         {"gap-grad", "--r", "3"},
+        {"silu", "--layout", "nhwc"},
     };
     for (const auto& args : bad) {
         std::vector<std::string> argv = {RIDGE_KERNELS};

@@ -74,6 +74,7 @@ Problem plain(Problem p) {
 
 const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
 const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
+const std::string silu_origin = "efficientnet_b0 features.5.1.silu1 (672 ch at 14x14), batch 32";
 const std::string concat_origin =
     "densenet121 features.denseblock2.denselayer12.norm1 (480 ch at 28x28; there 128 + 11 x 32, here "
     "15 x 32), batch 16";
@@ -123,6 +124,14 @@ const std::vector<Kernel>& kernels() {
          "softmax gradient dx = y * (dy - sum of dy * y over the row), N*C*H rows of W (kernels/simd "
          "softmax_backward; ref: Softmax backward)",
          "vit_b_16 attention weights (N, 12 heads, 197, 197 tokens), batch 8", softmax_default()},
+        {"silu", false, false, {},
+         "SiLU y = x * sigmoid(x), elementwise over the buffer (kernels/simd silu_forward; ref: Activation silu "
+         "forward)",
+         silu_origin, plain(se_default())},
+        {"silu-bwd", false, false, {},
+         "SiLU gradient dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x) (kernels/simd silu_backward; ref: "
+         "Activation silu backward)",
+         silu_origin, plain(se_default())},
         {"gap-grad", false, false, channel_layouts,
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",

@@ -479,6 +479,85 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->y.size());
 };
 
+// ---- silu, silu-bwd -----------------------------------------------------------------------------
+
+// x, dy, y, dx (N,C,H,W) plain: the kernels are elementwise, so the layout does not matter.
+// x spans [-12, 12], where sigmoid goes from 6e-6 to 1 - 6e-6, and every 97th value is ten times
+// that, past the kernels' clamp of -x to [-87, 87].
+struct SiluData {
+    Problem p;
+    Shape shape;
+    std::vector<float> x, dy;
+    std::vector<float> ref;  // y or dx
+    std::vector<double> bound;
+
+    SiluData(const Problem& p_, bool grad) : p(p_), shape{p_.N, p_.C, p_.H, p_.W} {
+        x = uniform(size_t(numel(shape)), -12, 12, 21);
+        for (size_t i = 0; i < x.size(); i += 97) x[i] *= 10;
+        dy = uniform(x.size(), -1, 1, 22);
+        ref.resize(x.size());
+        reference(grad, ref);
+        // The kernel's e^-|x| is a few ulp off (its polynomial after the range reduction, 2^k
+        // exact); 1 + e, the division and the products round once each: gamma(8) of the
+        // magnitudes (for the gradient of dy * s * (1 + |x| * (1 - s)), so a sum that cancels is
+        // covered), plus the reference's own rounding, plus 2^-150 for each of those roundings
+        // that lands among the subnormals (x near -87). Past the clamp (x < -87) the kernel takes
+        // e^-87 for e^x: an error below |x| * 2e-38 in SiLU.
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double v = x[i], sg = 1 / (1 + std::exp(-v));
+            const double magnitude = grad ? std::fabs(double(dy[i])) * sg * (1 + std::fabs(v) * (1 - sg)) : std::fabs(v) * sg;
+            double b = rounding(8) * magnitude + unit * std::fabs(double(ref[i])) + 0x1p-147;
+            if (v < -87) b += (grad ? std::fabs(double(dy[i])) * (1 + std::fabs(v)) : std::fabs(v)) * 2e-38;
+            bound.push_back(b);
+        }
+    }
+    void reference(bool grad, std::vector<float>& out) const {
+        if (!grad) {
+            ref::Fwd f;
+            f.in = {{x.data(), shape}};
+            f.y = {out.data(), shape};
+            ref::forward(Activation{Activation::Fn::silu}, f);
+            return;
+        }
+        // The reference adds into dx, so it starts at zero.
+        std::fill(out.begin(), out.end(), 0.0f);
+        ref::Bwd b;
+        b.in = {{x.data(), shape}};
+        b.y = {nullptr, shape};
+        b.dy = {dy.data(), shape};
+        b.dx = {{out.data(), shape}};
+        ref::backward(Activation{Activation::Fn::silu}, b);
+    }
+};
+
+class Silu : public Case {
+public:
+    Silu(std::shared_ptr<const SiluData> d, SimdVariant v, bool grad)
+        : d_(std::move(d)), v_(std::move(v)), grad_(grad), out_(d_->x.size()) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        const int64_t n = int64_t(d_->x.size());
+        if (grad_) v_.silu_backward(d_->x.data(), d_->dy.data(), out_.data(), n);
+        else v_.silu_forward(d_->x.data(), out_.data(), n);
+    }
+    void run_reference() override { d_->reference(grad_, ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(out_.begin(), out_.end(), NAN);
+        run_fast();
+        return compare_tampered(grad_ ? "dx" : "y", out_, d_->ref, d_->bound, tamper);
+    }
+    // As the cost model counts SiLU (engine/ops/activation.cpp): 5 FLOPs an element forward, 9 backward.
+    double flops() const override { return (grad_ ? 9.0 : 5.0) * double(d_->x.size()); }
+    double bytes() const override { return 4.0 * (grad_ ? 3.0 : 2.0) * double(d_->x.size()); }
+
+private:
+    std::shared_ptr<const SiluData> d_;
+    SimdVariant v_;
+    bool grad_;
+    std::vector<float> out_;
+    std::vector<float> ref_ = std::vector<float>(d_->x.size());
+};
+
 // ---- gap-grad -----------------------------------------------------------------------------------
 
 // dy (N,C,1,1)  dx (N,C,H,W) in the layout: global average pooling's gradient.
@@ -564,6 +643,10 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "softmax-bwd") {
         auto d = std::make_shared<const SoftmaxData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<SoftmaxBwd>(d, v));
+    } else if (k.name == "silu" || k.name == "silu-bwd") {
+        const bool grad = k.name == "silu-bwd";
+        auto d = std::make_shared<const SiluData>(p, grad);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<Silu>(d, v, grad));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));

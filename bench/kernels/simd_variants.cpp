@@ -13,6 +13,8 @@
     void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,    \
                        const float* b, bool relu, float* y, const ChannelLayout& yl);                    \
     void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);           \
+    void silu_forward(const float* x, float* y, int64_t n);                                              \
+    void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                            \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -24,7 +26,7 @@ namespace ridge::kbench {
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
-            simd::ns::softmax_backward                                                                   \
+            simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward                  \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

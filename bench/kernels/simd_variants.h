@@ -20,6 +20,8 @@ struct SimdVariant {
     void (*concat_affine)(const float* const*, const int64_t*, int64_t, const float*, const float*, bool, float*,
                           const simd::ChannelLayout&);
     void (*softmax_backward)(const float*, const float*, float*, int64_t, int64_t);
+    void (*silu_forward)(const float*, float*, int64_t);
+    void (*silu_backward)(const float*, const float*, float*, int64_t);
 };
 
 // dispatch first, then x86-64-v4, x86-64-v3 and x86-64, each marked with whether this CPU runs it.

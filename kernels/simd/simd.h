@@ -3,7 +3,8 @@
 // a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
-// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), DenseNet's
+// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and its gradient
+// (oneDNN's swish is compute-bound at a quarter of memory speed), DenseNet's
 // concatenation fused with the batchnorm and ReLU that read it (inference), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
 // the reference implementation there, or a GEMM after reordering both activations).
@@ -67,6 +68,12 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
 // channels[i] is a multiple of the block. a and b null: the concatenation alone (and no ReLU).
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
                    bool relu, float* y, const ChannelLayout& yl);
+
+// y = x * sigmoid(x) (SiLU) and its gradient dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x), from
+// the input x, over n contiguous floats: elementwise, so any layout, whose zero padding stays zero.
+// y may be x, dx may be dy. Relative error a few ulp (activation.cpp says how).
+void silu_forward(const float* x, float* y, int64_t n);
+void silu_backward(const float* x, const float* dy, float* dx, int64_t n);
 
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.

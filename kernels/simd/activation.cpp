@@ -1,0 +1,124 @@
+// SiLU, x * sigmoid(x), and its gradient, elementwise over a buffer in any layout. oneDNN 2.6's
+// jit swish evaluates exp and a division per element at about 39 cycles a 16-lane vector on Zen 4,
+// a compute-bound 4x over what memory allows; in efficientnet_b0's training step at batch 8 its
+// forward and backward took 45 of 204 ms. This one needs one exp (of -|x|, never overflowing) and
+// one division per element.
+// x, y, dy, dx (n) contiguous
+#include <algorithm>
+
+#include "kernels/simd/simd.h"
+#include "kernels/simd/vec.h"
+
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
+
+namespace {
+
+using V = Vec<16>;
+typedef int32_t VI __attribute__((vector_size(64)));
+
+RIDGE_SIMD_INLINE VI bits(V v) {
+    VI i;
+    __builtin_memcpy(&i, &v, sizeof i);
+    return i;
+}
+RIDGE_SIMD_INLINE V floats(VI i) {
+    V v;
+    __builtin_memcpy(&v, &i, sizeof v);
+    return v;
+}
+// a where the mask is all ones, else b. Comparisons and ?: on 16-lane vectors become scalar code
+// in the AVX2 build (GCC 12 splits only arithmetic and bit operations into two 8-lane halves), so
+// the kernels select and clamp with integer bit operations alone.
+RIDGE_SIMD_INLINE V select(VI mask, V a, V b) { return floats((bits(a) & mask) | (bits(b) & ~mask)); }
+
+// e^t for t in [-87, 0]: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the
+// form and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field. Down
+// to -87, where k is -126, r is positive and the result stays a normal float.
+RIDGE_SIMD_INLINE V exp_nonpositive(V t) {
+    // k = round(t / ln 2) by adding 1.5 * 2^23: the sum's low mantissa bits hold k.
+    const float magic = 12582912.0f;
+    V kf = t * 1.44269504088896341f + magic;
+    const VI k = bits(kf) - bits(V{} + magic);
+    kf -= magic;
+    // r = t - k ln2, ln2 in two parts (Cody and Waite) so that r keeps its low bits.
+    V r = t - kf * 0.693359375f;
+    r = r + kf * 2.12194440e-4f;
+    V p = V{} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    return floats(bits(p) + (k << 23));
+}
+
+// sigmoid(x) and 1 - sigmoid(x), each from e = e^-|x| without a difference, so both keep their
+// relative precision: e / (1 + e) and 1 / (1 + e), in the order x's sign says. -|x| is clamped at
+// -87; beyond it the smaller of the two is e^-87 / (1 + e^-87) instead of less, an error below
+// |x| * 2e-38 in SiLU. A NaN x stays NaN in SiLU and its gradient, which multiply by x.
+struct Sigmoid {
+    V s, complement;
+};
+RIDGE_SIMD_INLINE Sigmoid sigmoid(V x) {
+    const VI negative = bits(x) >> 31;  // all ones where the sign bit is set
+    VI t = bits(x) | int32_t(0x80000000);  // -|x|
+    // max(t, -87) as floats: among negative floats, the larger the magnitude the larger the bits
+    // as a signed integer, so it is their minimum, min(a, b) = b + ((a - b) & ((a - b) >> 31)).
+    const VI lo = bits(V{} - 87.0f), d = t - lo;
+    t = lo + (d & (d >> 31));
+    const V e = exp_nonpositive(floats(t)), one = V{} + 1.0f;
+    const V inverse = 1.0f / (1.0f + e);
+    return {select(negative, e, one) * inverse, select(negative, one, e) * inverse};
+}
+
+RIDGE_SIMD_INLINE V silu(V x) { return x * sigmoid(x).s; }
+
+// dx = dy * (s * (1 + x * (1 - s))). dy comes last: where s is near float's smallest normal (x
+// near -87), dy * s first would be subnormal and lose digits before the next product.
+RIDGE_SIMD_INLINE V silu_grad(V x, V dy) {
+    const Sigmoid g = sigmoid(x);
+    return dy * (g.s * (1.0f + x * g.complement));
+}
+
+// Whole vectors, then the tail through zero-padded copies (SiLU and its gradient of 0 are 0).
+RIDGE_SIMD_CLONES void silu_span(const float* x, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) store(y + i, silu(load<V>(x + i)));
+    if (i == n) return;
+    float xs[16] = {}, ys[16];
+    std::copy(x + i, x + n, xs);
+    store(ys, silu(load<V>(xs)));
+    std::copy(ys, ys + (n - i), y + i);
+}
+
+RIDGE_SIMD_CLONES void silu_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) store(dx + i, silu_grad(load<V>(x + i), load<V>(dy + i)));
+    if (i == n) return;
+    float xs[16] = {}, dys[16] = {}, dxs[16];
+    std::copy(x + i, x + n, xs);
+    std::copy(dy + i, dy + n, dys);
+    store(dxs, silu_grad(load<V>(xs), load<V>(dys)));
+    std::copy(dxs, dxs + (n - i), dx + i);
+}
+
+// Pieces of this many floats (a multiple of 16) spread the work over the threads.
+constexpr int64_t piece = 4096;
+
+}  // namespace
+
+void silu_forward(const float* x, float* y, int64_t n) {
+    const int64_t pieces = (n + piece - 1) / piece;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < pieces; ++u) silu_span(x + u * piece, y + u * piece, std::min(piece, n - u * piece));
+}
+
+void silu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+    const int64_t pieces = (n + piece - 1) / piece;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < pieces; ++u)
+        silu_grad_span(x + u * piece, dy + u * piece, dx + u * piece, std::min(piece, n - u * piece));
+}
+
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -4,6 +4,7 @@
 // come out zero as simd.h promises.
 #include <omp.h>
 
+#include <cfloat>
 #include <cmath>
 
 #include "bench/kernels/cases.h"
@@ -482,8 +483,9 @@ private:
 // ---- silu, silu-bwd -----------------------------------------------------------------------------
 
 // x, dy, y, dx (N,C,H,W) plain: the kernels are elementwise, so the layout does not matter.
-// x spans [-12, 12], where sigmoid goes from 6e-6 to 1 - 6e-6, and every 97th value is ten times
-// that, past the kernels' clamp of -x to [-87, 87].
+// x spans [-12, 12], where sigmoid goes from 6e-6 to 1 - 6e-6; every 97th value is ten times
+// that, past |x| = 87, where the kernels take e^-|x| as 0; and four are +-1e30 and +-FLT_MAX,
+// where SiLU is x or 0 and its gradient dy or 0.
 struct SiluData {
     Problem p;
     Shape shape;
@@ -494,6 +496,8 @@ struct SiluData {
     SiluData(const Problem& p_, bool grad) : p(p_), shape{p_.N, p_.C, p_.H, p_.W} {
         x = uniform(size_t(numel(shape)), -12, 12, 21);
         for (size_t i = 0; i < x.size(); i += 97) x[i] *= 10;
+        const float huge[] = {1e30f, -1e30f, FLT_MAX, -FLT_MAX};  // after index 3, which the tamper test takes
+        for (size_t i = 0; i < 4 && 4 + i < x.size(); ++i) x[4 + i] = huge[i];
         dy = uniform(x.size(), -1, 1, 22);
         ref.resize(x.size());
         reference(grad, ref);
@@ -501,13 +505,14 @@ struct SiluData {
         // exact); 1 + e, the division and the products round once each: gamma(8) of the
         // magnitudes (for the gradient of dy * s * (1 + |x| * (1 - s)), so a sum that cancels is
         // covered), plus the reference's own rounding, plus 2^-150 for each of those roundings
-        // that lands among the subnormals (x near -87). Past the clamp (x < -87) the kernel takes
-        // e^-87 for e^x: an error below |x| * 2e-38 in SiLU.
+        // that lands among the subnormals (x near -87). Past -87 the kernel takes e^x as 0: an
+        // error below |x| e^x <= 87 e^-87 = 1.4e-36 in SiLU, |dy| (1 + |x|) e^x <= |dy| 1.5e-36 in
+        // its gradient.
         for (size_t i = 0; i < x.size(); ++i) {
             const double v = x[i], sg = 1 / (1 + std::exp(-v));
             const double magnitude = grad ? std::fabs(double(dy[i])) * sg * (1 + std::fabs(v) * (1 - sg)) : std::fabs(v) * sg;
             double b = rounding(8) * magnitude + unit * std::fabs(double(ref[i])) + 0x1p-147;
-            if (v < -87) b += (grad ? std::fabs(double(dy[i])) * (1 + std::fabs(v)) : std::fabs(v)) * 2e-38;
+            if (v < -87) b += (grad ? std::fabs(double(dy[i])) : 1.0) * 2e-36;
             bound.push_back(b);
         }
     }

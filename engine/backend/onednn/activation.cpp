@@ -114,16 +114,17 @@ void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
 }
 
 // The elements of x's buffer when it is one the SiLU kernels may run over end to end: dense without
-// blocks, or channel-blocked (its padding included); 0 for a strided view, which has gaps.
-int64_t silu_span(const Md& x) {
+// blocks, or channel-blocked (its padding included), from its first byte (the kernels are handed
+// the memory's address, which does not count offset0); 0 for a strided view, which has gaps.
+int64_t silu_elements(const Md& x) {
     const int64_t block = channel_block(x);
-    if (!(unblocked(x) && dense(x)) && block != 8 && block != 16) return 0;
+    if ((!(unblocked(x) && dense(x)) && block != 8 && block != 16) || x.data.offset0 != 0) return 0;
     return int64_t(x.get_size() / sizeof(float));
 }
 
 bool silu_forward(Plan& p, const Layer& l) {
     int x = p.value[size_t(l.x())];
-    const int64_t n = silu_span(p.md(x));
+    const int64_t n = silu_elements(p.md(x));
     if (n == 0) return false;
     int y = p.mem(p.md(x));
     p.kernel([n](const std::vector<float*>& a) { simd::silu_forward(a[0], a[1], n); }, {x, y});
@@ -136,7 +137,7 @@ void silu_backward(Plan& p, const Layer& l) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     const int x = p.saved[size_t(l.node)].in[0];
-    const int64_t n = silu_span(p.md(x));
+    const int64_t n = silu_elements(p.md(x));
     int dy = p.as(p.dy(l.n.output), p.md(x));
     int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
     p.kernel([n](const std::vector<float*>& a) { simd::silu_backward(a[0], a[1], a[2], n); }, {x, dy, dx});

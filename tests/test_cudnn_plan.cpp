@@ -1,9 +1,15 @@
 // What the GPU path does without a GPU: the cudnn executor plans (and so refuses what will not
 // fit) before any device is touched, its plan is exact arithmetic on shapes, and a CPU backend
 // refuses a precision it does not compute in; every case of the op table (op_cases.h) plans, or is
-// refused as the table says. Built only with the cudnn executor; runs anywhere.
+// refused as the table says; cuBLAS loads at its first call. Built only with the cudnn executor;
+// runs anywhere.
+#include <cublas_api.h>
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
+#include "engine/backend/cudnn/cudnn.h"
 #include "engine/backend/executor.h"
 #include "engine/dsl.h"
 #include "roofline/probes/cuda/probes.h"
@@ -191,4 +197,19 @@ TEST_CASE("without a device, prepare() fails with one CUDA error [may skip]") {
     Graph g = small_conv();
     auto ex = make_executor("cudnn", g, {});
     CHECK_THROWS_AS(ex->prepare(), std::runtime_error);
+}
+
+// cublas_on_use.cpp: libcublas, and with it libcublasLt's initializers, load at the first cuBLAS
+// call, not at every start of ridge; the version then comes from the library the build found.
+TEST_CASE("cuBLAS is opened at its first call, and answers through the forwarders") {
+    auto mapped = [](const char* lib) {
+        std::ifstream maps("/proc/self/maps");
+        std::string line;
+        while (std::getline(maps, line))
+            if (line.find(lib) != std::string::npos) return true;
+        return false;
+    };
+    CHECK_FALSE(mapped("libcublasLt.so"));
+    CHECK(cublas_version().rfind(cat(CUBLAS_VER_MAJOR, ".", CUBLAS_VER_MINOR, "."), 0) == 0);
+    CHECK(mapped("libcublasLt.so"));
 }

@@ -24,6 +24,7 @@
 // such spins and keeps serial_idle (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19 to
 // 0.38 s at 3 ms). The CLI also sets how idle OpenMP threads wait (bench/omp_wait.h).
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cmath>
@@ -91,7 +92,9 @@ void check_same_implementation(const dnnl::primitive& prim, const dnnl::primitiv
 class OnednnExecutor final : public Executor {
 public:
     OnednnExecutor(const Graph& g, const ExecOptions& o);
-    ~OnednnExecutor() override { std::free(arena_); }
+    ~OnednnExecutor() override {
+        if (arena_) munmap(arena_, arena_mapped_);
+    }
 
     std::string name() const override { return "onednn"; }
     int64_t planned_bytes() const override { return int64_t(arena_bytes_); }
@@ -148,6 +151,7 @@ private:
 
     bool prepared_ = false;
     char* arena_ = nullptr;
+    size_t arena_mapped_ = 0;
     dnnl::stream stream_;
     std::vector<dnnl::memory> memories_;
     std::vector<Compiled> fwd_, bwd_, upd_;
@@ -287,10 +291,22 @@ void OnednnExecutor::plan_update() {
 void OnednnExecutor::prepare() {
     if (prepared_) return;
     set_threads();
-    arena_ = static_cast<char*>(std::aligned_alloc(4096, (std::max<size_t>(arena_bytes_, 1) + 4095) / 4096 * 4096));
-    if (!arena_) throw std::runtime_error(cat("onednn: cannot allocate ", arena_bytes_, " bytes for ", g_.model()));
-    // Zeroed once, so that the padding of blocked layouts starts as zero, as oneDNN expects.
-    std::memset(arena_, 0, arena_bytes_);
+    if (arena_) {  // an earlier prepare() that threw after mapping
+        munmap(arena_, arena_mapped_);
+        arena_ = nullptr;
+        memories_.clear();
+    }
+    // Fresh anonymous pages read as zero, so the padding of blocked layouts starts as zero, as oneDNN
+    // expects, without a memset: one would fault in every page at once, the unused included
+    // (test_onednn's planning of the zoo touched 40 GB so, 29 s of page faults on a 2-core Zen 4
+    // VM). Huge pages where the kernel's policy is madvise: a 2 MiB page takes one fault and one
+    // TLB entry for 512 small ones. Both are advice; the arena is correct without them.
+    arena_mapped_ = (std::max<size_t>(arena_bytes_, 1) + 4095) / 4096 * 4096;
+    void* p = mmap(nullptr, arena_mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        throw std::runtime_error(cat("onednn: cannot allocate ", arena_bytes_, " bytes for ", g_.model()));
+    arena_ = static_cast<char*>(p);
+    madvise(arena_, arena_mapped_, MADV_HUGEPAGE);
     stream_ = dnnl::stream(plan_.eng);
     memories_.reserve(plan_.mems.size());
     for (const Mem& m : plan_.mems)

@@ -38,8 +38,8 @@ report: build
 full: build
 	@$(RIDGE) report --full
 
-# Tests run $(JOBS) at a time: test_gradients alone takes 8 of the 15 minutes on 2 cores, and no
-# test measures speed (their scratch files are per test).
+# Tests run $(JOBS) at a time: test_gradients' two halves take about 5 minutes each on 2 cores,
+# and no test measures speed (their scratch files are per test).
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 

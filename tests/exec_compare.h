@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <future>
 
 #include "engine/backend/executor.h"
@@ -321,16 +322,55 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
     return sum;
 }
 
-// Every zoo net (or those RIDGE_NETS lists, comma-separated) at batch 4 and the larger of 32x32
-// and its smallest input, so that every batchnorm normalizes at least 4 values per channel; nets
-// of more than 30 M parameters run their double steps one at a time (VGG's take 3 GB each).
-inline void check_zoo_against_f64(const std::vector<std::pair<std::string, bool>>& backends) {
+// The zoo at the shapes check_zoo_against_f64 runs it, or shard i of n of it when RIDGE_ZOO_SHARD
+// is "i/n": nets in order of their training FLOPs there, largest first, each to the shard with the
+// fewest so far, so the shards take about equal times side by side under ctest -j (the double
+// reference steps are most of the time, and those follow the FLOPs).
+inline std::vector<std::pair<const ZooEntry*, Graph>> zoo_at_test_shapes() {
     const char* only = std::getenv("RIDGE_NETS");
+    std::vector<std::pair<const ZooEntry*, Graph>> nets;
     for (const ZooEntry& e : zoo()) {
         if (only && cat(",", only, ",").find(cat(",", e.name, ",")) == std::string::npos) continue;
         CAPTURE(e.name);
         const int64_t side = std::max<int64_t>(32, min_resolution(e));
-        Graph g = build(e, 4, side, side);
+        nets.emplace_back(&e, build(e, 4, side, side));
+    }
+    REQUIRE_MESSAGE(!nets.empty(), "RIDGE_NETS names no zoo net");
+    const char* shard = std::getenv("RIDGE_ZOO_SHARD");
+    if (!shard || !*shard) return nets;
+    int i = 0, n = 0;
+    char end = 0;
+    REQUIRE_MESSAGE((std::sscanf(shard, "%d/%d%c", &i, &n, &end) == 2 && n >= 1 && i >= 1 && i <= n),
+                    "RIDGE_ZOO_SHARD is ", std::string(shard), ", not i/n with 1 <= i <= n");
+    std::vector<std::pair<int64_t, size_t>> order;
+    for (size_t k = 0; k < nets.size(); ++k) {
+        const Counts& c = analyze(nets[k].second, DType::fp32).totals;
+        order.push_back({c.fwd_flops + c.bwd_flops(), k});
+    }
+    std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    std::vector<int64_t> load(size_t(n), 0);
+    std::vector<bool> mine(nets.size(), false);
+    for (const auto& [flops, k] : order) {
+        const size_t s = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+        load[s] += flops;
+        mine[k] = s == size_t(i - 1);
+    }
+    std::vector<std::pair<const ZooEntry*, Graph>> picked;
+    for (size_t k = 0; k < nets.size(); ++k)
+        if (mine[k]) picked.push_back(std::move(nets[k]));
+    REQUIRE_MESSAGE(!picked.empty(), "shard ", std::string(shard), " of ", nets.size(), " nets is empty");
+    return picked;
+}
+
+// Every zoo net (or those RIDGE_NETS lists, comma-separated; or a shard, above) at batch 4 and the
+// larger of 32x32 and its smallest input, so that every batchnorm normalizes at least 4 values per
+// channel; nets of more than 30 M parameters run their double steps one at a time (VGG's take 3 GB
+// each).
+inline void check_zoo_against_f64(const std::vector<std::pair<std::string, bool>>& backends) {
+    for (auto& [entry, g] : zoo_at_test_shapes()) {
+        const ZooEntry& e = *entry;
+        CAPTURE(e.name);
+        const int64_t side = g.input_shape()[2];
         const int64_t params = analyze(g, DType::fp32).totals.params;
         F64Summary s = check_against_f64(g, inputs(g, 11), backends, params < 30'000'000);
         MESSAGE(e.name, " at ", side, "x", side, ": eta ", s.eta, ", worst (error - floor) / spread ", s.worst_ratio,

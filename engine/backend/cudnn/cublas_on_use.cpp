@@ -37,10 +37,10 @@ const Library& cublas() {
     return lib;
 }
 
-// The library's definition of the function `name`, of type F (the one declared here).
 // The first function the library lacks, for cublasGetStatusString to name.
 std::atomic<const char*> missing{nullptr};
 
+// The library's definition of the function `name`, of type F (the one declared here).
 template <class F>
 F* resolve(const char* name) {
     static_assert(std::is_function_v<F>);

@@ -236,6 +236,25 @@ std::vector<OpCase> data_movement() {
              [](Tensor x) {
                  return concat({x, x | scale(2.0)}) | channel_shuffle(4) | slice(1, 2, 8) | flatten();
              }},
+        // Slices that partition a shuffle's channels on whole groups are each written by the
+        // shuffle into a buffer of their own, and their gradients go back through it
+        // (engine/backend/onednn/layout.cpp); the parts here are uneven and out of order.
+        {.name = "shuffle_parts", .what = "a shuffle cut by three slices on its group boundaries", .x = {2, 12, 3, 3},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x, x | scale(2.0)}) | channel_shuffle(2);
+                 Tensor a = y | slice(1, 0, 8), b = y | slice(1, 8, 10), c = y | slice(1, 18, 6);
+                 return concat({c | scale(3.0), a, b | scale(0.5)});
+             }},
+        // A part no gradient reaches: its region of the shuffle's input gradient is zero.
+        {.name = "shuffle_part_unused", .what = "a shuffle cut in two, one half unused", .x = {2, 8, 3, 3},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x, x | scale(2.0)}) | channel_shuffle(2);
+                 Tensor a = y | slice(1, 0, 6);
+                 y | slice(1, 6, 10) | scale(4.0);
+                 return a | scale(3.0);
+             }},
         {.name = "views", .what = "flatten, reshape, permute, select", .x = {2, 6, 2, 3},
          .body =
              [](Tensor x) {

@@ -117,6 +117,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
     param.resize(g.nodes().size());
     dparam.resize(g.nodes().size());
     saved.resize(g.nodes().size());
+    part.resize(g.nodes().size());
     buffers.push_back({0, true});
     scratch_ = 0;
 }

@@ -143,6 +143,16 @@ public:
     // (a region of it, or its elements permuted); covers_all: the view reaches every element.
     void pass_view(int t, const Md& view, int src, bool covers_all);
 
+    // A tensor read only by slices that partition it, which its producer writes as one dense
+    // buffer per slice (layout.cpp: ShuffleNet's shuffled channels, read as two halves): per slice
+    // layer, its part's memory and, once its backward ran, the part's gradient, which the
+    // producer's backward reads. The tensor itself has no memory; while any part's gradient has
+    // arrived, its dy() is one of them, only to say that the producer's backward has work.
+    struct Part {
+        int value = -1, grad = -1;
+    };
+    std::vector<Part> part;  // per node
+
     // Per layer: its tensors in op_params order (memory, or -1 where unused) and their gradients.
     std::vector<std::vector<int>> param, dparam;
     int param_mem(int node, int j, const Md& md);   // pinned; load() reorders the plain tensor in

@@ -261,6 +261,15 @@ std::vector<OpCase> data_movement() {
                  Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
                  return add(y | select(1, 0), y | select(1, 3)) | flatten();
              }},
+        // A permutation's gradient is a view of its dy (engine/backend/onednn/layout.cpp): here it
+        // is the input's first gradient, into which a second reader's is then added.
+        {.name = "permute_grad", .what = "a permutation's gradient first, another added to it", .x = {2, 6, 3, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | scale(3.0);
+                 Tensor b = x | permute({0, 2, 3, 1}) | scale(2.0);
+                 return add(a | permute({0, 2, 3, 1}), b);
+             }},
         {.name = "identity", .what = "dropout and stochastic depth are identities", .x = {2, 8, 3, 3},
          .body = [](Tensor x) { return add(x | dropout(0.5), x | stochastic_depth(0.2)); }},
         {.name = "tokens", .what = "class token and position embedding", .x = {2, 4, 8},

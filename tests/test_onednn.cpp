@@ -247,7 +247,8 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
 // and a slower summing conv in every block, about 4.5 ms each). In inference, a conv reading a
 // channels-last input reads it in place: resnext50's grouped convs reordered theirs into nChw4c and
 // back, about 4 ms a block at batch 16. A permutation of a layout without blocks is a view:
-// convnext_tiny's two per block copied 29 ms of its 450 at batch 16. In inference, a select,
+// convnext_tiny's two per block copied 29 ms of its 450 at batch 16; so is its gradient where dy has
+// no blocks (two reorders per permutation in convnext_tiny's training step). In inference, a select,
 // slice, flatten or reshape of a layout without blocks is a view: vit_b_16's q, k and v selects and
 // its merge of the heads copied 5 ms a block at batch 16 (matmul reads strides, and writes the
 // layout its permutation makes plain). The one such copy that is a real change of element order,
@@ -305,9 +306,10 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
             Graph g = build(e, mode == Mode::train ? 8 : 1, e.default_res, e.default_res);
             auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
             ex->prepare();
-            std::set<int> reads_blocked;  // layers that reorder a blocked input
+            std::set<int> reads_blocked, grad_blocked;  // layers that reorder a blocked input, gradient
             for (const StepInfo& s : ex->steps())
-                if (s.primitive == "reorder" && !s.args.empty() && !unblocked(s.args[0])) reads_blocked.insert(s.node);
+                if (s.primitive == "reorder" && !s.args.empty() && !unblocked(s.args[0]))
+                    (s.phase == StepPhase::fwd ? reads_blocked : grad_blocked).insert(s.node);
             for (const StepInfo& s : ex->steps()) {
                 bool copy = s.phase == StepPhase::fwd && same_layout_copy(s);
                 bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
@@ -319,9 +321,12 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                 bool view_copies = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
                                    !reads_blocked.count(s.node) && copies_a_view(g.nodes()[size_t(s.node)].op, s);
                 bool split_copies = s.node >= 0 && halves_of_a_shuffle(g, g.nodes()[size_t(s.node)]);
+                bool permute_grad_copies = s.phase == StepPhase::dgrad && s.node >= 0 &&
+                                           std::holds_alternative<Permute>(g.nodes()[size_t(s.node)].op) &&
+                                           !grad_blocked.count(s.node) && s.primitive == "reorder";
                 bool generic = generic_bnorm(s);
                 if (!costly(s) && !copy && !conv_reorders && !permute_copies && !view_copies && !split_copies &&
-                    !generic)
+                    !permute_grad_copies && !generic)
                     continue;
                 std::string shapes;
                 for (const StepArg& a : s.args) shapes += cat(" ", a.name, to_string(Shape(a.dims)), " ", a.layout);
@@ -329,7 +334,9 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                                s.node >= 0 ? g.nodes()[size_t(s.node)].name : "loss", " ", s.primitive, " ", s.impl,
                                copy ? " copies into its own layout" : "",
                                conv_reorders ? " reorders its channels-last input" : "",
-                               permute_copies || view_copies || split_copies ? " copies what it could view" : "",
+                               permute_copies || view_copies || split_copies || permute_grad_copies
+                                   ? " copies what it could view"
+                                   : "",
                                generic ? " runs oneDNN's portable C++ kernel" : "", shapes));
             }
         }

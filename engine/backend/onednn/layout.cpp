@@ -410,7 +410,18 @@ void forward(Plan& p, const Layer& l, const Permute& op) {
     p.value[size_t(l.n.output)] = p.alias(x, xm.permute_axes(to));
 }
 
-void backward(Plan& p, const Layer& l, const Permute& op) { permute_backward(p, l, permuted(p, l, op.order)); }
+// The gradient of a permutation is dy read with the dimensions' order changed back: a view where
+// dy's layout has no blocks, which becomes x's gradient. ConvNeXt's NHWC -> NCHW after its MLP
+// receives a channels-last dy, so its MLP gets plain rows with no copy; through plain copies this
+// was two reorders, 1.4 to 2.5 ms of 5 to 6 times the bound at batch 8.
+void backward(Plan& p, const Layer& l, const Permute& op) {
+    const Md dm = p.md(p.dy(l.n.output));
+    if (!p.needs_grad(l.x()) || !unblocked(dm)) return permute_backward(p, l, permuted(p, l, op.order));
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    std::vector<int> back(op.order.size());  // y's axis i is x's axis order[i]
+    for (size_t i = 0; i < op.order.size(); ++i) back[i] = normalize_dim(op.order[i], op.order.size());
+    p.pass(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), true);
+}
 
 void forward(Plan& p, const Layer& l, const Flatten&) { reshape_forward(p, l); }
 void backward(Plan& p, const Layer& l, const Flatten&) { reshape_backward(p, l); }

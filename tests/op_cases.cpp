@@ -170,6 +170,22 @@ std::vector<OpCase> elementwise() {
                  Tensor h = x | conv(20, 1);
                  return mul(h | adaptive_avgpool(1) | sigmoid(), h);
              }},
+        // A 1x1 conv of a 1x1 map runs as an inner product on oneDNN (conv2d.cpp), reading the
+        // pooled vector's channel blocks in place, with the group's activation as a post-op.
+        {.name = "se_block", .what = "squeeze-excitation with its two 1x1 convs on the pooled map", .x = {2, 6, 5, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(32, 1);
+                 Tensor gate = h | adaptive_avgpool(1) | conv(8, 1, {.bias = true}) | relu() |
+                               conv(32, 1, {.bias = true}) | hardsigmoid();
+                 return mul(gate, h);
+             }},
+        {.name = "conv1x1_of_1x1", .what = "1x1 convs of a 1x1 map: strided, without bias, a residual sum",
+         .x = {3, 20, 1, 1},
+         .body =
+             [](Tensor x) {
+                 return add(x | conv(20, 1, {.stride = 2}) | conv(20, 1, {.bias = true}) | relu(), x);
+             }},
         {.name = "mul_se_reread", .what = "mul, gate on an activation read again afterwards", .x = {2, 6, 3, 7},
          .body =
              [](Tensor x) {

@@ -19,8 +19,20 @@ LinearShape linear_shape(const Plan& p, const Layer& l, const Linear& op) {
     return {numel(xs) / xs.back(), xs.back(), op.K};
 }
 
-Md weights_any(const LinearShape& s) { return Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::any); }
-Md bias_md(const LinearShape& s) { return Md({s.K}, dnnl::memory::data_type::f32, Tag::a); }
+Md bias_md(const InnerProduct& ip) { return Md({ip.y.dims()[1]}, dnnl::memory::data_type::f32, Tag::a); }
+
+// A map of 1x1 (N, C, 1, 1) in channels-last, or in channel blocks that C fills, has the bytes of
+// plain rows: squeeze-excitation's pooled vector is read in place, not reordered (5 us a layer).
+bool rows_in_place(const Md& md) {
+    const Dims d = md.dims();
+    if (d.size() != 4 || d[2] != 1 || d[3] != 1) return false;
+    const int64_t block = channel_block(md);
+    return block > 0 && d[1] % block == 0;
+}
+
+InnerProduct rows(const LinearShape& s, const Linear& op) {
+    return {plain({s.M, s.C}), Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::any), plain({s.M, s.K}), op.bias};
+}
 
 // In inference, rows of tokens (vit's 197 per image, convnext's positions) as oneDNN's matmul with
 // weights in its own layout, where that runs brgemm (AVX-512): M=197 on the 2-core EPYC, C=768
@@ -46,7 +58,7 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     int w = p.param_mem(l.node, 0, pd.weights_desc().permute_axes({1, 0}));
     std::vector<std::pair<int, int>> args = {
         {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.alias(w, pd.weights_desc())}, {DNNL_ARG_DST, p.alias(y, y2)}};
-    if (op.bias) args.push_back({DNNL_ARG_BIAS, p.alias(p.param_mem(l.node, 1, bias_md(s)), b2)});
+    if (op.bias) args.push_back({DNNL_ARG_BIAS, p.alias(p.param_mem(l.node, 1, plain({s.K})), b2)});
     p.primitive(pd, args);
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, args[2].second};
@@ -55,54 +67,60 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 
 }  // namespace
 
-void forward(Plan& p, const Layer& l, const Linear& op) {
-    LinearShape s = linear_shape(p, l, op);
-    if (matmul_forward(p, l, op, s)) return;
-    Md x2 = plain({s.M, s.C}), y2 = plain({s.M, s.K});
+void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
+    const Md b = bias_md(ip);
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
-    auto d = op.bias ? dnnl::inner_product_forward::desc(prop, x2, weights_any(s), bias_md(s), y2)
-                     : dnnl::inner_product_forward::desc(prop, x2, weights_any(s), y2);
+    auto d = ip.bias ? dnnl::inner_product_forward::desc(prop, ip.x, ip.w, b, ip.y)
+                     : dnnl::inner_product_forward::desc(prop, ip.x, ip.w, ip.y);
     dnnl::primitive_attr attr = p.attr();
     if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
     dnnl::inner_product_forward::primitive_desc pd(d, attr, p.eng);
 
-    int x = p.alias(p.value_as(l.x(), plain(dims_of(p.shape(l.x())))), x2);
+    int v = p.value[size_t(l.x())];
+    int x = p.alias(rows_in_place(p.md(v)) ? v : p.value_as(l.x(), plain(dims_of(p.shape(l.x())))), ip.x);
     int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
-    Plan::Saved sv{pd, {x}, p.alias(y, y2)};
+    Plan::Saved sv{pd, {x}, p.alias(y, ip.y)};
     std::vector<std::pair<int, int>> args = {
         {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.param_mem(l.node, 0, pd.weights_desc())}, {DNNL_ARG_DST, sv.out}};
-    if (op.bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, bias_md(s))});
+    if (ip.bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, b)});
     p.primitive(pd, args);
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = sv;
 }
 
-void backward(Plan& p, const Layer& l, const Linear& op) {
-    LinearShape s = linear_shape(p, l, op);
+void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
     const Plan::Saved& sv = p.saved[size_t(l.node)];
     auto fwd = hint<dnnl::inner_product_forward::primitive_desc>(sv.pd);
-    Md x2 = p.md(sv.in[0]), y2 = p.md(sv.out);
+    const Md b = bias_md(ip);
     p.at(&p.bwd, l.node, Phase::dgrad);
-    int dy = p.alias(p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output)))), y2);
+    int dy = p.alias(p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output)))), ip.y);
 
     if (p.needs_grad(l.x())) {
-        dnnl::inner_product_backward_data::desc d(x2, weights_any(s), y2);
+        dnnl::inner_product_backward_data::desc d(ip.x, ip.w, ip.y);
         dnnl::inner_product_backward_data::primitive_desc pd(d, p.attr(), p.eng, fwd);
         int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
         int dx = p.contribution(l.x(), plain(dims_of(p.shape(l.x()))));
-        p.primitive(pd, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, p.alias(dx, x2)}});
+        p.primitive(pd, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, p.alias(dx, ip.x)}});
         p.contributed(l.x(), dx);
     }
 
     p.at(&p.bwd, l.node, Phase::wgrad);
-    auto d = op.bias ? dnnl::inner_product_backward_weights::desc(x2, weights_any(s), bias_md(s), y2)
-                     : dnnl::inner_product_backward_weights::desc(x2, weights_any(s), y2);
+    auto d = ip.bias ? dnnl::inner_product_backward_weights::desc(ip.x, ip.w, b, ip.y)
+                     : dnnl::inner_product_backward_weights::desc(ip.x, ip.w, ip.y);
     dnnl::inner_product_backward_weights::primitive_desc pd(d, p.attr(), p.eng, fwd);
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, sv.in[0]},
                                              {DNNL_ARG_DIFF_DST, dy},
                                              {DNNL_ARG_DIFF_WEIGHTS, p.dparam_mem(l.node, 0, pd.diff_weights_desc())}};
-    if (op.bias) args.push_back({DNNL_ARG_DIFF_BIAS, p.dparam_mem(l.node, 1, bias_md(s))});
+    if (ip.bias) args.push_back({DNNL_ARG_DIFF_BIAS, p.dparam_mem(l.node, 1, b)});
     p.primitive(pd, args);
 }
+
+void forward(Plan& p, const Layer& l, const Linear& op) {
+    LinearShape s = linear_shape(p, l, op);
+    if (matmul_forward(p, l, op, s)) return;
+    inner_product_forward(p, l, rows(s, op));
+}
+
+void backward(Plan& p, const Layer& l, const Linear& op) { inner_product_backward(p, l, rows(linear_shape(p, l, op), op)); }
 
 }  // namespace ridge::onednn

@@ -26,6 +26,16 @@ inline bool read_last_by(const Plan& p, const Layer& l, int t) {
     return p.last_read[size_t(p.g.tensor(t).storage)] <= (l.group ? l.group->last : l.node);
 }
 
+// An inner product of plain rows: x (M, C) or (N, C, 1, 1), y (M, K), weights
+// (K, C) or (K, C, 1, 1) in the layout oneDNN picks (format any), bias (K). Linear layers, and 1x1
+// convolutions of a 1x1 map (conv2d.cpp).
+struct InnerProduct {
+    Md x, w, y;
+    bool bias;
+};
+void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip);
+void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
+
 void plan_forward(Plan& p, const Layer& l);
 void plan_backward(Plan& p, const Layer& l);
 

@@ -326,6 +326,20 @@ std::vector<OpCase> fused_groups() {
                  Tensor a = x | conv(16, 1), b = x | conv(32, 3, {.pad = 1});
                  return concat({a, b, x | conv(16, 1)}) | bn() | relu();
              }},
+        // In training, a concatenation of pieces in one layout and its gradient are kernels/simd's
+        // concat_affine and concat_backward: b's gradient is written by the first concatenation's
+        // backward and added to by the second's; concat({y, y}) gives one tensor two pieces, which
+        // the kernel leaves to oneDNN's reorders.
+        {.name = "concat_grads", .what = "concatenations sharing pieces, blocked and plain, one piece twice",
+         .x = {2, 5, 4, 4},
+         .body =
+             [](Tensor x) {
+                 Tensor a = x | conv(16, 1), b = x | conv(32, 1);
+                 Tensor blocked = add(concat({a, b}) | scale(2.0), concat({b, a}));
+                 Tensor y = x | scale(3.0);
+                 Tensor plain = concat({x, y, y});
+                 return add(blocked | adaptive_avgpool(1), plain | conv(48, 1) | adaptive_avgpool(1));
+             }},
         {.name = "concat_bn_gated",
          .what = "an in-place gate over a concatenation's input between the concat and its batchnorm",
          .x = {2, 8, 6, 6},

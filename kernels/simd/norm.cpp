@@ -73,6 +73,29 @@ constexpr int64_t chunk = 512;  // positions per piece of work, so a few large i
 // The affine's coefficients from channel c on; none for the concatenation alone.
 const float* at(const float* v, int64_t c) { return v ? v + c : nullptr; }
 
+// The piece that holds unit u (a channel, or a block of B channels) of the concatenation, and the
+// unit's index in it.
+std::pair<int64_t, int64_t> locate(const int64_t* channels, int64_t pieces, int64_t B, int64_t u) {
+    int64_t i = 0;
+    while (i + 1 < pieces && u >= channels[i] / B) u -= channels[i++] / B;
+    return {i, u};
+}
+
+RIDGE_SIMD_CLONES void copy_or_add(const float* x, float* y, int64_t n, bool add) {
+    if (!add) return void(std::copy_n(x, n, y));
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+// `rows` rows of `width`, x's `xs` floats apart and y's `ys`.
+RIDGE_SIMD_CLONES void copy_or_add_rows(const float* x, int64_t xs, float* y, int64_t ys, int64_t rows,
+                                        int64_t width, bool add) {
+    for (int64_t r = 0; r < rows; ++r, x += xs, y += ys)
+        if (add)
+            for (int64_t j = 0; j < width; ++j) y[j] += x[j];
+        else
+            for (int64_t j = 0; j < width; ++j) y[j] = x[j];
+}
+
 }  // namespace
 
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
@@ -80,12 +103,6 @@ void concat_affine(const float* const* x, const int64_t* channels, int64_t piece
     // One parallel region for the whole concatenation: a region per piece costs the team a
     // wake-up each, and DenseNet's last concatenations have 25 and more pieces.
     const int64_t B = yl.block, units = B == 1 ? yl.C : yl.blocks();
-    // The piece that holds unit u (a channel, or a channel block) of y, and the unit's index in it.
-    auto locate = [&](int64_t u) {
-        int64_t i = 0;
-        while (i + 1 < pieces && u >= channels[i] / B) u -= channels[i++] / B;
-        return std::pair{i, u};
-    };
     const int64_t chunks = (yl.HW + chunk - 1) / chunk;
     if (B == yl.C && B > 1) {  // channels-last (or a single block): each piece's row of channels
 #pragma omp parallel for schedule(static)
@@ -101,7 +118,7 @@ void concat_affine(const float* const* x, const int64_t* channels, int64_t piece
 #pragma omp parallel for schedule(static)
         for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
             int64_t n = nc / yl.C, c = nc % yl.C;
-            auto [i, k] = locate(c);
+            auto [i, k] = locate(channels, pieces, B, c);
             affine_span(x[i] + (n * channels[i] + k) * yl.HW, at(a, c), at(b, c), relu, y + nc * yl.HW,
                         yl.HW);
         }
@@ -110,11 +127,47 @@ void concat_affine(const float* const* x, const int64_t* channels, int64_t piece
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
         int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
-        auto [i, k] = locate(cb);
+        auto [i, k] = locate(channels, pieces, B, cb);
         const float* xp = x[i] + (n * channels[i] + k * B) * yl.HW + s0 * B;
         affine_rows(xp, at(a, cb * B), at(b, cb * B), relu,
                     y + n * yl.batch_stride() + cb * yl.block_stride() + s0 * B,
                     std::min(chunk, yl.HW - s0), B);
+    }
+}
+
+void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, const uint8_t* mode, float* const* dx,
+                     const ChannelLayout& yl) {
+    // concat_affine's three walks, with dy and dx in each other's places.
+    const int64_t B = yl.block, units = B == 1 ? yl.C : yl.blocks();
+    const int64_t chunks = (yl.HW + chunk - 1) / chunk;
+    if (B == yl.C && B > 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < yl.N * chunks; ++u) {
+            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, yl.HW - s0), c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[i++])
+                if (mode[i])
+                    copy_or_add_rows(dy + (n * yl.HW + s0) * yl.C + c0, yl.C, dx[i] + (n * yl.HW + s0) * channels[i],
+                                     channels[i], rows, channels[i], mode[i] == 2);
+        }
+        return;
+    }
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
+            int64_t n = nc / yl.C, c = nc % yl.C;
+            auto [i, k] = locate(channels, pieces, B, c);
+            if (mode[i]) copy_or_add(dy + nc * yl.HW, dx[i] + (n * channels[i] + k) * yl.HW, yl.HW, mode[i] == 2);
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
+        int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
+        auto [i, k] = locate(channels, pieces, B, cb);
+        if (mode[i])
+            copy_or_add(dy + n * yl.batch_stride() + cb * yl.block_stride() + s0 * B,
+                        dx[i] + (n * channels[i] + k * B) * yl.HW + s0 * B, std::min(chunk, yl.HW - s0) * B,
+                        mode[i] == 2);
     }
 }
 

@@ -5,7 +5,8 @@
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
 // gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and its gradient
 // (oneDNN's swish is compute-bound at a quarter of memory speed), DenseNet's
-// concatenation fused with the batchnorm and ReLU that read it (inference), and the weight
+// concatenation fused with the batchnorm and ReLU that read it (inference) and its gradient
+// (training: oneDNN's reorders of each piece took 2.5 times memory speed), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
 // the reference implementation there, or a GEMM after reordering both activations).
 //
@@ -68,6 +69,12 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
 // channels[i] is a multiple of the block. a and b null: the concatenation alone (and no ReLU).
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
                    bool relu, float* y, const ChannelLayout& yl);
+
+// The gradient of concat_affine's concatenation alone: each piece's channels of dy, in the same
+// layouts, written to dx[i], or added to it where mode[i] is 2 (1: written, 0: no gradient, dx[i]
+// not read). Memory-bound: one read of dy, one write of each dx (and a read where added).
+void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, const uint8_t* mode, float* const* dx,
+                     const ChannelLayout& yl);
 
 // y = x * sigmoid(x) (SiLU) and its gradient dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x), from
 // the input x, over n contiguous floats: elementwise, so any layout, whose zero padding stays zero.

@@ -298,6 +298,46 @@ bool concat_copy(Plan& p, const Layer& l, int dim) {
     return true;
 }
 
+// The backward of concat_copy's concatenation, as one pass of concat_backward: each input's
+// gradient written, or added into where one arrived already in the input's layout (DenseNet's
+// features, read by every later concatenation of their block). False, planning nothing, where dy
+// is in another layout than y, a gradient is in another than its input, or two inputs share a
+// gradient (the kernel's threads would write it at once).
+bool concat_copy_backward(Plan& p, const Layer& l) {
+    const Plan::Saved& sv = p.saved[size_t(l.node)];
+    if (sv.pd || sv.out < 0) return false;
+    const Md ym = p.md(sv.out);
+    const int dy = p.dy(l.n.output);
+    if (p.md(dy) != ym) return false;
+    std::vector<int> roots;
+    for (size_t i = 0; i < l.n.inputs.size(); ++i) {
+        int t = l.x(i);
+        if (!p.needs_grad(t)) continue;
+        if (!p.fresh(t) && p.md(p.dy(t)) != p.md(sv.in[i])) return false;
+        if (std::find(roots.begin(), roots.end(), p.grad_root[size_t(t)]) != roots.end()) return false;
+        roots.push_back(p.grad_root[size_t(t)]);
+    }
+    const Shape& ys = p.shape(l.n.output);
+    const simd::ChannelLayout yl{ys[0], ys[1], ys[2] * ys[3], channel_block(ym)};
+    std::vector<int64_t> channels;
+    std::vector<uint8_t> mode;
+    std::vector<int> args = {dy};
+    for (size_t i = 0; i < l.n.inputs.size(); ++i) {
+        int t = l.x(i);
+        channels.push_back(p.shape(t)[1]);
+        mode.push_back(!p.needs_grad(t) ? 0 : p.fresh(t) ? 1 : 2);
+        int& gr = p.grad[size_t(p.grad_root[size_t(t)])];
+        if (mode.back() == 1) gr = p.mem(p.md(sv.in[i]));
+        args.push_back(mode.back() ? gr : dy);
+    }
+    p.kernel(
+        [channels, mode, yl](const std::vector<float*>& a) {
+            simd::concat_backward(a[0], channels.data(), int64_t(channels.size()), mode.data(), a.data() + 1, yl);
+        },
+        args);
+    return true;
+}
+
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const Concat& op) {
@@ -330,6 +370,7 @@ void forward(Plan& p, const Layer& l, const Concat& op) {
 // whose regions do not start on a block boundary is read from a plain copy.
 void backward(Plan& p, const Layer& l, const Concat& op) {
     p.at(&p.bwd, l.node, Phase::dgrad);
+    if (concat_copy_backward(p, l)) return;
     const Shape& ys = p.shape(l.n.output);
     int d = normalize_dim(op.dim, ys.size());
     int dy = p.dy(l.n.output), dy_plain = -1;

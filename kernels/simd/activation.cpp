@@ -109,6 +109,17 @@ RIDGE_SIMD_CLONES void silu_grad_span(const float* x, const float* dy, float* dx
 // Pieces of this many floats (a multiple of 16) spread the work over the threads.
 constexpr int64_t piece = 4096;
 
+// min(max(x + 3, 0), 6) / 6: the reference's order of operations, so the kinks fall where it puts
+// them; a NaN stays NaN. Plain loops: the vectorizer widens them per target.
+RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
+}
+
+// The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside.
+RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > -3.0f && x[i] < 3.0f ? dy[i] / 6.0f : 0.0f;
+}
+
 }  // namespace
 
 void silu_forward(const float* x, float* y, int64_t n) {
@@ -122,6 +133,20 @@ void silu_backward(const float* x, const float* dy, float* dx, int64_t n) {
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < pieces; ++u)
         silu_grad_span(x + u * piece, dy + u * piece, dx + u * piece, std::min(piece, n - u * piece));
+}
+
+void hardsigmoid_forward(const float* x, float* y, int64_t n) {
+    const int64_t pieces = (n + piece - 1) / piece;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < pieces; ++u)
+        hardsigmoid_span(x + u * piece, y + u * piece, std::min(piece, n - u * piece));
+}
+
+void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n) {
+    const int64_t pieces = (n + piece - 1) / piece;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < pieces; ++u)
+        hardsigmoid_grad_span(x + u * piece, dy + u * piece, dx + u * piece, std::min(piece, n - u * piece));
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

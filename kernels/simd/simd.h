@@ -4,7 +4,8 @@
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
 // gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and its gradient
-// (oneDNN's swish is compute-bound at a quarter of memory speed), DenseNet's
+// (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its gradient
+// (oneDNN has none), DenseNet's
 // concatenation fused with the batchnorm and ReLU that read it (inference) and its gradient
 // (training: oneDNN's reorders of each piece took 2.5 times memory speed), and the weight
 // gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
@@ -81,6 +82,14 @@ void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, c
 // y may be x, dx may be dy. Relative error a few ulp (activation.cpp says how).
 void silu_forward(const float* x, float* y, int64_t n);
 void silu_backward(const float* x, const float* dy, float* dx, int64_t n);
+
+// y = min(max(x + 3, 0), 6) / 6 (hardsigmoid) and its gradient dx = dy / 6 where -3 < x < 3, else
+// 0, over n contiguous floats. oneDNN 2.6 has no such eltwise (a post-op chain composes it), and
+// its reference kernel took 20 to 35 us for squeeze-excitation's 16x672 gates. Hardsigmoid(0) is
+// 1/2: a blocked layout's zero padding would not stay zero, so callers hand it no padding.
+// y may be x, dx may be dy.
+void hardsigmoid_forward(const float* x, float* y, int64_t n);
+void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n);
 
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.

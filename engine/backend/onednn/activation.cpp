@@ -10,6 +10,7 @@
 // SiLU runs kernels/simd's silu_forward / silu_backward instead (oneDNN's swish is compute-bound
 // at a quarter of memory speed on the efficientnets' maps) wherever its input is a whole dense
 // buffer, blocked or not: elementwise, the kernels need no layout, and padding stays zero.
+// Hardsigmoid, which oneDNN lacks, runs kernels/simd's too, on a buffer without padding.
 #include "engine/backend/onednn/ops.h"
 #include "kernels/simd/simd.h"
 
@@ -35,7 +36,7 @@ std::vector<Eltwise> eltwise_of(Activation::Fn fn) {
         case F::hardswish:
             return {{algorithm::eltwise_hardswish}};
         // oneDNN 2.6 has no hardsigmoid: min(max(x/6 + 1/2, 0), 1) is two algorithms, which only a
-        // post-op chain can run as one primitive (the standalone layer runs the reference kernel).
+        // post-op chain can run as one primitive (the standalone layer runs kernels/simd's).
         case F::hardsigmoid:
             return {{algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f}, {algorithm::eltwise_clip_v2, 0.0f, 1.0f}};
     }
@@ -113,18 +114,20 @@ void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
     p.contributed(l.x(), dx);
 }
 
-// The elements of x's buffer when it is one the SiLU kernels may run over end to end: dense without
-// blocks, or channel-blocked (its padding included), from its first byte (the kernels are handed
-// the memory's address, which does not count offset0); 0 for a strided view, which has gaps.
-int64_t silu_elements(const Md& x) {
+// The elements of x's buffer when it is one the elementwise kernels may run over end to end: dense
+// without blocks, or channel-blocked, from its first byte (the kernels are handed the memory's
+// address, which does not count offset0); 0 for a strided view, which has gaps. Padded channel
+// blocks only where the function keeps zero at zero (SiLU, not hardsigmoid).
+int64_t span_elements(const Md& x, bool keeps_zero) {
     const int64_t block = channel_block(x);
-    if ((!(unblocked(x) && dense(x)) && block != 8 && block != 16) || x.data.offset0 != 0) return 0;
+    const bool blocked = (block == 8 || block == 16) && (keeps_zero || x.data.padded_dims[1] == x.data.dims[1]);
+    if ((!(unblocked(x) && dense(x)) && !blocked) || x.data.offset0 != 0) return 0;
     return int64_t(x.get_size() / sizeof(float));
 }
 
 bool silu_forward(Plan& p, const Layer& l) {
     int x = p.value[size_t(l.x())];
-    const int64_t n = silu_elements(p.md(x));
+    const int64_t n = span_elements(p.md(x), true);
     if (n == 0) return false;
     int y = p.mem(p.md(x));
     p.kernel([n](const std::vector<float*>& a) { simd::silu_forward(a[0], a[1], n); }, {x, y});
@@ -137,10 +140,33 @@ void silu_backward(Plan& p, const Layer& l) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     const int x = p.saved[size_t(l.node)].in[0];
-    const int64_t n = silu_elements(p.md(x));
+    const int64_t n = span_elements(p.md(x), true);
     int dy = p.as(p.dy(l.n.output), p.md(x));
     int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
     p.kernel([n](const std::vector<float*>& a) { simd::silu_backward(a[0], a[1], a[2], n); }, {x, dy, dx});
+    p.contributed(l.x(), dx);
+}
+
+// Hardsigmoid outside a post-op chain (squeeze-excitation's gate in training and in the unfused
+// pass) on kernels/simd, over x's buffer, or a plain copy where x has padded blocks or gaps.
+void hardsigmoid_forward(Plan& p, const Layer& l) {
+    int x = p.value[size_t(l.x())];
+    if (span_elements(p.md(x), false) == 0) x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
+    const int64_t n = span_elements(p.md(x), false);
+    int y = p.mem(p.md(x));
+    p.kernel([n](const std::vector<float*>& a) { simd::hardsigmoid_forward(a[0], a[1], n); }, {x, y});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {{}, {x}, y};
+}
+
+void hardsigmoid_backward(Plan& p, const Layer& l) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    const int x = p.saved[size_t(l.node)].in[0];
+    const int64_t n = span_elements(p.md(x), false);
+    int dy = p.as(p.dy(l.n.output), p.md(x));
+    int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
+    p.kernel([n](const std::vector<float*>& a) { simd::hardsigmoid_backward(a[0], a[1], a[2], n); }, {x, dy, dx});
     p.contributed(l.x(), dx);
 }
 
@@ -162,16 +188,16 @@ void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
 
 void forward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && silu_forward(p, l)) return;
+    if (op.fn == Activation::Fn::hardsigmoid) return hardsigmoid_forward(p, l);
     std::vector<Eltwise> e = eltwise_of(op.fn);
-    if (e.size() != 1) return forward_reference(p, l);
     if (p.train) e[0].alg = training_alg(e[0].alg);
     eltwise_forward(p, l, e[0]);
 }
 
 void backward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && !p.saved[size_t(l.node)].pd) return silu_backward(p, l);
+    if (op.fn == Activation::Fn::hardsigmoid) return hardsigmoid_backward(p, l);
     std::vector<Eltwise> e = eltwise_of(op.fn);
-    if (e.size() != 1) return backward_reference(p, l);
     eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
 }
 

@@ -1,12 +1,14 @@
 // Ops that move data. A concatenation of channels whose inputs are all in the layout of the first
 // (channels-last, whole blocks of nChw8c / nChw16c, or plain) is kernels/simd's concat_affine
-// without the affine, any other oneDNN's concat in its inputs' layout. The rest are views where
-// the input's layout has no blocks: another descriptor over the same bytes (a flatten or reshape
-// whose strides allow it, a permutation, a slice or select that is plain or read only by readers
-// that take strides); else they work on plain row-major copies, a permutation (permute, channel
-// shuffle, a strided slice) as a oneDNN reorder between a strided descriptor and a dense one.
-// Their gradients go the other way through plain descriptors. Dropout and stochastic depth are
-// identities: their output is their input, and so is their gradient.
+// without the affine, and its gradient concat_backward; any other is oneDNN's concat in its
+// inputs' layout. The rest are views where the input's layout has no blocks: another descriptor
+// over the same bytes (a flatten or reshape whose strides allow it, a permutation, a slice or
+// select that is plain or read only by readers that take strides); else they work on plain
+// row-major copies, a permutation (permute, channel shuffle, a strided slice) as a oneDNN reorder
+// between a strided descriptor and a dense one. Slices that partition a channel shuffle's output
+// are buffers the shuffle writes. Gradients go the other way through plain descriptors, except a
+// permutation's, a view of a dy without blocks. Dropout and stochastic depth are identities:
+// their output is their input, and so is their gradient.
 #include <algorithm>
 #include <cmath>
 #include <optional>

@@ -248,8 +248,9 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
 // and a slower summing conv in every block, about 4.5 ms each). In inference, a conv reading a
 // channels-last input reads it in place: resnext50's grouped convs reordered theirs into nChw4c and
 // back, about 4 ms a block at batch 16. A permutation of a layout without blocks is a view:
-// convnext_tiny's two per block copied 29 ms of its 450 at batch 16; so is its gradient where dy has
-// no blocks (two reorders per permutation in convnext_tiny's training step). In inference, a select,
+// convnext_tiny's two per block copied 29 ms of its 450 at batch 16; so is the gradient of one that
+// moves the channels last or back where dy has no blocks (plain or channels-last, whose view is then
+// the other; two reorders per permutation in convnext_tiny's training step before). In inference, a select,
 // slice, flatten or reshape of a layout without blocks is a view: vit_b_16's q, k and v selects and
 // its merge of the heads copied 5 ms a block at batch 16 (matmul reads strides, and writes the
 // layout its permutation makes plain). The one such copy that is a real change of element order,
@@ -272,6 +273,12 @@ bool copies_a_view(const Op& op, const StepInfo& s) {
         return !(s.args[0].layout == "acdb" && normalize_dim(f->start, s.args[0].dims.size()) <= 1);
     return std::holds_alternative<Select>(op) || std::holds_alternative<Slice>(op) || std::holds_alternative<Reshape>(op);
 }
+// NCHW -> NHWC or back.
+bool channels_moved(const Op& op) {
+    const auto* p = std::get_if<Permute>(&op);
+    return p && (p->order == std::vector<int>{0, 2, 3, 1} || p->order == std::vector<int>{0, 3, 1, 2});
+}
+
 // ShuffleNet's halves of its shuffled channels: the shuffle writes each into a buffer of its own,
 // so that neither they nor their gradients are copied, at any batch (at batch 8 the copies and
 // the gradients' scatter took about a tenth of the training step).
@@ -387,7 +394,7 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                                    !reads_blocked.count(s.node) && copies_a_view(g.nodes()[size_t(s.node)].op, s);
                 bool split_copies = s.node >= 0 && halves_of_a_shuffle(g, g.nodes()[size_t(s.node)]);
                 bool permute_grad_copies = s.phase == StepPhase::dgrad && s.node >= 0 &&
-                                           std::holds_alternative<Permute>(g.nodes()[size_t(s.node)].op) &&
+                                           channels_moved(g.nodes()[size_t(s.node)].op) &&
                                            !grad_blocked.count(s.node) && s.primitive == "reorder";
                 bool generic = generic_bnorm(s);
                 if (!costly(s) && !copy && !conv_reorders && !permute_copies && !view_copies && !split_copies &&

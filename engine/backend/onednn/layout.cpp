@@ -453,16 +453,21 @@ void forward(Plan& p, const Layer& l, const Permute& op) {
     p.value[size_t(l.n.output)] = p.alias(x, xm.permute_axes(to));
 }
 
-// The gradient of a permutation is dy read with the dimensions' order changed back: a view where
-// dy's layout has no blocks, which becomes x's gradient. ConvNeXt's NHWC -> NCHW after its MLP
-// receives a channels-last dy, so its MLP gets plain rows with no copy; through plain copies this
-// was two reorders, 1.4 to 2.5 ms of 5 to 6 times the bound at batch 8.
+// The gradient of a permutation is dy read with the dimensions' order changed back: where dy has no
+// blocks and that view is plain or channels-last, it becomes x's gradient with no copy. ConvNeXt's
+// NHWC -> NCHW after its MLP receives a channels-last dy, so its MLP gets plain rows; through plain
+// copies this was two reorders, 1.4 to 2.5 ms of 5 to 6 times the bound at batch 8. Any other view
+// (ViT's q, k, v gradients permuted back to (N, T, 3, H, d)) is copied here, where the cost model
+// counts the copy, not by the reshape after it, whose every reader wants plain rows.
 void backward(Plan& p, const Layer& l, const Permute& op) {
     const Md dm = p.md(p.dy(l.n.output));
-    if (!p.needs_grad(l.x()) || !unblocked(dm)) return permute_backward(p, l, permuted(p, l, op.order));
-    p.at(&p.bwd, l.node, Phase::dgrad);
     std::vector<int> back(op.order.size());  // y's axis i is x's axis order[i]
     for (size_t i = 0; i < op.order.size(); ++i) back[i] = normalize_dim(op.order[i], op.order.size());
+    const Dims xd = dims_of(p.shape(l.x()));
+    const bool natural = unblocked(dm) && (dm.permute_axes(back) == plain(xd) ||
+                                           (xd.size() == 4 && dm.permute_axes(back) == Md(xd, dm.data_type(), Tag::nhwc)));
+    if (!p.needs_grad(l.x()) || !natural) return permute_backward(p, l, permuted(p, l, op.order));
+    p.at(&p.bwd, l.node, Phase::dgrad);
     p.pass(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), true);
 }
 

@@ -125,49 +125,44 @@ int64_t span_elements(const Md& x, bool keeps_zero) {
     return int64_t(x.get_size() / sizeof(float));
 }
 
-bool silu_forward(Plan& p, const Layer& l) {
-    int x = p.value[size_t(l.x())];
-    const int64_t n = span_elements(p.md(x), true);
-    if (n == 0) return false;
+// y = f(x) over x's whole buffer (one span_elements accepts) into a buffer of x's layout, and its
+// gradient dx = g(x, dy) in that layout, in place over dy: kernels/simd's elementwise kernels.
+using SpanForward = void (*)(const float* x, float* y, int64_t n);
+using SpanBackward = void (*)(const float* x, const float* dy, float* dx, int64_t n);
+
+void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f) {
+    const int64_t n = span_elements(p.md(x), keeps_zero);
     int y = p.mem(p.md(x));
-    p.kernel([n](const std::vector<float*>& a) { simd::silu_forward(a[0], a[1], n); }, {x, y});
+    p.kernel([n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
+}
+
+void span_backward(Plan& p, const Layer& l, bool keeps_zero, SpanBackward g) {
+    if (!p.needs_grad(l.x())) return;
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    const int x = p.saved[size_t(l.node)].in[0];
+    const int64_t n = span_elements(p.md(x), keeps_zero);
+    int dy = p.as(p.dy(l.n.output), p.md(x));
+    int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
+    p.kernel([n, g](const std::vector<float*>& a) { g(a[0], a[1], a[2], n); }, {x, dy, dx});
+    p.contributed(l.x(), dx);
+}
+
+// SiLU on its input's buffer where the kernel may run over it; false, planning nothing, elsewhere.
+bool silu_forward(Plan& p, const Layer& l) {
+    int x = p.value[size_t(l.x())];
+    if (span_elements(p.md(x), true) == 0) return false;
+    span_forward(p, l, x, true, simd::silu_forward);
     return true;
 }
 
-void silu_backward(Plan& p, const Layer& l) {
-    if (!p.needs_grad(l.x())) return;
-    p.at(&p.bwd, l.node, Phase::dgrad);
-    const int x = p.saved[size_t(l.node)].in[0];
-    const int64_t n = span_elements(p.md(x), true);
-    int dy = p.as(p.dy(l.n.output), p.md(x));
-    int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
-    p.kernel([n](const std::vector<float*>& a) { simd::silu_backward(a[0], a[1], a[2], n); }, {x, dy, dx});
-    p.contributed(l.x(), dx);
-}
-
 // Hardsigmoid outside a post-op chain (squeeze-excitation's gate in training and in the unfused
-// pass) on kernels/simd, over x's buffer, or a plain copy where x has padded blocks or gaps.
+// pass), over x's buffer, or a plain copy where x has padded blocks or gaps.
 void hardsigmoid_forward(Plan& p, const Layer& l) {
     int x = p.value[size_t(l.x())];
     if (span_elements(p.md(x), false) == 0) x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    const int64_t n = span_elements(p.md(x), false);
-    int y = p.mem(p.md(x));
-    p.kernel([n](const std::vector<float*>& a) { simd::hardsigmoid_forward(a[0], a[1], n); }, {x, y});
-    p.value[size_t(l.n.output)] = y;
-    p.saved[size_t(l.node)] = {{}, {x}, y};
-}
-
-void hardsigmoid_backward(Plan& p, const Layer& l) {
-    if (!p.needs_grad(l.x())) return;
-    p.at(&p.bwd, l.node, Phase::dgrad);
-    const int x = p.saved[size_t(l.node)].in[0];
-    const int64_t n = span_elements(p.md(x), false);
-    int dy = p.as(p.dy(l.n.output), p.md(x));
-    int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
-    p.kernel([n](const std::vector<float*>& a) { simd::hardsigmoid_backward(a[0], a[1], a[2], n); }, {x, dy, dx});
-    p.contributed(l.x(), dx);
+    span_forward(p, l, x, false, simd::hardsigmoid_forward);
 }
 
 }  // namespace
@@ -195,8 +190,8 @@ void forward(Plan& p, const Layer& l, const Activation& op) {
 }
 
 void backward(Plan& p, const Layer& l, const Activation& op) {
-    if (op.fn == Activation::Fn::silu && !p.saved[size_t(l.node)].pd) return silu_backward(p, l);
-    if (op.fn == Activation::Fn::hardsigmoid) return hardsigmoid_backward(p, l);
+    if (op.fn == Activation::Fn::silu && !p.saved[size_t(l.node)].pd) return span_backward(p, l, true, simd::silu_backward);
+    if (op.fn == Activation::Fn::hardsigmoid) return span_backward(p, l, false, simd::hardsigmoid_backward);
     std::vector<Eltwise> e = eltwise_of(op.fn);
     eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
 }

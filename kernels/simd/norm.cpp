@@ -96,79 +96,74 @@ RIDGE_SIMD_CLONES void copy_or_add_rows(const float* x, int64_t xs, float* y, in
             for (int64_t j = 0; j < width; ++j) y[j] = x[j];
 }
 
+// The walks over a concatenation y of pieces in y's layout, shared by concat_affine and its
+// gradient, in one parallel region for the whole concatenation: a region per piece costs the team
+// a wake-up each, and DenseNet's last concatenations have 25 and more pieces. Each call names a
+// piece i, where one run starts in the piece (xo) and in y (yo), and y's channel c it starts at:
+//   rows(i, xo, yo, c, count)   channels-last: `count` positions of the piece's channels[i]
+//                               channels, rows channels[i] floats apart in the piece and C in y;
+//   span(i, xo, yo, c)          plain: channel c's HW positions;
+//   block(i, xo, yo, c, count)  channel blocks: `count` positions of B channels.
+template <class Rows, class Span, class Block>
+void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows rows, Span span, Block block) {
+    const int64_t B = yl.block, chunks = (yl.HW + chunk - 1) / chunk;
+    if (B == yl.C && B > 1) {  // channels-last (or a single block): each piece's row of channels
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < yl.N * chunks; ++u) {
+            int64_t n = u / chunks, s0 = u % chunks * chunk, count = std::min(chunk, yl.HW - s0), c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[i++])
+                rows(i, (n * yl.HW + s0) * channels[i], (n * yl.HW + s0) * yl.C + c0, c0, count);
+        }
+    } else if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
+            int64_t n = nc / yl.C, c = nc % yl.C;
+            auto [i, k] = locate(channels, pieces, B, c);
+            span(i, (n * channels[i] + k) * yl.HW, nc * yl.HW, c);
+        }
+    } else {
+        const int64_t units = yl.blocks();
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
+            int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
+            auto [i, k] = locate(channels, pieces, B, cb);
+            block(i, (n * channels[i] + k * B) * yl.HW + s0 * B,
+                  n * yl.batch_stride() + cb * yl.block_stride() + s0 * B, cb * B, std::min(chunk, yl.HW - s0));
+        }
+    }
+}
+
 }  // namespace
 
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
                    bool relu, float* y, const ChannelLayout& yl) {
-    // One parallel region for the whole concatenation: a region per piece costs the team a
-    // wake-up each, and DenseNet's last concatenations have 25 and more pieces.
-    const int64_t B = yl.block, units = B == 1 ? yl.C : yl.blocks();
-    const int64_t chunks = (yl.HW + chunk - 1) / chunk;
-    if (B == yl.C && B > 1) {  // channels-last (or a single block): each piece's row of channels
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < yl.N * chunks; ++u) {
-            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, yl.HW - s0), c0 = 0;
-            for (int64_t i = 0; i < pieces; c0 += channels[i++])
-                affine_strided(x[i] + (n * yl.HW + s0) * channels[i], channels[i], at(a, c0), at(b, c0), relu,
-                               y + (n * yl.HW + s0) * yl.C + c0, yl.C, rows, channels[i]);
-        }
-        return;
-    }
-    if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
-            int64_t n = nc / yl.C, c = nc % yl.C;
-            auto [i, k] = locate(channels, pieces, B, c);
-            affine_span(x[i] + (n * channels[i] + k) * yl.HW, at(a, c), at(b, c), relu, y + nc * yl.HW,
-                        yl.HW);
-        }
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
-        int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
-        auto [i, k] = locate(channels, pieces, B, cb);
-        const float* xp = x[i] + (n * channels[i] + k * B) * yl.HW + s0 * B;
-        affine_rows(xp, at(a, cb * B), at(b, cb * B), relu,
-                    y + n * yl.batch_stride() + cb * yl.block_stride() + s0 * B,
-                    std::min(chunk, yl.HW - s0), B);
-    }
+    walk(
+        channels, pieces, yl,
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t c, int64_t count) {
+            affine_strided(x[i] + xo, channels[i], at(a, c), at(b, c), relu, y + yo, yl.C, count, channels[i]);
+        },
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t c) {
+            affine_span(x[i] + xo, at(a, c), at(b, c), relu, y + yo, yl.HW);
+        },
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t c, int64_t count) {
+            affine_rows(x[i] + xo, at(a, c), at(b, c), relu, y + yo, count, yl.block);
+        });
 }
 
 void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, const uint8_t* mode, float* const* dx,
                      const ChannelLayout& yl) {
-    // concat_affine's three walks, with dy and dx in each other's places.
-    const int64_t B = yl.block, units = B == 1 ? yl.C : yl.blocks();
-    const int64_t chunks = (yl.HW + chunk - 1) / chunk;
-    if (B == yl.C && B > 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < yl.N * chunks; ++u) {
-            int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, yl.HW - s0), c0 = 0;
-            for (int64_t i = 0; i < pieces; c0 += channels[i++])
-                if (mode[i])
-                    copy_or_add_rows(dy + (n * yl.HW + s0) * yl.C + c0, yl.C, dx[i] + (n * yl.HW + s0) * channels[i],
-                                     channels[i], rows, channels[i], mode[i] == 2);
-        }
-        return;
-    }
-    if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
-            int64_t n = nc / yl.C, c = nc % yl.C;
-            auto [i, k] = locate(channels, pieces, B, c);
-            if (mode[i]) copy_or_add(dy + nc * yl.HW, dx[i] + (n * channels[i] + k) * yl.HW, yl.HW, mode[i] == 2);
-        }
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
-        int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
-        auto [i, k] = locate(channels, pieces, B, cb);
-        if (mode[i])
-            copy_or_add(dy + n * yl.batch_stride() + cb * yl.block_stride() + s0 * B,
-                        dx[i] + (n * channels[i] + k * B) * yl.HW + s0 * B, std::min(chunk, yl.HW - s0) * B,
-                        mode[i] == 2);
-    }
+    walk(
+        channels, pieces, yl,
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t, int64_t count) {
+            if (mode[i])
+                copy_or_add_rows(dy + yo, yl.C, dx[i] + xo, channels[i], count, channels[i], mode[i] == 2);
+        },
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t) {
+            if (mode[i]) copy_or_add(dy + yo, dx[i] + xo, yl.HW, mode[i] == 2);
+        },
+        [&](int64_t i, int64_t xo, int64_t yo, int64_t, int64_t count) {
+            if (mode[i]) copy_or_add(dy + yo, dx[i] + xo, count * yl.block, mode[i] == 2);
+        });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -70,6 +70,12 @@ std::vector<OpCase> convolutions() {
          .body = [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 2}, .dilation = 2}); }},
         {.name = "conv_stem", .what = "3 input channels, 7x7 stride 2, as a stem", .x = {2, 3, 16, 16},
          .body = [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }},
+        // 9CK / (C + K) of 128 or more: oneDNN's Winograd kernels in inference on AVX-512
+        // (engine/backend/onednn/conv2d.cpp), whose 4x4 and 2x2 output tiles the odd sizes cut.
+        {.name = "conv_wino", .what = "3x3 stride 1, 32 -> 48 channels, with bias, odd sizes", .x = {2, 32, 13, 11},
+         .body = [](Tensor x) { return x | conv(48, 3, {.pad = 1, .bias = true}); }},
+        {.name = "conv_wino_unpadded", .what = "3x3 stride 1, 48 -> 32 channels, no padding", .x = {1, 48, 7, 6},
+         .body = [](Tensor x) { return x | conv(32, 3); }},
     };
 }
 
@@ -97,6 +103,9 @@ std::vector<OpCase> normalizations() {
         {.name = "conv_bn_1x1",
          .what = "batchnorm on a 1x1 map (its canonical blocked layout has only oneDNN's reference: run on a copy)",
          .x = {4, 16, 3, 3}, .body = [](Tensor x) { return x | conv(32, 3) | bn() | relu(); }},
+        {.name = "conv_wino_bn_residual",
+         .what = "a residual block's 3x3 conv, batchnorm, sum and ReLU (one Winograd conv with post-ops when fused)",
+         .x = {2, 32, 9, 9}, .body = [](Tensor x) { return add(x | conv(32, 3, {.pad = 1}) | bn(), x) | relu(); }},
         {.name = "conv_g4_bn",
          .what = "batchnorm after a grouped conv of 4 channels per group (in training on a blocked copy: oneDNN "
                  "normalizes the conv's nChw4c only in its reference)",

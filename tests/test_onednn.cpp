@@ -227,6 +227,33 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
     }
 }
 
+// Which convs run as Winograd; the op table's conv_wino cases and the zoo's inference check their
+// numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only, so below it every conv stays direct.
+TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd in inference on AVX-512") {
+    Graph g("wino");
+    g.input({1, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
+        conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
+    // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
+    const std::vector<bool> wino_expected = {false, true, false, false, false, false};
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    // Per node, "w" for a Winograd conv, "d" for a direct one.
+    auto wino_convs = [&](ExecOptions o) {
+        auto ex = make_executor("onednn", g, o);
+        ex->prepare();
+        std::string wino(g.nodes().size(), '-');
+        for (const StepInfo& s : ex->steps())
+            if (s.primitive == "convolution") wino[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
+        return wino;
+    };
+    std::string want;
+    for (bool w : wino_expected) want += w && avx512 ? 'w' : 'd';
+    CHECK(wino_convs({.mode = Mode::infer, .fused = true}) == want);
+    CHECK(wino_convs({.mode = Mode::infer, .fused = false}) == want);
+    const std::string none(g.nodes().size(), 'd');
+    CHECK(wino_convs({.mode = Mode::infer, .fused = true, .winograd = false}) == none);
+    CHECK(wino_convs({.mode = Mode::train, .fused = true}) == none);
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);
@@ -379,14 +406,19 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
             auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
             ex->prepare();
             std::set<int> reads_blocked, grad_blocked;  // layers that reorder a blocked input, gradient
-            for (const StepInfo& s : ex->steps())
+            // Winograd convs read nChw16c only; conv2d.cpp takes them where the multiplies they
+            // save outweigh the reorder of a channels-last input.
+            std::set<int> winograd;
+            for (const StepInfo& s : ex->steps()) {
                 if (s.primitive == "reorder" && !s.args.empty() && !unblocked(s.args[0]))
                     (s.phase == StepPhase::fwd ? reads_blocked : grad_blocked).insert(s.node);
+                if (s.primitive == "convolution" && s.impl.find("wino") != std::string::npos) winograd.insert(s.node);
+            }
             for (const StepInfo& s : ex->steps()) {
                 bool copy = s.phase == StepPhase::fwd && same_layout_copy(s);
                 bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
                                      std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op) &&
-                                     out_of_channels_last(s);
+                                     !winograd.count(s.node) && out_of_channels_last(s);
                 bool permute_copies = s.phase == StepPhase::fwd && s.node >= 0 &&
                                       std::holds_alternative<Permute>(g.nodes()[size_t(s.node)].op) &&
                                       !reads_blocked.count(s.node) && s.primitive == "reorder";

@@ -1,7 +1,8 @@
 // Conv2d on oneDNN convolutions. The primitive picks its layouts (format_tag::any): on AVX2 that is
 // nChw8c activations and blocked weights, which the rest of the net then keeps. In fused inference
 // the batchnorm after the conv is folded into its weights and bias at load(), and the group's
-// activations and residual sum are post-ops.
+// activations and residual sum are post-ops. In inference on AVX-512, 3x3 stride-1 convs with
+// enough channels run as Winograd (winograd_pays below).
 // x (N,C,H,W)  w (K,C/G,R,S) or, grouped, (G,K/G,C/G,R,S)  b (K)  y (N,K,P,Q)
 #include <optional>
 
@@ -79,6 +80,23 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
                         plain({N, K}), op.bias};
 }
 
+// Whether a convolution may run as Winograd F(4x4, 3x3) or F(2x2, 3x3), oneDNN's
+// jit_wino_4x3 / jit_fp32_wino_2x3 (AVX-512 only, nChw16c in and out): 3x3, stride 1, dense,
+// ungrouped. They multiply 2 to 4 times less than a direct convolution; timed alone on a 2-core
+// Zen 4 (peak 235 GFLOP/s), 16x64x56x56 to 64 channels took 7.0 ms against brgemm's 16.7, and
+// 1x256x14x14 to 256 0.71 against 0.95 ms. Where the neighbours keep channels-last, the input and
+// output are reordered into and out of nChw16c, which costs the same per element whatever the
+// channels, while the multiplies saved per element moved grow as 9CK / (C + K). Below 128 the
+// reorders ate the gain: VGG's 3 -> 64 first conv (26) took 2.6 ms against 0.93 direct at batch
+// 1, squeezenet1_1's 16 -> 64 expands (115) lost their 0.05 ms gain and 0.1 ms more in the
+// concatenation and conv after them; its 32 -> 128 expands (230) gained net.
+bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
+    if (!p.winograd || p.train || op.G != 1 || op.kernel.h != 3 || op.kernel.w != 3) return false;
+    if (op.stride.h != 1 || op.stride.w != 1 || op.dilation.h != 1 || op.dilation.w != 1) return false;
+    const double C = double(p.shape(l.x())[1]), K = double(op.K);
+    return 9 * C * K / (C + K) >= 128;
+}
+
 }  // namespace
 
 int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
@@ -105,14 +123,19 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
     dnnl::primitive_attr attr = p.attr();
     if (l.group) attr.set_post_ops(post_ops_of(p.g, *l.group));
-    auto describe = [&](const Md& x, const Md& y) {
-        auto d = bias ? dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, x, c.w, c.b, y,
-                                                        c.stride, c.dilate, c.pad_l, c.pad_r)
-                      : dnnl::convolution_forward::desc(prop, algorithm::convolution_direct, x, c.w, y, c.stride,
-                                                        c.dilate, c.pad_l, c.pad_r);
+    auto describe = [&](const Md& x, const Md& y, algorithm alg = algorithm::convolution_direct) {
+        auto d = bias ? dnnl::convolution_forward::desc(prop, alg, x, c.w, c.b, y, c.stride, c.dilate, c.pad_l,
+                                                        c.pad_r)
+                      : dnnl::convolution_forward::desc(prop, alg, x, c.w, y, c.stride, c.dilate, c.pad_l, c.pad_r);
         return dnnl::convolution_forward::primitive_desc(d, attr, p.eng);
     };
     auto pd = describe(c.x, c.y);
+    bool wino = false;
+    if (winograd_pays(p, l, op)) try {
+            auto w = describe(c.x, c.y, algorithm::convolution_winograd);
+            if (!reference_impl(w) && impl_isa(w) == impl_isa(pd)) pd = w, wino = true;
+        } catch (const dnnl::error&) {  // no Winograd kernel for this ISA (AVX2) or these post-ops
+        }
     // Left to choose, oneDNN picks each conv's layout for that conv alone, and the reorders into it
     // and back out can cost more than its kernel saves: resnext50's grouped 3x3 convs (4 to 32
     // channels per group) picked nChw4c / nChw8c between channels-last 1x1 convs, and in inference
@@ -120,12 +143,13 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // reorders into it and back, against 6.8 ms reading channels-last in place. So in inference a
     // conv whose input is channels-last reads and writes channels-last wherever oneDNN has a kernel
     // for that of the instruction set it picked for free layouts (plans alternated in one process:
-    // resnext50 0.95x at batch 1 and 0.96x at 16, regnet_y_400mf 0.90x and 0.89x). Not in training,
+    // resnext50 0.95x at batch 1 and 0.96x at 16, regnet_y_400mf 0.90x and 0.89x). Not for a
+    // Winograd conv, which has no channels-last kernel and still gains its reorders back. Not in training,
     // whose backward primitives then follow the forward's layouts: convnext_tiny's step at batch 8
     // was 1.04x slower.
     auto f32 = dnnl::memory::data_type::f32;
     Md x_nhwc = canonical(Md(c.x.dims(), f32, Tag::nhwc));
-    if (!p.train && p.md(p.value[size_t(l.x())]) == x_nhwc && pd.src_desc() != x_nhwc) try {
+    if (!wino && !p.train && p.md(p.value[size_t(l.x())]) == x_nhwc && pd.src_desc() != x_nhwc) try {
             auto kept = describe(x_nhwc, Md(c.y.dims(), f32, Tag::nhwc));
             if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
         } catch (const dnnl::error&) {

@@ -105,6 +105,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
     : g(graph),
       train(o.mode == Mode::train),
       fused(o.fused),
+      winograd(o.winograd),
       threads(o.threads > 0 ? o.threads : omp_get_num_procs()),
       step_threads_(threads) {
     size_t T = 0;

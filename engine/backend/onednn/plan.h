@@ -83,6 +83,7 @@ public:
 
     const Graph& g;
     const bool train, fused;
+    const bool winograd;  // ExecOptions::winograd
     const int threads;  // the most a step runs with (ExecOptions::threads, or every core)
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
 

@@ -227,31 +227,36 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
     }
 }
 
-// Which convs run as Winograd; the op table's conv_wino cases and the zoo's inference check their
-// numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only, so below it every conv stays direct.
-TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd in inference on AVX-512") {
+// Which convs run as Winograd; the op table's conv_wino cases, the small nets' training and the
+// zoo's inference check their numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only, so below
+// it every conv stays direct.
+TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd on AVX-512, backward too") {
     Graph g("wino");
-    g.input({1, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
+    g.input({2, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
         conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
     // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
-    const std::vector<bool> wino_expected = {false, true, false, false, false, false};
+    const std::string expected = "dwdddd";
     const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
-    // Per node, "w" for a Winograd conv, "d" for a direct one.
-    auto wino_convs = [&](ExecOptions o) {
+    // Per node and phase, "w" for a Winograd conv, "d" for a direct one, "-" for none.
+    auto convs = [&](ExecOptions o, StepPhase phase) {
         auto ex = make_executor("onednn", g, o);
         ex->prepare();
-        std::string wino(g.nodes().size(), '-');
+        std::string kinds(g.nodes().size(), '-');
         for (const StepInfo& s : ex->steps())
-            if (s.primitive == "convolution") wino[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
-        return wino;
+            if (s.phase == phase && s.primitive == "convolution")
+                kinds[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
+        return kinds;
     };
-    std::string want;
-    for (bool w : wino_expected) want += w && avx512 ? 'w' : 'd';
-    CHECK(wino_convs({.mode = Mode::infer, .fused = true}) == want);
-    CHECK(wino_convs({.mode = Mode::infer, .fused = false}) == want);
-    const std::string none(g.nodes().size(), 'd');
-    CHECK(wino_convs({.mode = Mode::infer, .fused = true, .winograd = false}) == none);
-    CHECK(wino_convs({.mode = Mode::train, .fused = true}) == none);
+    const std::string want = avx512 ? expected : "dddddd", none = "dddddd";
+    for (bool fused : {true, false}) {
+        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd) == want);
+        CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd) == want);
+    }
+    // The image needs no gradient: the first conv has no data gradient.
+    CHECK(convs({.mode = Mode::train}, StepPhase::dgrad) == "-" + want.substr(1));
+    CHECK(convs({.mode = Mode::train}, StepPhase::wgrad) == want);
+    for (Mode mode : {Mode::infer, Mode::train})
+        CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd) == none);
 }
 
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {

@@ -45,9 +45,9 @@ struct ExecOptions {
     // CUDA graph and replayed, so a small batch is not bound by kernel launches. Per-layer timing
     // needs events between the layers and runs without it.
     bool cuda_graph = false;
-    // CPU inference: 3x3 stride-1 convolutions may run oneDNN's Winograd kernels (AVX-512 only),
-    // which multiply less than the counted FLOPs and round differently from a direct convolution
-    // (about 1e-6 of the output's scale). False keeps every convolution direct.
+    // CPU: 3x3 stride-1 convolutions may run oneDNN's Winograd kernels (AVX-512 only; forward and
+    // backward), which multiply less than the counted FLOPs and round differently from a direct
+    // convolution (about 1e-6 of the output's scale). False keeps every convolution direct.
     bool winograd = true;
     // Training: the SGD update's momentum and weight decay (see update() above). A non-zero
     // momentum adds a velocity buffer the size of the learned tensors to planned_bytes().

@@ -28,7 +28,7 @@ int64_t BenchJob::planned_bytes() const {
 BenchJob plan_job(Graph g, const BenchPlan& p) {
     BenchJob job{std::make_unique<Graph>(std::move(g)), nullptr, nullptr};
     ExecOptions o{.mode = p.mode, .fused = true, .threads = p.threads, .precision = p.precision,
-                  .cuda_graph = p.cuda_graph};
+                  .cuda_graph = p.cuda_graph, .winograd = p.winograd};
     job.fused = make_executor(p.backend, *job.g, o);
     if (p.layers) {
         o.fused = false;

@@ -15,6 +15,7 @@ struct BenchPlan {
     Mode mode = Mode::infer;
     Precision precision = Precision::fp32;
     bool cuda_graph = false;  // the whole-step executor replays CUDA graphs (GPU)
+    bool winograd = true;     // ExecOptions::winograd (CPU)
     int threads = 1;
     int warmup = 3, repeat = 20;
     bool layers = true;  // also time every layer on the unfused executor

@@ -33,6 +33,7 @@ const std::vector<LedgerColumn>& ledger_columns() {
         {"backend", ""},
         {"precision", ""},
         {"cuda_graph", ""},
+        {"winograd", ""},
         {"net", ""},
         {"mode", ""},
         {"batch", "images"},
@@ -59,6 +60,7 @@ const std::vector<LedgerColumn>& ledger_columns() {
         {"data_wait_share", ""},
         {"first_loss", ""},
         {"last_loss", ""},
+        {"tail_loss", ""},
         {"val_images", "images"},
         {"val_top1", ""},
         {"undecodable", "files"},
@@ -134,7 +136,7 @@ struct OldFormat {
     LedgerFormat format;
     std::string_view header;
     std::vector<std::pair<std::string_view, std::string_view>> renamed;
-    std::string_view kind;       // every row's kind
+    std::string_view kind;       // every row's kind, where the format had no kind column
     std::string_view precision;  // filled when the format had no precision column
     std::string_view mode;       // filled when the format had no mode column
 };
@@ -176,6 +178,18 @@ const std::vector<OldFormat>& old_formats() {
          "runtime_env,gpu,gpu_memory_bytes,driver,cuda,cudnn,cublas,command",
          {{"train_flops_per_step", "flops_per_step"}, {"train_bytes_per_step", "bytes_per_step"}},
          "train", "", "train"},
+        // The one schema before the winograd and tail_loss columns.
+        {LedgerFormat::schema_v1,
+         "kind,label,run,runs,started,date,git,host,device,backend,precision,cuda_graph,net,mode,batch,height,"
+         "width,threads,workers,warmup_iters,iters,seed,data,classes,train_images,lr,momentum,weight_decay,"
+         "elapsed_s,images_per_s,step_median_ms,step_min_ms,step_iqr_ms,bwd_fwd_time,update_ms,"
+         "data_wait_share,first_loss,last_loss,val_images,val_top1,undecodable,wall_s,user_s,sys_s,"
+         "peak_rss_bytes,peak_device_bytes,planned_bytes,predicted_train_bytes,flops_per_step,bytes_per_step,"
+         "gflops,roof_peak_gflops,roof_bandwidth_gbs,roof_datasheet_peak_gflops,roof_datasheet_bandwidth_gbs,"
+         "roof_gflops,roof_fraction,os,kernel,cpu,isa,onednn_isa,cores,clock_mhz,clock_max_mhz,memory_bytes,"
+         "compiler,onednn,runtime_env,gpu,gpu_sms,gpu_clock_mhz,gpu_memory_clock_mhz,gpu_memory_bytes,driver,"
+         "cuda,cudnn,cublas,command",
+         {}, "", "", ""},
     };
     return formats;
 }
@@ -268,6 +282,7 @@ std::string_view format_name(LedgerFormat f) {
         case LedgerFormat::bench_cuda_v1: return "an older ridge bench GPU ledger (before the one schema)";
         case LedgerFormat::train_v1: return "an older ridge train ledger (without runtime_env)";
         case LedgerFormat::train_v2: return "an older ridge train ledger (before the one schema)";
+        case LedgerFormat::schema_v1: return "ridge's ledger before its winograd and tail_loss columns";
     }
     return "";
 }
@@ -363,7 +378,7 @@ LedgerFile parse_ledger(const std::string& text, const std::string& path) {
         for (size_t i = 0; i < names.size(); ++i)
             if (target[i] >= 0) rec.cells[size_t(target[i])] = std::move(all[r][i]);
         if (old) {
-            rec.cells[require_column("kind")] = std::string(old->kind);
+            if (!old->kind.empty()) rec.cells[require_column("kind")] = std::string(old->kind);
             if (!old->precision.empty()) rec.cells[require_column("precision")] = std::string(old->precision);
             if (!old->mode.empty()) rec.cells[require_column("mode")] = std::string(old->mode);
         }

@@ -43,7 +43,7 @@ std::string ledger_num(double v);
 void set_environment(LedgerRow& row, const Env& e, const std::string& host);
 
 // The formats a ledger's first line can name.
-enum class LedgerFormat { current, bench_cpu_v1, bench_cuda_v1, train_v1, train_v2 };
+enum class LedgerFormat { current, bench_cpu_v1, bench_cuda_v1, train_v1, train_v2, schema_v1 };
 std::optional<LedgerFormat> ledger_format(std::string_view header_line);
 std::string_view format_name(LedgerFormat f);  // "ridge's ledger", "the bench CPU ledger of ridge before ..."
 

@@ -37,6 +37,9 @@ const Command bench_cmd{
     "bytes / bandwidth) of its analytic counts (a backward phase: its own FLOPs, the whole backward's\n"
     "bytes) at this machine's ceilings (measured by the quick probes before the run, about 2 s, or\n"
     "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
+    "On AVX-512 hosts the oneDNN executor runs 3x3 stride-1 convs as Winograd, which multiplies 2 to\n"
+    "4 times less than the FLOPs counted: such layers, and whole steps, can run faster than the FMA\n"
+    "peak allows a direct conv; --no-winograd times every conv direct.\n"
     "Before allocating, the memory the executors plan is compared with what this process may\n"
     "allocate (the least of MemAvailable, its cgroup's memory limit and ulimit -v, less a tenth kept\n"
     "free); a batch that will not fit is refused up front, as is an output that cannot be written.\n"
@@ -50,6 +53,7 @@ const Command bench_cmd{
      {"--backend", "B", "cpu: onednn (default when built) or reference (the plain kernels; slow); cuda: cudnn"},
      {"--precision", "P", "fp32 (default), or on cuda tf32, fp16 or bf16 (fp32 accumulation)"},
      {"--cuda-graph", "", "cuda: replay the timed steps as CUDA graphs (not the per-layer pass)"},
+     {"--no-winograd", "", "cpu: every conv direct (by default, on AVX-512, oneDNN's Winograd kernels run 3x3 stride-1 convs)"},
      {"--batch", "N[,N...]", "batch sizes (default 1)"},
      {"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"},
      {"--mode", "M", "infer (default) or train"},
@@ -155,7 +159,8 @@ std::string roof_line(const Run& run, const BenchResult& r) {
 
 std::string title(const Run& run) {
     std::string how = on_gpu(run) ? cat(precision_name(run.precision), run.plan.cuda_graph ? ", CUDA graphs" : "")
-                                  : cat(run.plan.threads, run.plan.threads == 1 ? " thread" : " threads");
+                                  : cat(run.plan.threads, run.plan.threads == 1 ? " thread" : " threads",
+                                        run.plan.winograd ? "" : ", no Winograd");
     return cat(run.model, " ", run.mode == Mode::train ? "train" : "infer", " on ", run.device, " (", run.backend, ", ",
                how, "), ", run.H, "x", run.W, ", warm-up ", run.plan.warmup, ", repeat ", run.plan.repeat);
 }
@@ -264,6 +269,7 @@ void result_json(Json& j, const Run& run, const BenchResult& r) {
         .field("flops", flops_of(r, run.mode))
         .field("planned_bytes", r.planned_bytes);
     if (on_gpu(run)) j.field("precision", precision_name(run.precision)).field("cuda_graph", run.plan.cuda_graph);
+    if (run.backend == "onednn") j.boolean("winograd", run.plan.winograd);
     if (train)
         j.field("fwd_ms", r.fwd.median * 1e3)
             .field("bwd_ms", r.bwd.median * 1e3)
@@ -366,6 +372,7 @@ std::vector<std::string> ledger_rows(const Run& run, const std::vector<BenchResu
             .set("backend", run.backend)
             .set("precision", std::string(precision_name(run.precision)))
             .set("cuda_graph", on_gpu(run) ? std::to_string(int(run.plan.cuda_graph)) : "")
+            .set("winograd", run.backend == "onednn" ? std::to_string(int(run.plan.winograd)) : "")
             .set("net", run.model)
             .set("mode", train ? "train" : "infer")
             .set("batch", std::to_string(batch_of(r)))
@@ -469,6 +476,8 @@ Precision precision_arg(const Args& a, bool gpu) {
     if (!gpu && p != Precision::fp32)
         throw UsageError(cat("ridge bench: --precision ", precision, " needs --device cuda; the CPU backends compute in fp32"));
     if (!gpu && a.has("--cuda-graph")) throw UsageError("ridge bench: --cuda-graph needs --device cuda");
+    if (gpu && a.has("--no-winograd"))
+        throw UsageError("ridge bench: --no-winograd is for the CPU's oneDNN executor; cuDNN picks its own algorithms");
     return p;
 }
 
@@ -485,6 +494,7 @@ BenchPlan plan_arg(const Args& a, const Run& run) {
     plan.mode = run.mode;
     plan.precision = run.precision;
     plan.cuda_graph = a.has("--cuda-graph");
+    plan.winograd = !a.has("--no-winograd");
     plan.threads = int(a.positive("--threads", hardware_threads(), max_threads));
     plan.warmup = int(a.non_negative("--warmup", 3, max_repeat));
     plan.repeat = int(a.positive("--repeat", 20, max_repeat));

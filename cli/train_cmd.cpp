@@ -129,7 +129,8 @@ std::string summary_line(const train::RunRecord& r) {
     std::string s = cat(r.label, ": ", c.iters, " iterations of ", c.batch, " in ", fixed(x.elapsed_s, 2), " s, ",
                         fixed(x.images_per_s, 1), " images/s, step ", fixed(x.step.median * 1e3, 1), " ms (IQR ",
                         fixed(x.step.iqr() * 1e3, 1), "), data wait ", pct(x.data_wait_share), ", loss ",
-                        fixed(x.first_loss, 3), " -> ", fixed(x.last_loss, 3), ", ", fixed(x.gflops, 1), " GFLOP/s");
+                        fixed(x.first_loss, 3), " -> ", fixed(x.last_loss, 3), " (last ", train::Result::tail_steps,
+                        " steps' mean ", fixed(x.tail_loss, 3), "), ", fixed(x.gflops, 1), " GFLOP/s");
     if (x.roof_gflops > 0) s += cat(" (", pct(x.roof_fraction), " of the ", fixed(x.roof_gflops, 0), " GFLOP/s roof)");
     if (x.val_top1 >= 0) s += cat(", val top-1 ", pct(x.val_top1), " of ", x.val_images);
     s += cat(", CPU ", fixed(x.user_s, 1), " s user ", fixed(x.sys_s, 1), " s sys, peak RSS ",
@@ -150,6 +151,7 @@ void record_json(Json& j, const train::RunRecord& r) {
         .field("data_wait_share", x.data_wait_share)
         .field("first_loss", x.first_loss)
         .field("last_loss", x.last_loss)
+        .field("tail_loss", x.tail_loss)
         .field("gflops", x.gflops)
         .field("roof_gflops", x.roof_gflops)
         .field("roof_fraction", x.roof_fraction)

@@ -32,13 +32,13 @@ const char* const env_fields[] = {"host",   "device",  "cpu",      "isa",       
                                   "cudnn",   "cublas",  "git"};
 // What makes a configuration within an environment: rows agreeing on these are repeats.
 const char* const config_fields[] = {"kind",  "net",     "mode",    "batch",        "height", "width",
-                                     "precision", "backend", "cuda_graph", "workers", "data", "classes",
+                                     "precision", "backend", "cuda_graph", "winograd", "workers", "data", "classes",
                                      "warmup_iters", "iters", "lr", "momentum", "weight_decay"};
 // The part of a configuration other environments are matched on.
 const char* const compare_fields[] = {"kind", "net", "mode", "batch", "height", "width", "precision"};
 // What names one run: two rows agreeing on these are the same run, read twice.
 const char* const run_fields[] = {"kind",   "label",   "run",    "started", "date",  "host",  "device",
-                                  "backend", "precision", "cuda_graph", "net", "mode", "batch", "height",
+                                  "backend", "precision", "cuda_graph", "winograd", "net", "mode", "batch", "height",
                                   "width",  "threads", "workers", "warmup_iters", "iters", "seed", "data", "git"};
 // Which fields name environments apart, in order of preference.
 const char* const naming_fields[] = {"device", "threads", "runtime_env", "onednn_isa", "git", "host",

@@ -34,6 +34,7 @@ std::string ledger_csv(const Study& s, const std::string& command) {
             .set("date", s.env.date)
             .set("device", r.device)
             .set("backend", r.backend)
+            .set("winograd", r.backend == "onednn" ? "1" : "")
             .set("precision", "fp32")
             .set("cuda_graph", gpu ? "0" : "")
             .set("net", r.net)

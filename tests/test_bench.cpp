@@ -14,6 +14,7 @@
 #include "bench/ledger.h"
 #include "bench/ledger_schema.h"
 #include "bench/stats.h"
+#include <oneapi/dnnl/dnnl.hpp>
 #include "cli.h"
 #include "json.h"
 #include "roofline/probes/cuda/probes.h"
@@ -334,4 +335,31 @@ TEST_CASE("bench --help") {
     CHECK(r.code == 0);
     for (const char* k : {"--batch", "--mode", "--threads", "--warmup", "--repeat", "--format", "--ledger"})
         CHECK_MESSAGE(r.out.find(k) != std::string::npos, k);
+}
+
+TEST_CASE("bench --no-winograd: every conv direct, and the JSON and the ledger say which ran") {
+    check_usage_error("bench resnet18 --device cuda --no-winograd", "--no-winograd is for the CPU's oneDNN executor");
+    // The plan reaches the executors: oneDNN has Winograd kernels on AVX-512 only.
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    for (bool winograd : {true, false}) {
+        CAPTURE(winograd);
+        ridge::Graph g("wino");
+        g.input({1, 64, 8, 8}) | ridge::conv(64, 3, {.pad = 1});
+        ridge::bench::BenchPlan plan{.backend = "onednn", .winograd = winograd};
+        ridge::bench::BenchJob job = ridge::bench::plan_job(std::move(g), plan);
+        for (ridge::Executor* ex : {job.fused.get(), job.unfused.get()}) {
+            ex->prepare();
+            bool wino = false;
+            for (const ridge::StepInfo& s : ex->steps()) wino |= s.impl.find("wino") != std::string::npos;
+            CHECK(wino == (winograd && avx512));
+        }
+        fs::path ledger = scratch() / (winograd ? "wino_on.csv" : "wino_off.csv");
+        Run r = clitest::ridge(ridge::cat("bench resnet18 --res 32 --warmup 0 --repeat 1 --no-layers --quiet --format json",
+                                   winograd ? "" : " --no-winograd", " --ledger '", ledger.string(), "'"));
+        REQUIRE_MESSAGE(r.code == 0, r.err);
+        CHECK(testjson::parse(r.out)["winograd"].b == winograd);
+        ridge::bench::LedgerFile f = ridge::bench::read_ledger_file(ledger.string());
+        REQUIRE(f.rows.size() == 1);
+        CHECK(f.rows[0].get("winograd") == (winograd ? "1" : "0"));
+    }
 }

@@ -387,3 +387,32 @@ TEST_CASE("a ledger of an unknown schema is refused in one line; appending to an
     check_refused(r, "older ridge bench CPU ledger");
     CHECK(slurp(old) == before);
 }
+
+TEST_CASE("older ledgers: the one schema before its winograd and tail_loss columns keeps each row's kind") {
+    // The current header less the two columns, a row of each kind.
+    std::string header, bench_row, train_row;
+    for (const ridge::bench::LedgerColumn& c : ridge::bench::ledger_columns()) {
+        if (c.name == "winograd" || c.name == "tail_loss") continue;
+        const bool first = header.empty();
+        header += std::string(first ? "" : ",") + std::string(c.name);
+        bench_row += (first ? "" : ",") + std::string(c.name == "kind" ? "bench" : c.name == "net" ? "resnet18" : "");
+        train_row += (first ? "" : ",") + std::string(c.name == "kind" ? "train" : c.name == "last_loss" ? "0.25" : "");
+    }
+    ridge::bench::LedgerFile f = ridge::bench::parse_ledger(header + "\n" + bench_row + "\n" + train_row + "\n", "l.csv");
+    CHECK(f.format == ridge::bench::LedgerFormat::schema_v1);
+    REQUIRE(f.rows.size() == 2);
+    CHECK(f.rows[0].get("kind") == "bench");
+    CHECK(f.rows[0].get("net") == "resnet18");
+    CHECK(f.rows[0].get("winograd").empty());
+    CHECK(f.rows[1].get("kind") == "train");
+    CHECK(f.rows[1].get("last_loss") == "0.25");
+    CHECK(f.rows[1].get("tail_loss").empty());
+    // ridge appends only in the current schema, and says so.
+    fs::path old = scratch() / "schema_v1.csv";
+    std::ofstream(old) << header << "\n" << bench_row << "\n";
+    Run r = clitest::ridge("bench resnet18 --res 32 --backend reference --warmup 0 --repeat 1 --no-layers --quiet --ledger '" +
+                           old.string() + "'");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("before its winograd and tail_loss columns") != std::string::npos);
+    CHECK(slurp(old) == header + "\n" + bench_row + "\n");
+}

@@ -99,7 +99,9 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     const testjson::Value& run = j["runs"].items.at(0);
     // Chance is ln 4 = 1.386 for the loss and 25% for top-1.
     CHECK(run["first_loss"].num() > 1.0);
-    CHECK(run["last_loss"].num() < 0.5);
+    // Far below chance: under half of it. One batch's loss swings (over seeds 1 to 8, the 40th
+    // step's ranged 0.002 to 1.85); the last ten steps' mean ranged 0.14 to 0.62.
+    CHECK(run["tail_loss"].num() < std::log(4.0) / 2);
     CHECK(run["val_top1"].num() >= 0.75);
     CHECK(run["val_images"].i64() == 32);
     CHECK(run["undecodable"].i64() == 0);
@@ -109,7 +111,7 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     REQUIRE(l.rows.size() == 1);
     const char* columns[] = {"label", "run", "date", "git", "host", "device", "backend", "net", "batch", "precision",
                              "iters", "workers", "data", "elapsed_s", "images_per_s", "step_median_ms", "step_iqr_ms",
-                             "data_wait_share", "first_loss", "last_loss", "wall_s", "user_s", "sys_s",
+                             "data_wait_share", "first_loss", "last_loss", "tail_loss", "wall_s", "user_s", "sys_s",
                              "peak_rss_bytes", "predicted_train_bytes", "gflops", "roof_fraction", "os", "kernel",
                              "cpu", "isa", "cores", "clock_mhz", "memory_bytes", "compiler", "onednn", "command"};
     for (const char* col : columns) {
@@ -120,6 +122,7 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
          {"peak_device_bytes", "gpu", "driver", "cuda", "cudnn", "cublas", "clock_max_mhz", "runtime_env"})
         CHECK_MESSAGE(std::find(l.header.begin(), l.header.end(), col) != l.header.end(), col);
     CHECK(l.at(0, "label") == "resnet18_run1");
+    CHECK(l.at(0, "winograd") == "1");  // the oneDNN executor, where Winograd is the default
     CHECK(l.at(0, "data") == data.string());
     CHECK(l.at(0, "batch") == "16");
     CHECK(l.at(0, "workers") == "2");
@@ -162,6 +165,7 @@ TEST_CASE("--synthetic with --runs 2: labels NAME_run1 and NAME_run2, then mean 
     // Fresh weights and the same batches in every run: the same losses.
     CHECK(l.at(0, "first_loss") == l.at(1, "first_loss"));
     CHECK(l.at(0, "last_loss") == l.at(1, "last_loss"));
+    CHECK(l.at(0, "tail_loss") == l.at(1, "tail_loss"));
     // The printed mean is of the unrounded rates, rounded to 2 decimals (off by up to 0.005); the
     // ledger keeps 6 significant digits of each rate (off by up to 5e-6 of it). Both bounds hold
     // at any rate: CI saw 485.8 printed against a ledger mean of 485.795.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
+#include <numeric>
 
 #include "roofline/probes/cuda/probes.h"
 #include "netdefs/zoo.h"
@@ -89,6 +91,7 @@ Result Session::run(const std::atomic<bool>& interrupt, const Progress& progress
 
     const int64_t total = c_.warmup + c_.iters;
     std::vector<double> steps;
+    std::deque<double> tail;  // the last Result::tail_steps losses
     steps.reserve(size_t(c_.iters));
     Clock::time_point measured_start = run_start;
     double waited_before = 0;
@@ -118,6 +121,9 @@ Result Session::run(const std::atomic<bool>& interrupt, const Progress& progress
                 sample_device();  // after the first step every buffer and library workspace exists
             }
             r.last_loss = loss;
+            tail.push_back(loss);
+            if (tail.size() > size_t(Result::tail_steps)) tail.pop_front();
+            r.tail_loss = std::accumulate(tail.begin(), tail.end(), 0.0) / double(tail.size());
             r.steps_done = i + 1;
             progress(i < c_.warmup ? "warm-up" : "steps", i < c_.warmup ? i + 1 : i + 1 - c_.warmup,
                      i < c_.warmup ? c_.warmup : c_.iters);

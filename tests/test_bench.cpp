@@ -86,6 +86,10 @@ TEST_CASE("idle OpenMP threads spin briefly only while nothing else waits to run
     CHECK(std::string(ridge::bench::spin_count(0)) == "2000");
     CHECK(std::string(ridge::bench::spin_count(1)) == "0");
     CHECK(std::string(ridge::bench::spin_count(7)) == "0");
+    // A task runnable in a few samples only is not load; one in most of them is.
+    CHECK(ridge::bench::typical({0, 1, 0, 0, 0, 2, 0, 0, 0}) == 0);
+    CHECK(ridge::bench::typical({1, 1, 0, 1, 2, 1, 1, 0, 1}) == 1);
+    CHECK(ridge::bench::typical({}) == -1);
     // A thread of this process kept busy is another runnable task in every sample.
     std::atomic<bool> stop{false};
     std::thread busy([&] {

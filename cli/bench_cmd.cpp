@@ -160,7 +160,7 @@ std::string roof_line(const Run& run, const BenchResult& r) {
 std::string title(const Run& run) {
     std::string how = on_gpu(run) ? cat(precision_name(run.precision), run.plan.cuda_graph ? ", CUDA graphs" : "")
                                   : cat(run.plan.threads, run.plan.threads == 1 ? " thread" : " threads",
-                                        run.plan.winograd ? "" : ", no Winograd");
+                                        run.backend == "onednn" && !run.plan.winograd ? ", no Winograd" : "");
     return cat(run.model, " ", run.mode == Mode::train ? "train" : "infer", " on ", run.device, " (", run.backend, ", ",
                how, "), ", run.H, "x", run.W, ", warm-up ", run.plan.warmup, ", repeat ", run.plan.repeat);
 }

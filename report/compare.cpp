@@ -483,7 +483,7 @@ Comparison load_comparison(const std::vector<std::string>& inputs, const Compare
         for (const Group* g : c.groups_of(e))
             if (per_key[g->compare_key] > 1 && g == c.match(e, g->compare_key))
                 c.flags.push_back(cat("`", c.envs[e].name, "` measured ", g->net, " ", g->label,
-                                      " with different settings (steps, workers, data or SGD settings): each is a row "
+                                      " with different settings (steps, workers, data, SGD settings or Winograd): each is a row "
                                       "of its own in the table; the figures use the one with the most repeats."));
     }
     for (const auto& [e, what] : roof_disagreements)

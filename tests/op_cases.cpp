@@ -110,6 +110,37 @@ std::vector<OpCase> normalizations() {
         {.name = "conv_wino_bn_residual",
          .what = "a residual block's 3x3 conv, batchnorm, sum and ReLU (one Winograd conv with post-ops when fused)",
          .x = {2, 32, 9, 9}, .body = [](Tensor x) { return add(x | conv(32, 3, {.pad = 1}) | bn(), x) | relu(); }},
+        // The expanded tensors reach 8 MiB (2x256x64x65, 400x75x71, 256x64x128, 2x72x121x121), where
+        // the oneDNN executor runs the depthwise conv as a post-op of the 1x1 (its fusion.h); odd
+        // sizes cut the stride-2 rows.
+        {.name = "pw_dw_s2",
+         .what = "MobileNet's expansion: 1x1 conv, batchnorm, relu6, depthwise 3x3 stride 2, batchnorm, relu6",
+         .x = {2, 8, 64, 65},
+         .body =
+             [](Tensor x) {
+                 return x | conv(256, 1) | bn() | relu6() | conv(256, 3, {.stride = 2, .pad = 1, .groups = 256}) |
+                        bn() | relu6();
+             }},
+        {.name = "pw_dw_s1",
+         .what = "1x1 conv with bias and silu, depthwise 3x3 stride 1 with bias, batchnorm, hardswish",
+         .x = {1, 16, 75, 71},
+         .body =
+             [](Tensor x) {
+                 return x | conv(400, 1, {.bias = true}) | silu() |
+                        conv(400, 3, {.pad = 1, .groups = 400, .bias = true}) | bn() | hardswish();
+             }},
+        {.name = "pw_dw_plain", .what = "1x1 conv, depthwise 3x3 without bias, nothing between or after",
+         .x = {1, 8, 64, 128},
+         .body = [](Tensor x) { return x | conv(256, 1) | conv(256, 3, {.pad = 1, .groups = 256}); }},
+        {.name = "pw_dw_apart",
+         .what = "1x1 conv to 72 channels and depthwise 3x3 stride 2, each with batchnorm and relu (fused on AVX2, "
+                 "apart on AVX-512)",
+         .x = {2, 4, 121, 121},
+         .body =
+             [](Tensor x) {
+                 return x | conv(72, 1) | bn() | relu() | conv(72, 3, {.stride = 2, .pad = 1, .groups = 72}) | bn() |
+                        relu();
+             }},
         {.name = "conv_g4_bn",
          .what = "batchnorm after a grouped conv of 4 channels per group (in training on a blocked copy: oneDNN "
                  "normalizes the conv's nChw4c only in its reference)",

@@ -259,6 +259,67 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd 
         CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd) == none);
 }
 
+// Which depthwise convs run as a post-op of the 1x1 conv before them (fusion.h); the op table's
+// pw_dw cases check their numbers. Per node, "f" for a conv step that also runs a depthwise conv
+// (it has dw_weights), "c" for a conv step alone, "-" for none.
+TEST_CASE("a 1x1 conv's chain takes the depthwise 3x3 conv after it where the expanded tensor has 8 MiB or more") {
+    auto convs = [](const Graph& g, ExecOptions o) {
+        auto ex = make_executor("onednn", g, o);
+        ex->prepare();
+        std::string kinds(g.nodes().size(), '-');
+        for (const StepInfo& s : ex->steps()) {
+            if (s.phase != StepPhase::fwd || s.primitive != "convolution") continue;
+            bool dw = false;
+            for (const StepArg& a : s.args) dw = dw || a.name == "dw_weights";
+            // oneDNN's reference fusion runs the two convs in turn, slower than apart.
+            if (dw) CHECK_MESSAGE(s.impl.rfind("ref", 0) != 0, g.model(), ": ", s.impl);
+            kinds[size_t(s.node)] = dw ? 'f' : 'c';
+        }
+        return kinds;
+    };
+    auto block = [](int64_t H, int64_t K, int stride) {
+        Graph g(cat("pw_dw_", H, "_", K, "_", stride));
+        g.input({2, 8, H, H}) | conv(K, 1) | bn() | relu6() | conv(K, 3, {.stride = stride, .pad = 1, .groups = int(K)}) |
+            bn() | relu6() | conv(8, 1);
+        return g;
+    };
+    // 2x256x64x64 floats: 8 MiB exactly. Nodes: conv bn relu6 conv bn relu6 conv.
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    for (int stride : {1, 2}) {
+        CHECK(convs(block(64, 256, stride), {.mode = Mode::infer}) == "f-----c");
+        CHECK(convs(block(64, 255, stride), {.mode = Mode::infer}) == "c--c--c");
+        CHECK(convs(block(64, 256, stride), {.mode = Mode::infer, .fused = false}) == "c--c--c");
+        CHECK(convs(block(64, 256, stride), {.mode = Mode::train}) == "c--c--c");
+        // 72 channels: 4.5 blocks of 16, which oneDNN's AVX-512 kernel does not fuse, while its
+        // AVX2 one, in blocks of 8, does. Planned apart where the fusion would be the reference.
+        CHECK(convs(block(121, 72, stride), {.mode = Mode::infer}) == (avx512 ? "c--c--c" : "f-----c"));
+    }
+    // Not a depthwise 3x3 with padding 1: 5x5, padding 0, dilated; nor after a 3x3 or a summing conv.
+    auto after = [](const char* name, auto dw) {
+        Graph g(name);
+        dw(g.input({2, 8, 64, 64}) | conv(256, 1) | relu());
+        return g;
+    };
+    CHECK(convs(after("dw5", [](Tensor t) { return t | conv(256, 5, {.pad = 2, .groups = 256}); }), {}) == "c-c");
+    CHECK(convs(after("dw_p0", [](Tensor t) { return t | conv(256, 3, {.groups = 256}); }), {}) == "c-c");
+    CHECK(convs(after("dw_dil", [](Tensor t) { return t | conv(256, 3, {.pad = 2, .dilation = 2, .groups = 256}); }),
+                {}) == "c-c");
+    CHECK(convs(after("dw_ok", [](Tensor t) { return t | conv(256, 3, {.pad = 1, .groups = 256}); }), {}) == "f--");
+    Graph summed("summed");
+    Tensor x = summed.input({2, 256, 64, 64});
+    add(x | conv(256, 1), x) | conv(256, 3, {.pad = 1, .groups = 256});
+    CHECK(convs(summed, {}) == "c-c");
+    // The op table's cases, which check the numbers, do run fused.
+    for (const op_cases::OpCase& c : op_cases::all()) {
+        if (c.name.rfind("pw_dw", 0) != 0) continue;
+        const bool fuses = c.name != "pw_dw_apart" || !avx512;
+        CHECK_MESSAGE((convs(c.graph(), {}).find('f') == 0) == fuses, c.name);
+    }
+    Graph wide("after_3x3");
+    wide.input({2, 8, 64, 64}) | conv(256, 3, {.pad = 1}) | conv(256, 3, {.pad = 1, .groups = 256});
+    CHECK(convs(wide, {}) == "cc");
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);

@@ -50,6 +50,13 @@ dnnl::post_ops post_ops_of(const Graph& g, const Group& gr) {
             po.append_sum(1.0f);
             continue;
         }
+        if (p.kind == PostOp::Kind::depthwise) {
+            const auto& dw = std::get<Conv2d>(g.nodes()[size_t(p.node)].op);
+            auto f32 = dnnl::memory::data_type::f32;
+            auto bias = dw.bias || p.bn >= 0 ? f32 : dnnl::memory::data_type::undef;
+            po.append_dw(f32, bias, f32, 3, dw.stride.h, 1, 0, {});
+            continue;
+        }
         for (const Eltwise& e : eltwise_of(std::get<Activation>(g.nodes()[size_t(p.node)].op).fn))
             po.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
     }

@@ -5,8 +5,12 @@
 // a chain of activations (eltwise post-ops) and at most one residual add (a sum post-op, its
 // destination first holding the other addend); a linear absorbs activations and a residual add;
 // a batchnorm that follows no conv absorbs a ReLU; a concatenation of channels absorbs the
-// batchnorm that alone reads it and a ReLU after that. Training, fused: a batchnorm absorbs a ReLU
-// (fuse_norm_relu). Dropout and stochastic depth are identities and ride along in any chain.
+// batchnorm that alone reads it and a ReLU after that. A 1x1 conv's chain without a residual sum
+// may go on into the depthwise 3x3 conv that alone reads it (MobileNet's expansion), with that
+// conv's batchnorm and activations: oneDNN runs the depthwise conv as a post-op over rows of the
+// 1x1 conv's output still in cache, so the expanded tensor is never written (fusion.cpp says where
+// that pays). Training, fused: a batchnorm absorbs a ReLU (fuse_norm_relu). Dropout and stochastic
+// depth are identities and ride along in any chain.
 // A layer joins a chain only when the chain's output feeds it alone.
 #include <vector>
 
@@ -17,14 +21,15 @@ namespace ridge::onednn {
 
 struct PostOp {
     int node;
-    enum class Kind { eltwise, sum } kind;
+    enum class Kind { eltwise, sum, depthwise } kind;
     int addend = -1;  // sum: the tensor added in
+    int bn = -1;      // depthwise: the batchnorm folded into it
 };
 
 struct Group {
     int lead = -1;             // conv, linear, batchnorm or concat
     int bn = -1;               // batchnorm folded into the conv, or applied by the concat (inference)
-    std::vector<PostOp> post;  // activations and the residual sum, in order
+    std::vector<PostOp> post;  // activations, the residual sum and a depthwise conv, in order
     int last = -1;             // the layer whose output the group writes; the group runs in its place
     std::vector<int> nodes;    // every member, lead first
 };

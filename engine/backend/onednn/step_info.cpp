@@ -32,6 +32,7 @@ std::string arg_name(int arg) {
     if (arg >= DNNL_ARG_MULTIPLE_SRC && arg < DNNL_ARG_MULTIPLE_SRC + 1024)
         return cat("src_", arg - DNNL_ARG_MULTIPLE_SRC);
     if (arg >= DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE) return "post_op";
+    if (arg & DNNL_ARG_ATTR_POST_OP_DW) return "dw_" + arg_name(arg & ~DNNL_ARG_ATTR_POST_OP_DW);
     return cat("arg_", arg);
 }
 

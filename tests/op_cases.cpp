@@ -132,6 +132,24 @@ std::vector<OpCase> normalizations() {
         {.name = "pw_dw_plain", .what = "1x1 conv, depthwise 3x3 without bias, nothing between or after",
          .x = {1, 8, 64, 128},
          .body = [](Tensor x) { return x | conv(256, 1) | conv(256, 3, {.pad = 1, .groups = 256}); }},
+        // The first 1x1 conv writes channels-last on AVX-512 (brgemm), which the fused pair must
+        // not be built on (engine/backend/onednn/conv2d.cpp).
+        {.name = "pw_dw_after_nhwc", .what = "1x1 conv and batchnorm, then 1x1 conv, batchnorm, relu6, depthwise 3x3",
+         .x = {2, 8, 64, 65},
+         .body =
+             [](Tensor x) {
+                 return x | conv(32, 1) | bn() | conv(256, 1) | bn() | relu6() |
+                        conv(256, 3, {.pad = 1, .groups = 256}) | bn() | relu6();
+             }},
+        // oneDNN's fused kernel passes the depthwise bias only along with the 1x1 conv's own: this
+        // pair stays apart (engine/backend/onednn/fusion.cpp).
+        {.name = "pw_dw_bias_after_unbiased",
+         .what = "1x1 conv without bias, relu, depthwise 3x3 stride 2 with bias, relu", .x = {2, 8, 64, 65},
+         .body =
+             [](Tensor x) {
+                 return x | conv(256, 1) | relu() | conv(256, 3, {.stride = 2, .pad = 1, .groups = 256, .bias = true}) |
+                        relu();
+             }},
         {.name = "pw_dw_apart",
          .what = "1x1 conv to 72 channels and depthwise 3x3 stride 2, each with batchnorm and relu (fused on AVX2, "
                  "apart on AVX-512)",

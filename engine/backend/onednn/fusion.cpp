@@ -84,6 +84,11 @@ struct Chains {
         if (!dw || dw->G != pw->K || dw->K != pw->K || dw->kernel.h != 3 || dw->kernel.w != 3) return;
         if (dw->stride.h != dw->stride.w || dw->stride.h > 2 || dw->dilation.h != 1 || dw->dilation.w != 1) return;
         if (dw->pad.top != 1 || dw->pad.bottom != 1 || dw->pad.left != 1 || dw->pad.right != 1) return;
+        // oneDNN 2.6's jit_1x1 kernels hand the depthwise kernel its bias only when the 1x1 conv has
+        // one of its own: a biased depthwise conv after an unbiased 1x1 conv read an unset pointer
+        // and crashed.
+        const bool dw_bias = dw->bias || folded_bn[size_t(c)] >= 0;
+        if (dw_bias && !pw->bias && gr.bn < 0) return;
         PostOp post{c, PostOp::Kind::depthwise};
         gr.nodes.push_back(c);
         if (int bn = folded_bn[size_t(c)]; bn >= 0) {

@@ -335,7 +335,9 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
         Graph g = build(e, 8, r, r);
         Inputs in = inputs(g, 4);
         Result ref = run("reference", g, Mode::infer, false, in);
-        check_close(run("onednn", g, Mode::infer, true, in).out, ref.out, 1e-4, cat(net, " fused at batch 8"));
+        for (bool fused : {true, false})
+            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4,
+                        cat(net, fused ? " fused" : " unfused", " at batch 8"));
         // The last four have convs that leave nChw16c on purpose (a shuffle's plain halves, a
         // squeeze-excitation's inner products, grouped convs' own blockings, concatenations).
         const bool kept_throughout = std::string(net) == "mobilenet_v2" || std::string(net) == "mnasnet1_0" ||

@@ -79,6 +79,12 @@ void reshape_forward(Plan& p, const Layer& l) {
             p.value[size_t(l.n.output)] = p.alias(v, Md(ydims, dnnl::memory::data_type::f32, *st));
             return;
         }
+    // The pooled map before a classifier, in nChw16c at batch 8 and more (conv2d.cpp): a copy of
+    // 0.04 to 0.14 ms at batch 16 before.
+    if (rows_in_place(xm)) {
+        p.value[size_t(l.n.output)] = p.alias(v, plain(ydims));
+        return;
+    }
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     p.value[size_t(l.n.output)] = p.alias(x, plain(ydims));
 }

@@ -21,15 +21,6 @@ LinearShape linear_shape(const Plan& p, const Layer& l, const Linear& op) {
 
 Md bias_md(const InnerProduct& ip) { return Md({ip.y.dims()[1]}, dnnl::memory::data_type::f32, Tag::a); }
 
-// A map of 1x1 (N, C, 1, 1) in channels-last, or in channel blocks that C fills, has the bytes of
-// plain rows: squeeze-excitation's pooled vector is read in place, not reordered (5 us a layer).
-bool rows_in_place(const Md& md) {
-    const Dims d = md.dims();
-    if (d.size() != 4 || d[2] != 1 || d[3] != 1) return false;
-    const int64_t block = channel_block(md);
-    return block > 0 && d[1] % block == 0;
-}
-
 InnerProduct rows(const LinearShape& s, const Linear& op) {
     return {plain({s.M, s.C}), Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::any), plain({s.M, s.K}), op.bias};
 }
@@ -66,6 +57,14 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 }
 
 }  // namespace
+
+// Squeeze-excitation's pooled vector is read in place, not reordered (5 us a layer).
+bool rows_in_place(const Md& md) {
+    const Dims d = md.dims();
+    if (d.size() != 4 || d[2] != 1 || d[3] != 1) return false;
+    const int64_t block = channel_block(md);
+    return block > 0 && d[1] % block == 0;
+}
 
 void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
     const Md b = bias_md(ip);

@@ -208,20 +208,19 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // 0.93x, efficientnet_b0 0.94x, squeezenet1_1 0.88x, resnet50 0.95x, shufflenet_v2 and
     // regnet_y_400mf level; batch 8 mobilenet_v2 0.80x. At batch 1 it was mixed (mobilenet_v2
     // 1.06x, mnasnet1_0 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there.
+    auto keep = [&](Tag y) {
+        try {
+            auto kept = describe(x_now, Md(c.y.dims(), f32, y));
+            if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
+        } catch (const dnnl::error&) {
+        }
+    };
     const bool avx512 = impl_isa(pd).rfind("avx512", 0) == 0;
     const bool image = x_now == canonical(plain(c.x.dims())) && c.x.dims()[1] <= 4;
     if (!wino && !p.train && avx512 && c.x.dims()[0] >= 8 && pd.src_desc() != x_now &&
         (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c))))
-        try {
-            auto kept = describe(x_now, Md(c.y.dims(), f32, Tag::nChw16c));
-            if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
-        } catch (const dnnl::error&) {
-        }
-    if (!wino && !p.train && x_now == x_nhwc && pd.src_desc() != x_nhwc) try {
-            auto kept = describe(x_nhwc, Md(c.y.dims(), f32, Tag::nhwc));
-            if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
-        } catch (const dnnl::error&) {
-        }
+        keep(Tag::nChw16c);
+    if (!wino && !p.train && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());
     int w = p.param_mem(l.node, 0, pd.weights_desc());

@@ -34,10 +34,10 @@ struct InnerProduct {
     bool bias;
 };
 void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip);
+void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
 // A map of 1x1 (N, C, 1, 1) in channels-last, or in channel blocks that C fills, has the bytes of
 // plain rows (N, C).
 bool rows_in_place(const Md& md);
-void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
 
 void plan_forward(Plan& p, const Layer& l);
 void plan_backward(Plan& p, const Layer& l);

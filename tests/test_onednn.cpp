@@ -106,9 +106,9 @@ namespace {
 
 // A two-layer ViT as torchvision builds its encoder (netdefs/vit.cpp), small enough for the
 // reference executor: patches, class token, position embedding, pre-norm attention and MLP.
-Graph mini_vit() {
+Graph mini_vit(int64_t N = 2) {
     Graph g("mini_vit");
-    Tensor x = g.input({2, 3, 32, 32});
+    Tensor x = g.input({N, 3, 32, 32});
     const int64_t D = 32, heads = 4;
     x = x | conv(D, 8, {.stride = 8, .bias = true}) | flatten(2) | permute({0, 2, 1}) | class_token() | pos_embedding();
     for (int i = 0; i < 2; ++i) {
@@ -363,6 +363,29 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
         int nhwc = 0;
         for (const StepInfo& s : ex1->steps()) nhwc += s.primitive == "convolution" && s.args[0].layout == "acdb";
         CHECK_MESSAGE(nhwc > 0, net, " at batch 1");
+    }
+}
+
+// A conv that reads the image and whose output a flatten reads (vit's patch conv) writes channels-last
+// even at batch 8 on AVX-512: its rows of tokens are then a view, where nChw16c needed a copy.
+TEST_CASE("at batch 8 a patch conv read by a flatten writes channels-last, and the flatten is a view") {
+    Graph g = mini_vit(8);
+    Inputs in = inputs(g, 4);
+    Result ref = run("reference", g, Mode::infer, false, in);
+    for (bool fused : {true, false}) {
+        check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, fused ? "fused" : "unfused");
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+        ex->prepare();
+        int convs = 0;
+        for (const StepInfo& s : ex->steps()) {
+            const Node& n = g.nodes()[size_t(s.node)];
+            CHECK_MESSAGE(!std::holds_alternative<Flatten>(n.op), "a step for the flatten: ", s.primitive);
+            if (s.primitive != "convolution") continue;
+            ++convs;
+            CHECK(s.args.back().name == "dst");
+            CHECK_MESSAGE(s.args.back().layout == "acdb", "the patch conv writes ", s.args.back().layout);
+        }
+        CHECK(convs == 1);
     }
 }
 

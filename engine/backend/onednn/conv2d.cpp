@@ -208,19 +208,33 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // 0.93x, efficientnet_b0 0.94x, squeezenet1_1 0.88x, resnet50 0.95x, shufflenet_v2 and
     // regnet_y_400mf level; batch 8 mobilenet_v2 0.80x. At batch 1 it was mixed (mobilenet_v2
     // 1.06x, mnasnet1_0 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there.
-    auto keep = [&](Tag y) {
+    auto keep = [&](const Md& x, Tag y) {
         try {
-            auto kept = describe(x_now, Md(c.y.dims(), f32, y));
+            auto kept = describe(x, Md(c.y.dims(), f32, y));
             if (!reference_impl(kept) && impl_isa(kept) == impl_isa(pd)) pd = kept;
         } catch (const dnnl::error&) {
         }
     };
     const bool avx512 = impl_isa(pd).rfind("avx512", 0) == 0;
     const bool image = x_now == canonical(plain(c.x.dims())) && c.x.dims()[1] <= 4;
-    if (!wino && !p.train && avx512 && c.x.dims()[0] >= 8 && pd.src_desc() != x_now &&
-        (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c))))
-        keep(Tag::nChw16c);
-    if (!wino && !p.train && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(Tag::nhwc);
+    // A conv on the image whose output a flatten or reshape reads (vit's patch conv) writes
+    // channels-last, reading the image as it is or reordered: its rows of tokens are then a view.
+    // nChw16c needed a copy there, 1.28 ms of a 2735 ms step at batch 16, and nChw8c on AVX2 one too;
+    // the conv took about as much longer in channels-last (steps level at batch 8).
+    const std::vector<int> r = readers_of(p.g, l.y(p.g));
+    const bool reshaped = std::any_of(r.begin(), r.end(), [&](int n) {
+        const Op& op = p.g.nodes()[size_t(n)].op;
+        return std::holds_alternative<Flatten>(op) || std::holds_alternative<Reshape>(op);
+    });
+    const Md y_nhwc = canonical(Md(c.y.dims(), f32, Tag::nhwc));
+    if (!wino && !p.train && image && reshaped) {
+        if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
+        if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);
+    } else if (!wino && !p.train && avx512 && c.x.dims()[0] >= 8 && pd.src_desc() != x_now &&
+               (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c)))) {
+        keep(x_now, Tag::nChw16c);
+    }
+    if (!wino && !p.train && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());
     int w = p.param_mem(l.node, 0, pd.weights_desc());

@@ -19,6 +19,15 @@ Md plain(const Dims& dims) {
     return Md(dims, memory::data_type::f32, by_rank[dims.size()]);
 }
 
+std::vector<int> readers_of(const Graph& g, int t) {
+    std::vector<int> r;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const std::vector<int>& in = g.nodes()[i].inputs;
+        if (std::find(in.begin(), in.end(), t) != in.end()) r.push_back(int(i));
+    }
+    return r;
+}
+
 int64_t channel_block(const Md& md) {
     Dims d = md.dims();
     if (d.size() != 4 || md.data_type() != memory::data_type::f32) return 0;

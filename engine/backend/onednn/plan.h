@@ -56,6 +56,8 @@ Md plain(const Dims& dims);
 // set to the tensor's extent (plan.cpp says why). Every memory the plan holds is canonical.
 Md canonical(Md md);
 Dims dims_of(const Shape& s);
+// The layers that read tensor t, in graph order.
+std::vector<int> readers_of(const Graph& g, int t);
 // Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
 // nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.
 int64_t channel_block(const Md& md);

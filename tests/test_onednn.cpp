@@ -389,6 +389,33 @@ TEST_CASE("at batch 8 a patch conv read by a flatten writes channels-last, and t
     }
 }
 
+// An adaptive average pool to its input's size is one copy into plain nchw (pool.cpp), after which
+// the classifier's flatten is a view, from nChw16c at batch 8 as from channels-last at batch 1.
+TEST_CASE("an identity adaptive pool before a flatten is one copy into plain rows, and the flatten a view") {
+    for (int64_t N : {1, 8}) {
+        Graph g("classifier");
+        g.input({N, 3, 32, 32}) | conv(64, 3, {.pad = 1}) | relu() | maxpool(2) | adaptive_avgpool(16) | flatten() |
+            linear(10);
+        Inputs in = inputs(g, 4);
+        Result ref = run("reference", g, Mode::infer, false, in);
+        for (bool fused : {true, false}) {
+            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, cat("batch ", N));
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+            ex->prepare();
+            int pool_steps = 0;
+            for (const StepInfo& s : ex->steps()) {
+                const Op& op = g.nodes()[size_t(s.node)].op;
+                CHECK_MESSAGE(!std::holds_alternative<Flatten>(op), "batch ", N, ": a step for the flatten");
+                if (!std::holds_alternative<AdaptiveAvgPool2d>(op)) continue;
+                ++pool_steps;
+                CHECK(s.primitive == "reorder");
+                CHECK(s.args.back().layout == "abcd");
+            }
+            CHECK(pool_steps == 1);
+        }
+    }
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);

@@ -323,7 +323,15 @@ TEST_CASE("a 1x1 conv's chain takes the depthwise 3x3 conv after it where the ex
     CHECK(convs(wide, {}) == "cc");
 }
 
-// At batch 8 and more on AVX-512, inference convs run nChw16c from the image on (conv2d.cpp):
+namespace {
+int nhwc_convs(const Executor& ex) {
+    int n = 0;
+    for (const StepInfo& s : ex.steps()) n += s.primitive == "convolution" && s.args[0].layout == "acdb";
+    return n;
+}
+}  // namespace
+
+// At batch 2 and more on AVX-512, inference convs run nChw16c from the image on (conv2d.cpp):
 // every conv after the first reads nChw16c in place, and the numbers match the reference. The zoo's
 // other checks run batch 1, where channels-last stays.
 TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on, and match the reference") {
@@ -360,9 +368,20 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
         Graph one = build(e, 1, r, r);
         auto ex1 = make_executor("onednn", one, {.mode = Mode::infer});
         ex1->prepare();
-        int nhwc = 0;
-        for (const StepInfo& s : ex1->steps()) nhwc += s.primitive == "convolution" && s.args[0].layout == "acdb";
-        CHECK_MESSAGE(nhwc > 0, net, " at batch 1");
+        CHECK_MESSAGE(nhwc_convs(*ex1) > 0, net, " at batch 1");
+        // One image of as many pixels as two of 224x224 (efficientnet_b7's 600x600) runs nChw16c.
+        Graph big = build(e, 1, 320, 320);
+        auto exb = make_executor("onednn", big, {.mode = Mode::infer});
+        exb->prepare();
+        int first = 0, blocked = 0;
+        for (const StepInfo& s : exb->steps()) {
+            if (s.primitive != "convolution") continue;
+            first += first == 0 && s.args[0].layout == "abcd";
+            blocked += s.args[0].layout == "aBcd16b";
+        }
+        CHECK_MESSAGE(first == 1, net, " at 320x320 reads the plain image");
+        CHECK_MESSAGE(blocked > 0, net, " at 320x320");
+        CHECK_MESSAGE(nhwc_convs(*exb) == 0, net, " at 320x320");
     }
 }
 

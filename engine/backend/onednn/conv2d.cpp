@@ -197,7 +197,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // whose backward primitives then follow the forward's layouts: convnext_tiny's step at batch 8
     // was 1.04x slower.
     //
-    // At batch 8 and more on AVX-512, inference runs its convs in nChw16c instead: the first conv
+    // At batch 2 and more on AVX-512, or on one image as large (below), inference runs its convs
+    // in nChw16c instead: the first conv
     // reads the plain image with oneDNN's jit kernel and writes nChw16c, and a conv whose input is
     // nChw16c keeps it, in and out, where oneDNN has a jit kernel of the same instruction set as
     // its free choice. There depthwise convs run jit_dw, 1.5 to 2x faster than the brgemm kernel
@@ -206,8 +207,13 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // it needs no reorder. Plans alternated process by process, 2 rounds, on a 2-core Zen 4:
     // batch 16 mobilenet_v2 0.75x, mnasnet1_0 0.88x, mobilenet_v3_large 0.88x, mobilenet_v3_small
     // 0.93x, efficientnet_b0 0.94x, squeezenet1_1 0.88x, resnet50 0.95x, shufflenet_v2 and
-    // regnet_y_400mf level; batch 8 mobilenet_v2 0.80x. At batch 1 it was mixed (mobilenet_v2
-    // 1.06x, mnasnet1_0 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there.
+    // regnet_y_400mf level; batch 8 mobilenet_v2 0.80x; batch 6 mobilenet_v2 0.73x, efficientnet_b0
+    // 0.91x; batch 4 mobilenet_v2 0.81x, efficientnet_b0 0.96x, googlenet 0.98x, resnet50 level;
+    // batch 2 mobilenet_v2 0.93x, googlenet 0.93x, resnet50 0.98x, efficientnet_b0 1.02x (3 or 4
+    // rounds). At batch 1 it was mixed (mobilenet_v2 1.06x, efficientnet_b0 1.05x, mnasnet1_0
+    // 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there for an image of
+    // fewer pixels than two of 224x224: efficientnet_b7's one 600x600 image has as many as 7, and
+    // in nChw16c its step took 0.84x the time (508 against 604 ms, 3 rounds).
     auto keep = [&](const Md& x, Tag y) {
         try {
             auto kept = describe(x, Md(c.y.dims(), f32, y));
@@ -227,10 +233,12 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
         return std::holds_alternative<Flatten>(op) || std::holds_alternative<Reshape>(op);
     });
     const Md y_nhwc = canonical(Md(c.y.dims(), f32, Tag::nhwc));
+    const Shape& img = p.g.input_shape();
+    const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224);
     if (!wino && !p.train && image && reshaped) {
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);
-    } else if (!wino && !p.train && avx512 && c.x.dims()[0] >= 8 && pd.src_desc() != x_now &&
+    } else if (!wino && !p.train && avx512 && large && pd.src_desc() != x_now &&
                (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c)))) {
         keep(x_now, Tag::nChw16c);
     }

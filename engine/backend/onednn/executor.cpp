@@ -12,17 +12,21 @@
 // Threads: a layer whose work one core does in under a threshold runs on one thread, the rest on
 // all of them. Every multi-threaded step ends in a barrier, where a thread the scheduler has set
 // aside holds up the others for a time slice; on an idle machine that costs the OpenMP fork and
-// join (microseconds), so only small layers stay on one thread (serial_idle: mobilenet_v3_small's
+// join (microseconds), so only small layers stay on one thread (serial_shared: mobilenet_v3_small's
 // inference at batch 1 took 0.80 to 0.83 ms with it, 0.84 to 1.4 ms at 30 us, load average 7.5,
 // where ONNX Runtime took 1.0 to 1.2 ms; at batch 16 mobilenet_v2 did not tell 30 us, 100 us and
-// 1 ms apart). Training primitives
+// 1 ms apart). On an idle machine inference draws the line at serial_idle, 20 us: squeeze-excitation's
+// inner products (16 x 672 -> 168: 3.6 MFLOP) then run on both cores, 25 us where one took 35 to 65,
+// and in 4 alternated rounds at batch 1 mobilenet_v3_small took 0.88 against 1.13 to 1.35 ms,
+// regnet_y_400mf 4.98 against 5.04 to 7.6, mobilenet_v3_large, efficientnet_b0, mnasnet1_0 and
+// squeezenet1_1 level; at batch 16 all of them level (3 rounds). Training primitives
 // also synchronize inside (oneDNN's batchnorm and weight gradients spin on barriers of their own),
 // and on a machine whose load average, when the executor is made, exceeds twice its cores those
 // spins cost slices of milliseconds: mobilenet_v3_small's training step at batch 8, two threads,
 // load average 10 to 11, took 2.4 to 2.8 s with serial_idle, 1.7 to 2.4 s at 300 us, 0.7 to 1.1 s
 // at 1 ms and 0.22 to 0.26 s at serial_busy (3 ms), which training then uses. Inference has no
-// such spins and keeps serial_idle (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19 to
-// 0.38 s at 3 ms). The CLI also sets how idle OpenMP threads wait (bench/omp_wait.h).
+// such spins and keeps serial_shared there (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19
+// to 0.38 s at 3 ms); idle training keeps it too (20 us was not measured there). The CLI also sets how idle OpenMP threads wait (bench/omp_wait.h).
 #include <omp.h>
 #include <sys/mman.h>
 
@@ -55,7 +59,7 @@ namespace {
 // One core's time for a layer's work is estimated at rates a small layer reaches (oneDNN's jit
 // kernels on one AVX2 or AVX-512 core, data from L2).
 constexpr double core_flops = 50e9, core_bytes_per_s = 20e9;
-constexpr double serial_idle = 100e-6, serial_busy = 3e-3;
+constexpr double serial_idle = 20e-6, serial_shared = 100e-6, serial_busy = 3e-3;
 
 // The 1-minute load average over the cores oneDNN may use: above 2 the machine is shared.
 double serial_seconds(bool train) {
@@ -64,7 +68,8 @@ double serial_seconds(bool train) {
         if (std::fscanf(f, "%lf", &load) != 1) load = 0;
         std::fclose(f);
     }
-    return train && load > 2.0 * omp_get_num_procs() ? serial_busy : serial_idle;
+    if (load > 2.0 * omp_get_num_procs()) return train ? serial_busy : serial_shared;
+    return train ? serial_shared : serial_idle;
 }
 
 int threads_for(int most, double serial, double flops, double bytes) {

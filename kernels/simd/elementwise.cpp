@@ -54,6 +54,33 @@ RIDGE_SIMD_CLONES void dot_rows(const float* a, const float* b, float* acc, int6
 
 RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) { return dot(a, b, n); }
 
+// acc[j] += sum over rows of x[r, j], two chains to hide the add latency.
+template <int width>
+RIDGE_SIMD_INLINE void sum_rows_fixed(const float* x, float* acc, int64_t rows) {
+    using V = Vec<width>;
+    V s0 = {}, s1 = {};
+    int64_t r = 0;
+    for (; r + 1 < rows; r += 2) {
+        s0 += load<V>(x + r * width);
+        s1 += load<V>(x + (r + 1) * width);
+    }
+    if (r < rows) s0 += load<V>(x + r * width);
+    store(acc, load<V>(acc) + s0 + s1);
+}
+
+RIDGE_SIMD_CLONES void sum_rows(const float* x, float* acc, int64_t rows, int64_t width) {
+    if (width == 16) return sum_rows_fixed<16>(x, acc, rows);
+    if (width == 8) return sum_rows_fixed<8>(x, acc, rows);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < width; ++j) acc[j] += x[r * width + j];
+}
+
+RIDGE_SIMD_CLONES float sum_span(const float* x, int64_t n) {
+    float s = 0;
+    for (int64_t i = 0; i < n; ++i) s += x[i];
+    return s;
+}
+
 // Rows of `width` lanes, each a copy of g.
 template <int width>
 RIDGE_SIMD_INLINE void fill_rows_fixed(const float* g, float* y, int64_t rows) {
@@ -117,6 +144,31 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
             float acc[max_block] = {};
             dot_rows(a + off, b + off, acc, l.HW, B);
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = acc[j];
+        }
+    }
+}
+
+void channel_means(const float* x, float* out, const ChannelLayout& l) {
+    const int64_t CB = l.blocks(), B = l.block;
+    const float k = 1.0f / float(l.HW);
+    if (B == 1) {
+#pragma omp parallel for schedule(static)
+        for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = k * sum_span(x + nc * l.HW, l.HW);
+    } else if (B == l.C) {  // channels-last: each image's row of sums is its own accumulator
+#pragma omp parallel for schedule(static)
+        for (int64_t n = 0; n < l.N; ++n) {
+            float* row = out + n * l.C;
+            std::fill(row, row + l.C, 0.0f);
+            sum_rows(x + n * l.batch_stride(), row, l.HW, B);
+            for (int64_t c = 0; c < l.C; ++c) row[c] *= k;
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t u = 0; u < l.N * CB; ++u) {
+            int64_t n = u / CB, cb = u % CB;
+            float acc[max_block] = {};
+            sum_rows(x + n * l.batch_stride() + cb * l.block_stride(), acc, l.HW, B);
+            for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = k * acc[j];
         }
     }
 }

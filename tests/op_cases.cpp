@@ -141,6 +141,12 @@ std::vector<OpCase> normalizations() {
                  return x | conv(32, 1) | bn() | conv(256, 1) | bn() | relu6() |
                         conv(256, 3, {.pad = 1, .groups = 256}) | bn() | relu6();
              }},
+        // A 1x1 conv on the image read through the fused depthwise conv by a flatten: the rule that
+        // makes an image conv read by a flatten write channels-last must not reach the fused pair
+        // (a hostile review found it 1.62 off).
+        {.name = "pw_dw_flattened", .what = "1x1 conv of the image and depthwise 3x3, then flatten from H on",
+         .x = {2, 3, 64, 64},
+         .body = [](Tensor x) { return x | conv(256, 1) | conv(256, 3, {.pad = 1, .groups = 256}) | flatten(2); }},
         // oneDNN's fused kernel passes the depthwise bias only along with the 1x1 conv's own: this
         // pair stays apart (engine/backend/onednn/fusion.cpp).
         {.name = "pw_dw_bias_after_unbiased",

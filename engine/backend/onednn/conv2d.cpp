@@ -226,7 +226,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // A conv on the image whose output a flatten or reshape reads (vit's patch conv) writes
     // channels-last, reading the image as it is or reordered: its rows of tokens are then a view.
     // nChw16c needed a copy there, 1.28 ms of a 2735 ms step at batch 16, and nChw8c on AVX2 one too;
-    // the conv took about as much longer in channels-last (steps level at batch 8).
+    // the conv took about as much longer in channels-last (steps level at batch 8). Not a conv
+    // carrying a fused depthwise conv, which oneDNN computes wrongly on channels-last (above).
     const std::vector<int> r = readers_of(p.g, l.y(p.g));
     const bool reshaped = std::any_of(r.begin(), r.end(), [&](int n) {
         const Op& op = p.g.nodes()[size_t(n)].op;
@@ -235,7 +236,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Md y_nhwc = canonical(Md(c.y.dims(), f32, Tag::nhwc));
     const Shape& img = p.g.input_shape();
     const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224);
-    if (!wino && !p.train && image && reshaped) {
+    if (!wino && !p.train && image && reshaped && !dw) {
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);
     } else if (!wino && !p.train && avx512 && large && pd.src_desc() != x_now &&

@@ -568,6 +568,31 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
     }
 }
 
+// kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
+// index formula (simd.h); the blocked ones with channels that pad the last block. The executor calls
+// it on padded blocks only (pool.cpp); the plain and channels-last branches are checked here.
+TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
+    const int64_t N = 3, C = 20, HW = 37;
+    for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {
+        const simd::ChannelLayout l{N, C, HW, block};
+        std::vector<float> x(size_t(N * l.batch_stride()), 0.0f), out(size_t(N * C), -1.0f);
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t s = 0; s < HW; ++s)
+                    x[size_t(n * l.batch_stride() + c / block * l.block_stride() + s * block + c % block)] =
+                        float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+        simd::channel_means(x.data(), out.data(), l);
+        int64_t wrong = 0;
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < C; ++c) {
+                double sum = 0;
+                for (int64_t s = 0; s < HW; ++s) sum += float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+                wrong += std::abs(out[size_t(n * C + c)] - sum / double(HW)) > 1e-5;
+            }
+        CHECK_MESSAGE(wrong == 0, "block ", block);
+    }
+}
+
 // kernels/simd's hardsigmoid at and around its kinks, where PyTorch's backward puts the slope on
 // the open interval (-3, 3), and on NaN and infinities, against the formula in double.
 TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks") {

@@ -228,7 +228,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // nChw16c needed a copy there, 1.28 ms of a 2735 ms step at batch 16, and nChw8c on AVX2 one too;
     // the conv took about as much longer in channels-last (steps level at batch 8). Not a conv
     // carrying a fused depthwise conv, which oneDNN computes wrongly on channels-last (above).
-    const std::vector<int> r = readers_of(p.g, l.y(p.g));
+    const std::vector<int> r = image ? readers_of(p.g, l.y(p.g)) : std::vector<int>{};
     const bool reshaped = std::any_of(r.begin(), r.end(), [&](int n) {
         const Op& op = p.g.nodes()[size_t(n)].op;
         return std::holds_alternative<Flatten>(op) || std::holds_alternative<Reshape>(op);

@@ -26,7 +26,8 @@
 // load average 10 to 11, took 2.4 to 2.8 s with serial_idle, 1.7 to 2.4 s at 300 us, 0.7 to 1.1 s
 // at 1 ms and 0.22 to 0.26 s at serial_busy (3 ms), which training then uses. Inference has no
 // such spins and keeps serial_shared there (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19
-// to 0.38 s at 3 ms); idle training keeps it too (20 us was not measured there). The CLI also sets how idle OpenMP threads wait (bench/omp_wait.h).
+// to 0.38 s at 3 ms); idle training keeps it too (20 us was not measured there). The CLI also
+// sets how idle OpenMP threads wait (bench/omp_wait.h).
 #include <omp.h>
 #include <sys/mman.h>
 

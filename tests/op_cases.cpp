@@ -88,6 +88,14 @@ std::vector<OpCase> gemms() {
         {.name = "linear", .what = "linear", .x = {4, 20}, .body = [](Tensor x) { return x | linear(10); }},
         {.name = "linear3d", .what = "linear on tokens, no bias", .x = {2, 5, 12},
          .body = [](Tensor x) { return x | linear(7, false); }},
+        // One row in inference runs kernels/simd's linear_row on weights in panels of 16 rows:
+        // 45 inputs and 37 outputs leave a partial panel and a tail of columns.
+        {.name = "linear_row", .what = "linear on one row, relu", .x = {1, 45},
+         .body = [](Tensor x) { return x | linear(37) | relu(); }},
+        {.name = "linear_row_no_bias", .what = "linear on one row, no bias, then one that keeps oneDNN (hardswish)",
+         .x = {1, 45}, .body = [](Tensor x) { return x | linear(37, false) | linear(20) | hardswish(); }},
+        {.name = "linear_row_residual", .what = "linear on one row with a residual sum (oneDNN's post-op)",
+         .x = {1, 45}, .body = [](Tensor x) { return add(x | linear(45) | relu(), x); }},
         {.name = "matmul", .what = "matmul, a * b^T and a * b", .x = {2, 3, 6, 4},
          .body =
              [](Tensor x) {

@@ -53,6 +53,16 @@ std::vector<Problem> small_shapes(const Kernel& k) {
             a.C = block == 1 ? 83 : 80, b.C = block == 1 ? 5 : block, c.C = block == 1 ? 40 : 48;
             d.C = block == 1 ? 37 : 2 * block;
         }
+        if (k.outputs) {
+            // One row: inputs that leave a tail of columns (19, 13, 11) or none (16), outputs that
+            // leave a partial panel of 16 (37, 5, 100) or none (16).
+            for (auto [C, K] : {std::pair<int64_t, int64_t>{19, 37}, {16, 16}, {13, 5}, {11, 100}}) {
+                Problem r;
+                r.N = r.H = r.W = 1, r.C = C, r.K = K;
+                out.push_back(r);
+            }
+            continue;
+        }
         if (!k.filter) {
             out.insert(out.end(), {a, b, c, d});
             continue;
@@ -71,7 +81,8 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 }
 
 const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
-                                              "concat-bn-norelu", "softmax-bwd", "silu",  "silu-bwd", "gap-grad"};
+                                              "concat-bn-norelu", "softmax-bwd", "silu",  "silu-bwd", "gap-grad",
+                                              "linear-row"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
@@ -126,6 +137,17 @@ void silu_grad_sigmoid_only(const float* x, const float* dy, float* dx, int64_t 
     // dy * s, the x * (1 - s) term dropped
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (1.0f + std::exp(-x[i]));
 }
+void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C,
+                                int64_t K) {
+    // the panels read as if each row were one column shorter (a tail lost); the panel stride kept
+    std::vector<float> shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
+    for (int64_t k = 0; k < K; ++k) shorter[size_t(k / 16 * ((C + 15) / 16 * 16) * 16 + (C - 1) * 16 + k % 16)] = 0;
+    simd::linear_row(x, shorter.data(), b, relu, y, C, K);
+}
+void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t C, int64_t K) {
+    simd::linear_row(x, w, nullptr, relu, y, C, K);
+}
+
 void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
     // the gradient of a global sum, not of the mean
     simd::broadcast_channels(s, 1.0f, y, l);
@@ -279,6 +301,16 @@ TEST_CASE("deliberately wrong kernels fail the check") {
             CHECK(make_cpu_cases(kernel(name), flat, {d}, 1).front()->check().ok);
         }
     }
+    SUBCASE("linear-row without its last column, and without its bias") {
+        Problem row;
+        row.N = row.H = row.W = 1, row.C = 19, row.K = 37;
+        for (auto f : {linear_last_column_dropped, linear_bias_dropped}) {
+            SimdVariant wrong = d;
+            wrong.linear_row = f;
+            CHECK_FALSE(make_cpu_cases(kernel("linear-row"), row, {wrong}, 1).front()->check().ok);
+        }
+        CHECK(make_cpu_cases(kernel("linear-row"), row, {d}, 1).front()->check().ok);
+    }
     SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
         SimdVariant wrong = d;
         wrong.broadcast_channels = broadcast_sum_not_mean;
@@ -311,6 +343,10 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"softmax-bwd", "--layout", "nchw"},
         {"gap-grad", "--r", "3"},
         {"silu", "--layout", "nhwc"},
+        {"linear-row", "--n", "2"},
+        {"linear-row", "--k", "0"},
+        {"se-scale", "--k", "10"},
+        {"linear-row", "--c", "1000000", "--k", "1000000"},
     };
     for (const auto& args : bad) {
         std::vector<std::string> argv = {RIDGE_KERNELS};

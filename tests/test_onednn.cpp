@@ -435,6 +435,35 @@ TEST_CASE("an identity adaptive pool before a flatten is one copy into plain row
     }
 }
 
+// A linear layer on one row in inference (a classifier at batch 1) is kernels/simd's linear_row
+// over weights in panels of 16 rows, its bias and ReLU applied in the kernel; with another
+// activation, or on two rows, it stays oneDNN's inner product. 300 inputs leave a tail of columns
+// and 1000 outputs a partial panel.
+TEST_CASE("a linear on one row streams its weights in panels of 16 rows, its bias and relu in the kernel") {
+    for (int64_t N : {1, 2}) {
+        Graph g("classifier");
+        g.input({N, 300}) | linear(1000) | relu() | dropout(0.5) | linear(1000, false) | linear(10) | hardswish();
+        Inputs in = inputs(g, 6);
+        Result ref = run("reference", g, Mode::infer, false, in);
+        for (bool fused : {true, false}) {
+            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, cat("batch ", N));
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+            ex->prepare();
+            int rows = 0, relus = 0;
+            for (const StepInfo& s : ex->steps()) {
+                const Op& op = g.nodes()[size_t(s.node)].op;
+                relus += std::holds_alternative<Activation>(op);
+                if (!std::holds_alternative<Linear>(op) || s.primitive != "kernel") continue;
+                ++rows;
+                CHECK(s.args[1].layout == "AB16b16a");
+            }
+            // At batch 1 the first two linears, and unfused the third, whose hardswish runs apart.
+            CHECK_MESSAGE(rows == (N > 1 ? 0 : fused ? 2 : 3), "batch ", N, fused ? " fused" : " unfused");
+            if (fused) CHECK_MESSAGE(relus == 0, "batch ", N, ": an activation step of its own");
+        }
+    }
+}
+
 // Squeeze-excitation's global pool of a blocked map whose channels pad the last block (76 in
 // nChw16c or nChw8c) writes plain rows (kernels/simd channel_means), which its inner product reads
 // in place: no reorder between, in inference and training.

@@ -15,6 +15,7 @@ std::string Problem::describe(bool filter) const {
     std::string s = "N" + std::to_string(N) + " C" + std::to_string(C) + " " + std::to_string(H) + "x" +
                     std::to_string(W);
     if (!layout.empty()) s += " " + layout;
+    if (K > 0) s += " -> K" + std::to_string(K);
     if (filter)
         s += " " + std::to_string(R) + "x" + std::to_string(S) + "/" + std::to_string(stride) + " pad " +
              std::to_string(pad);
@@ -64,6 +65,14 @@ Problem gap_default() {
     Problem p;
     p.N = 8, p.C = 48, p.H = 56, p.W = 56;
     p.layout = "nChw16c";
+    return p;
+}
+
+// AlexNet's classifier.fc1, 9216 inputs (256 channels at 6x6) to 4096, at batch 1: the zoo's
+// second-largest weight matrix (151 MB), read once per image.
+Problem linear_default() {
+    Problem p;
+    p.N = 1, p.C = 9216, p.H = 1, p.W = 1, p.K = 4096;
     return p;
 }
 
@@ -136,6 +145,10 @@ const std::vector<Kernel>& kernels() {
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",
          "regnet_y_400mf trunk_output.block1.block1-0.f.se.adaptive_avgpool1 (48 ch at 56x56), batch 8", gap_default()},
+        {"linear-row", false, false, {},
+         "linear layer on one row y = w x + b, the weights in panels of 16 rows (kernels/simd linear_row; ref: "
+         "Linear forward)",
+         "alexnet classifier.fc1 (9216 -> 4096), batch 1", linear_default(), false, true},
         {"cuda-se-scale", true, false, {},
          "squeeze-excitation scale on the GPU (kernels/cuda mul_forward, broadcasting; ref: CPU Mul forward)",
          se_origin, plain(se_default())},
@@ -161,6 +174,8 @@ void validate(const Kernel& k, const Problem& p) {
         if (v < 1 || v > 1'000'000)
             fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
     if (k.layouts.empty() && !p.layout.empty()) fail("takes no --layout (it runs on plain NCHW)");
+    if (k.outputs && (p.N != 1 || p.H != 1 || p.W != 1)) fail("runs on one row: N, H and W must be 1");
+    if (k.outputs && (p.K < 1 || p.K > 1'000'000)) fail("K must be between 1 and 1000000, not " + std::to_string(p.K));
     if (!k.layouts.empty() && std::find(k.layouts.begin(), k.layouts.end(), p.layout) == k.layouts.end()) {
         std::string list;
         for (const std::string& l : k.layouts) list += (list.empty() ? "" : ", ") + l;
@@ -171,6 +186,7 @@ void validate(const Kernel& k, const Problem& p) {
         fail("C " + std::to_string(p.C) + " is not a multiple of " + p.layout + "'s block of " +
              std::to_string(block) + " (every piece must fill whole blocks)");
     double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
+    if (k.outputs) elements = double(p.K + 15) * double(p.C + 15);  // the weights
     if (k.filter) {
         if (p.R < 1 || p.S < 1 || p.R > 11 || p.S > 11)
             fail("kernel " + std::to_string(p.R) + "x" + std::to_string(p.S) + ": R and S must be 1 to 11");

@@ -16,6 +16,7 @@ namespace ridge::kbench {
 // convolution kernels only; layout is the activations' layout (simd.h's ChannelLayout names).
 struct Problem {
     int64_t N = 0, C = 0, H = 0, W = 0;
+    int64_t K = 0;  // outputs of the linear kernel
     int64_t R = 0, S = 0, stride = 1, pad = 0;
     std::string layout;
     int64_t P() const { return (H + 2 * pad - R) / stride + 1; }
@@ -32,6 +33,7 @@ struct Kernel {
     std::string origin;                 // where the default shape comes from
     Problem defaults;
     bool whole_blocks = false;          // nChw8c / nChw16c need C a multiple of the block
+    bool outputs = false;               // K applies: a linear layer on one row (N, H, W are 1)
 };
 
 // The channel counts of concat-bn's pieces: DenseNet's growth of 32 channels a layer, the first

@@ -625,6 +625,67 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->dx_ref.size());
 };
 
+// ---- linear-row ---------------------------------------------------------------------------------
+
+// x (C)  w (K,C)  b (K)  y (K): one row through a linear layer. The kernel reads w in panels of 16
+// rows (AB16b16a: element (k, c) at k/16 panels of Cp*16 floats, then c*16 + k%16, with C and K
+// padded to Cp and Kp by 16 with zeros).
+struct LinearData {
+    int64_t C, K;
+    std::vector<float> x, w, b, w_panels;
+    std::vector<float> y_ref;
+    std::vector<double> y_bound;
+
+    explicit LinearData(const Problem& p) : C(p.C), K(p.K) {
+        x = uniform(size_t(C), -1, 1, 14);
+        w = uniform(size_t(K * C), -0.05f, 0.05f, 15);
+        b = uniform(size_t(K), -1, 1, 16);
+        const int64_t Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
+        w_panels.assign(size_t(Kp * Cp), 0.0f);
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t c = 0; c < C; ++c) w_panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
+        y_ref.resize(size_t(K));
+        reference(x, w, b, y_ref);
+        // C products and the bias: a dot product of C + 1 terms.
+        std::vector<float> magnitude(size_t(K), 0.0f);
+        reference(absolute(x), absolute(w), absolute(b), magnitude);
+        for (int64_t k = 0; k < K; ++k) y_bound.push_back(dot_bound(C + 1, magnitude[size_t(k)], y_ref[size_t(k)]));
+    }
+    void reference(const std::vector<float>& xin, const std::vector<float>& win, const std::vector<float>& bin,
+                   std::vector<float>& y) const {
+        ref::Fwd f;
+        f.in = {{xin.data(), {1, C}}};
+        f.params = {win.data(), bin.data()};
+        f.y = {y.data(), {1, K}};
+        ref::forward(Linear{K, true, C}, f);
+    }
+};
+
+class LinearRow : public Case {
+public:
+    LinearRow(std::shared_ptr<const LinearData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), y_(size_t(d_->K)) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        v_.linear_row(d_->x.data(), d_->w_panels.data(), d_->b.data(), false, y_.data(), d_->C, d_->K);
+    }
+    void run_reference() override { d_->reference(d_->x, d_->w, d_->b, ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(y_.begin(), y_.end(), NAN);
+        run_fast();
+        return compare_tampered("y", y_, d_->y_ref, d_->y_bound, tamper);
+    }
+    double flops() const override { return 2.0 * double(d_->K * d_->C); }
+    // The weights (their padding too, which the kernel streams), x, b and y.
+    double bytes() const override { return 4.0 * double(d_->w_panels.size() + size_t(d_->C + 2 * d_->K)); }
+
+private:
+    std::shared_ptr<const LinearData> d_;
+    SimdVariant v_;
+    std::vector<float> y_;
+    std::vector<float> ref_ = std::vector<float>(size_t(d_->K));
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem& p,
@@ -655,6 +716,9 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));
+    } else if (k.name == "linear-row") {
+        auto d = std::make_shared<const LinearData>(p);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<LinearRow>(d, v));
     } else {
         throw std::logic_error("make_cpu_cases: " + k.name + " is not a CPU kernel");
     }

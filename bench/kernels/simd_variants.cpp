@@ -15,6 +15,7 @@
     void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);           \
     void silu_forward(const float* x, float* y, int64_t n);                                              \
     void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                            \
+    void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K); \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -26,7 +27,7 @@ namespace ridge::kbench {
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
-            simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward                  \
+            simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

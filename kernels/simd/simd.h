@@ -1,15 +1,16 @@
 #pragma once
-// Hand-vectorized CPU kernels the oneDNN executor runs where oneDNN 2.6 has only a slow path for
-// a shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
+// Hand-vectorized CPU kernels the oneDNN executor runs where oneDNN 2.6 has only a slow path for a
+// shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
-// pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel), softmax's
-// gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and its gradient
-// (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its gradient
-// (oneDNN has none), DenseNet's
-// concatenation fused with the batchnorm and ReLU that read it (inference) and its gradient
-// (training: oneDNN's reorders of each piece took 2.5 times memory speed), and the weight
-// gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
-// the reference implementation there, or a GEMM after reordering both activations).
+// pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel),
+// softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and
+// its gradient (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its
+// gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read
+// it (inference) and its gradient (training: oneDNN's reorders of each piece took 2.5 times memory
+// speed), a linear layer on one row (oneDNN's brgemm inner product streams the weights at four
+// fifths of memory speed), and the weight gradient of a depthwise convolution in the
+// channel-blocked layout its forward uses (oneDNN's is the reference implementation there, or a
+// GEMM after reordering both activations).
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -97,6 +98,11 @@ void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n)
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.
 void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);
+
+// y = w x + b, then max(0, .) when relu: a linear layer on one row, whose time is streaming the
+// weights once. x (C), b (K) or null, y (K); w (K,C) in oneDNN's AB16b16a (panels of 16 rows, each
+// column of a panel 16 contiguous floats), K and C padded to 16 with zeros.
+void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
 
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.

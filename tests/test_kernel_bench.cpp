@@ -3,6 +3,7 @@
 // deliberately wrong kernels; bad input is one line and exit 2. No timing is asserted.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -81,7 +82,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 }
 
 const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
-                                              "concat-bn-norelu", "softmax-bwd", "silu",  "silu-bwd", "gap-grad",
+                                              "concat-bn-norelu", "softmax", "softmax-bwd", "silu",  "silu-bwd", "gap-grad",
                                               "linear-row"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
@@ -127,6 +128,29 @@ void softmax_sum_one_short(const float* y, const float* dy, float* dx, int64_t r
         float dot = 0;
         for (int64_t i = 0; i + 1 < n; ++i) dot += dyr[i] * yr[i];
         for (int64_t i = 0; i < n; ++i) dx[r * n + i] = yr[i] * (dyr[i] - dot);
+    }
+}
+void softmax_fwd_sum_one_short(const float* x, float* y, int64_t rows, int64_t n) {
+    // each row's last term left out of its sum
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * n;
+        const float m = *std::max_element(xr, xr + n);
+        float sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            y[r * n + i] = std::exp(xr[i] - m);
+            if (i + 1 < n) sum += y[r * n + i];
+        }
+        for (int64_t i = 0; i < n; ++i) y[r * n + i] /= sum;
+    }
+}
+void softmax_fwd_cut_at_20(const float* x, float* y, int64_t rows, int64_t n) {
+    // e^t taken as 0 below t = -20 instead of -87
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * n;
+        const float m = *std::max_element(xr, xr + n);
+        float sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += y[r * n + i] = xr[i] - m < -20 ? 0.0f : std::exp(xr[i] - m);
+        for (int64_t i = 0; i < n; ++i) y[r * n + i] /= sum;
     }
 }
 void silu_sign_flipped(const float* x, float* y, int64_t n) {
@@ -289,6 +313,16 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         CHECK_FALSE(make_cpu_cases(kernel("softmax-bwd"), rows, {wrong}, 1).front()->check().ok);
         CHECK(make_cpu_cases(kernel("softmax-bwd"), rows, {d}, 1).front()->check().ok);
     }
+    SUBCASE("softmax with a row sum one term short, and with e^t cut to 0 below -20") {
+        Problem rows = plain;
+        rows.layout.clear();
+        for (auto f : {softmax_fwd_sum_one_short, softmax_fwd_cut_at_20}) {
+            SimdVariant wrong = d;
+            wrong.softmax_forward = f;
+            CHECK_FALSE(make_cpu_cases(kernel("softmax"), rows, {wrong}, 1).front()->check().ok);
+        }
+        CHECK(make_cpu_cases(kernel("softmax"), rows, {d}, 1).front()->check().ok);
+    }
     SUBCASE("silu of -x, and a silu gradient without its x * (1 - s) term") {
         SimdVariant wrong = d;
         wrong.silu_forward = silu_sign_flipped;
@@ -341,6 +375,7 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"concat", "--layout", "nChw16c", "--c", "24"},
         {"concat-bn-norelu", "--layout", "nChw8c", "--c", "12"},
         {"softmax-bwd", "--layout", "nchw"},
+        {"softmax", "--layout", "nhwc"},
         {"gap-grad", "--r", "3"},
         {"silu", "--layout", "nhwc"},
         {"linear-row", "--n", "2"},

@@ -464,6 +464,23 @@ TEST_CASE("a linear on one row streams its weights in panels of 16 rows, its bia
     }
 }
 
+// Softmax along the last dimension of a plain tensor runs kernels/simd's softmax_forward, in
+// inference and training; along another dimension oneDNN's primitive.
+TEST_CASE("softmax along the last dimension runs kernels/simd's forward, along another oneDNN's") {
+    Graph g("attention");
+    g.input({2, 3, 70}) | softmax() | scale(100.0) | softmax(1);
+    check_against_reference(g, 1e-4, 1e-4);
+    for (Mode mode : {Mode::infer, Mode::train}) {
+        auto ex = make_executor("onednn", g, {.mode = mode});
+        ex->prepare();
+        std::vector<std::string> kinds;
+        for (const StepInfo& s : ex->steps())
+            if (s.phase == StepPhase::fwd && std::holds_alternative<Softmax>(g.nodes()[size_t(s.node)].op))
+                kinds.push_back(s.primitive);
+        CHECK(kinds == std::vector<std::string>{"kernel", "softmax"});
+    }
+}
+
 // Squeeze-excitation's global pool of a blocked map whose channels pad the last block (76 in
 // nChw16c or nChw8c) writes plain rows (kernels/simd channel_means), which its inner product reads
 // in place: no reorder between, in inference and training.

@@ -129,6 +129,10 @@ const std::vector<Kernel>& kernels() {
          "concat-bn without the ReLU, y = x * a[c] + b[c] (kernels/simd concat_affine; ref: Concat, BatchNorm "
          "forward)",
          concat_origin, concat_default(), true},
+        {"softmax", false, false, {},
+         "softmax y = e^(x - max) / sum of e^(x - max), N*C*H rows of W (kernels/simd softmax_forward; ref: "
+         "Softmax forward)",
+         "vit_b_16 attention weights (N, 12 heads, 197, 197 tokens), batch 8", softmax_default()},
         {"softmax-bwd", false, false, {},
          "softmax gradient dx = y * (dy - sum of dy * y over the row), N*C*H rows of W (kernels/simd "
          "softmax_backward; ref: Softmax backward)",

@@ -480,6 +480,80 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->y.size());
 };
 
+// ---- softmax ------------------------------------------------------------------------------------
+
+// x (N,C,H,W) plain, softmax along W: logits uniform in [-4, 4) as scaled attention scores, every
+// 53rd -inf (a masked position, which gives 0), and in every 7th row (from the second) one logit
+// 200 below the rest, past the -87 where the kernel takes e^(x - max) as 0, and one 36 below, a
+// tiny value the kernel must still compute.
+struct SoftmaxFwdData {
+    int64_t rows, n;
+    Shape shape;
+    std::vector<float> x, y_ref;
+    std::vector<double> y_bound;
+
+    explicit SoftmaxFwdData(const Problem& p) : rows(p.N * p.C * p.H), n(p.W), shape{p.N, p.C, p.H, p.W} {
+        x = uniform(size_t(rows * n), -4, 4, 17);
+        for (size_t i = 5; i < x.size(); i += 53) x[i] = -INFINITY;  // past index 3, which the tamper test takes
+        for (int64_t r = 1; r < rows; r += 7) {
+            x[size_t(r * n + n / 3)] = -40.0f;
+            x[size_t(r * n + n / 2)] = -204.0f;
+        }
+        y_ref.resize(x.size());
+        reference(y_ref);
+        // The kernel's t = x - max rounds (relative u of |t|, which e^t turns into an error of
+        // |t| u), e^t is a few ulp off, the row's sum of n positive terms is within gamma(n) and
+        // its terms carry their own |t| u, 1 / sum and the product round once each: of y,
+        // (|t| + the row's largest finite |t| above -87) u + gamma(n + 8), plus the reference's
+        // rounding, plus 2^-147 for roundings among the subnormals, plus e^-87 / sum (below
+        // 1.6e-38) where the kernel takes e^t as 0.
+        for (int64_t r = 0; r < rows; ++r) {
+            const float* xr = x.data() + r * n;
+            const double m = *std::max_element(xr, xr + n);
+            double widest = 0;
+            for (int64_t i = 0; i < n; ++i)
+                if (xr[i] - m >= -87) widest = std::max(widest, m - xr[i]);
+            for (int64_t i = 0; i < n; ++i) {
+                const double t = double(xr[i]) - m, y = std::fabs(double(y_ref[size_t(r * n + i)]));
+                double b = y * ((std::isfinite(t) ? -t : 0) * unit + widest * unit + rounding(int(n) + 8)) +
+                           unit * y + 0x1p-147;
+                if (t < -87) b += 2e-38;
+                y_bound.push_back(b);
+            }
+        }
+    }
+    void reference(std::vector<float>& y) const {
+        ref::Fwd f;
+        f.in = {{x.data(), shape}};
+        f.y = {y.data(), shape};
+        ref::forward(Softmax{.dim = -1}, f);
+    }
+};
+
+class SoftmaxFwd : public Case {
+public:
+    SoftmaxFwd(std::shared_ptr<const SoftmaxFwdData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), y_(d_->x.size()) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.softmax_forward(d_->x.data(), y_.data(), d_->rows, d_->n); }
+    void run_reference() override { d_->reference(ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(y_.begin(), y_.end(), NAN);
+        run_fast();
+        return compare_tampered("y", y_, d_->y_ref, d_->y_bound, tamper);
+    }
+    // Per element: a comparison for the max, a subtraction, the exp (counted as one), an add into
+    // the sum and a multiply.
+    double flops() const override { return 5.0 * double(d_->x.size()); }
+    double bytes() const override { return 4.0 * 2.0 * double(d_->x.size()); }
+
+private:
+    std::shared_ptr<const SoftmaxFwdData> d_;
+    SimdVariant v_;
+    std::vector<float> y_;
+    std::vector<float> ref_ = std::vector<float>(d_->x.size());
+};
+
 // ---- silu, silu-bwd -----------------------------------------------------------------------------
 
 // x, dy, y, dx (N,C,H,W) plain: the kernels are elementwise, so the layout does not matter.
@@ -706,6 +780,9 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "concat" || k.name == "concat-bn" || k.name == "concat-bn-norelu") {
         auto d = std::make_shared<const ConcatData>(p, k.name != "concat", k.name == "concat-bn");
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<ConcatBn>(d, v));
+    } else if (k.name == "softmax") {
+        auto d = std::make_shared<const SoftmaxFwdData>(p);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<SoftmaxFwd>(d, v));
     } else if (k.name == "softmax-bwd") {
         auto d = std::make_shared<const SoftmaxData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<SoftmaxBwd>(d, v));

@@ -12,6 +12,7 @@
     void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);                   \
     void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,    \
                        const float* b, bool relu, float* y, const ChannelLayout& yl);                    \
+    void softmax_forward(const float* x, float* y, int64_t rows, int64_t n);                              \
     void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);           \
     void silu_forward(const float* x, float* y, int64_t n);                                              \
     void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                            \
@@ -27,7 +28,7 @@ namespace ridge::kbench {
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
-            simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row \
+            simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

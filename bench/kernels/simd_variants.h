@@ -19,6 +19,7 @@ struct SimdVariant {
     void (*broadcast_channels)(const float*, float, float*, const simd::ChannelLayout&);
     void (*concat_affine)(const float* const*, const int64_t*, int64_t, const float*, const float*, bool, float*,
                           const simd::ChannelLayout&);
+    void (*softmax_forward)(const float*, float*, int64_t, int64_t);
     void (*softmax_backward)(const float*, const float*, float*, int64_t, int64_t);
     void (*silu_forward)(const float*, float*, int64_t);
     void (*silu_backward)(const float*, const float*, float*, int64_t);

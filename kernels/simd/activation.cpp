@@ -15,44 +15,6 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 namespace {
 
 using V = Vec<16>;
-typedef int32_t VI __attribute__((vector_size(64)));
-
-RIDGE_SIMD_INLINE VI bits(V v) {
-    VI i;
-    __builtin_memcpy(&i, &v, sizeof i);
-    return i;
-}
-RIDGE_SIMD_INLINE V floats(VI i) {
-    V v;
-    __builtin_memcpy(&v, &i, sizeof v);
-    return v;
-}
-// a where the mask is all ones, else b. Comparisons and ?: on 16-lane vectors become scalar code
-// in the AVX2 build (GCC 12 splits only arithmetic and bit operations into two 8-lane halves), so
-// the kernels select and clamp with integer bit operations alone.
-RIDGE_SIMD_INLINE V select(VI mask, V a, V b) { return floats((bits(a) & mask) | (bits(b) & ~mask)); }
-
-// e^t for t in [-87, 0]: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the
-// form and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field. Down
-// to -87, where k is -126, r is positive and the result stays a normal float.
-RIDGE_SIMD_INLINE V exp_nonpositive(V t) {
-    // k = round(t / ln 2) by adding 1.5 * 2^23: the sum's low mantissa bits hold k.
-    const float magic = 12582912.0f;
-    V kf = t * 1.44269504088896341f + magic;
-    const VI k = bits(kf) - bits(V{} + magic);
-    kf -= magic;
-    // r = t - k ln2, ln2 in two parts (Cody and Waite) so that r keeps its low bits.
-    V r = t - kf * 0.693359375f;
-    r = r + kf * 2.12194440e-4f;
-    V p = V{} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    return floats(bits(p) + (k << 23));
-}
 
 // sigmoid(x) and 1 - sigmoid(x), each from e = e^-|x| without a difference, so both keep their
 // relative precision: e / (1 + e) and 1 / (1 + e), in the order x's sign says. Past |x| = 87 the

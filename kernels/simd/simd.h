@@ -95,6 +95,9 @@ void silu_backward(const float* x, const float* dy, float* dx, int64_t n);
 void hardsigmoid_forward(const float* x, float* y, int64_t n);
 void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n);
 
+// y = softmax of each of `rows` rows of n contiguous elements (e^(x - the row's max), over their
+// sum); -inf gives 0, and a row all -inf NaN, as PyTorch's. y may be x.
+void softmax_forward(const float* x, float* y, int64_t rows, int64_t n);
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.
 void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);

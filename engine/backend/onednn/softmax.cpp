@@ -1,5 +1,8 @@
-// Softmax on oneDNN softmax, in the input's layout; backward differentiates from the output, on
-// kernels/simd where oneDNN has only its reference (without AVX-512).
+// Softmax on oneDNN softmax, in the input's layout; along the last dimension of a plain tensor
+// (vit's attention weights) forward runs kernels/simd's, about twice as fast (0.25 against 0.49 ms
+// a layer at batch 1) and there on every instruction set; backward differentiates from the output,
+// on kernels/simd where oneDNN has only its reference (without AVX-512). The primitive descriptor
+// is made either way: backward's is built from it.
 // x (any)  y (same shape)
 #include "engine/backend/onednn/ops.h"
 #include "engine/ops/norm.h"
@@ -16,7 +19,13 @@ void forward(Plan& p, const Layer& l, const Softmax& op) {
     dnnl::softmax_forward::desc d(prop, p.md(x), axis);
     dnnl::softmax_forward::primitive_desc pd(d, p.attr(), p.eng);
     int y = p.mem(pd.dst_desc());
-    p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    const Shape& xs = p.shape(l.x());
+    if (axis == int(xs.size()) - 1 && p.md(x) == canonical(plain(dims_of(xs))) && pd.dst_desc() == p.md(x)) {
+        const int64_t n = xs.back(), rows = numel(xs) / n;
+        p.kernel([rows, n](const std::vector<float*>& a) { simd::softmax_forward(a[0], a[1], rows, n); }, {x, y});
+    } else {
+        p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    }
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {pd, {x}, y};
 }

@@ -440,6 +440,14 @@ std::vector<OpCase> fused_groups() {
                  Tensor g = mul(x, x | adaptive_avgpool(1) | conv(8, 1) | sigmoid());  // x's last reader
                  return add(a, g | ln(1));
              }},
+        // At batch 1 the 1x1 conv writes channels-last and the Winograd 3x3 conv nChw16c: oneDNN
+        // concatenates such a mix only in its reference; inference unfused reorders the second
+        // and concatenates with kernels/simd (layout.cpp).
+        {.name = "concat_mixed_layouts", .what = "a concatenation of a channels-last and an nChw16c (Winograd) tensor",
+         .x = {1, 16, 7, 7}, .body = [](Tensor x) {
+             Tensor a = x | conv(128, 1);
+             return concat({a, a | conv(32, 3, {.pad = 1})});
+         }},
         {.name = "concat_bn_plain", .what = "a concatenation of partial channel blocks and a batchnorm",
          .x = {2, 6, 5, 5}, .body = [](Tensor x) { return concat({x, x | conv(10, 3, {.pad = 1})}) | bn(); }},
         {.name = "mlp", .what = "linear, gelu, residual add", .x = {2, 5, 8},

@@ -281,18 +281,39 @@ void concat_batchnorm(Plan& p, const Layer& l) {
     p.value[size_t(l.y(p.g))] = args[5];
 }
 
+// Whether oneDNN concatenates these inputs only in its reference implementation: where their
+// layouts differ (DenseNet's block input channels-last, its growth convs' outputs nChw16c where
+// they run as Winograd), 17 to 25 us for denseblock4's concatenations at batch 1, 3 to 9x what
+// memory allows.
+bool reference_concat(const Plan& p, const std::vector<Md>& mds, int dim) {
+    try {
+        return reference_impl(dnnl::concat::primitive_desc(dim, mds, p.eng, p.attr()));
+    } catch (const dnnl::error&) {
+        return false;  // forward() concatenates plain copies
+    }
+}
+
 // A concatenation of channels whose inputs are all in channel_concat's layout, as concat_affine
-// without the affine: false, planning nothing, for any other.
+// without the affine; in inference also where the inputs' layouts differ and oneDNN would run its
+// reference, the others reordered (once each, remembered for later concatenations of the same
+// pieces). False, planning nothing, for any other.
 bool concat_copy(Plan& p, const Layer& l, int dim) {
     const Shape& ys = p.shape(l.n.output);
     if (ys.size() != 4 || dim != 1) return false;
     const auto [tag, yl, channels] = channel_concat(p, l);
     auto f32 = dnnl::memory::data_type::f32;
     std::vector<int> args = {-1};
+    std::vector<Md> mds;
+    bool same = true;
     for (int t : l.n.inputs) {
-        int x = p.value[size_t(t)];
-        if (p.md(x) != Md(dims_of(p.shape(t)), f32, tag)) return false;
-        args.push_back(x);
+        args.push_back(p.value[size_t(t)]);
+        mds.push_back(p.md(args.back()));
+        same = same && mds.back() == Md(dims_of(p.shape(t)), f32, tag);
+    }
+    if (!same) {
+        if (p.train || !reference_concat(p, mds, dim)) return false;
+        for (size_t i = 0; i < l.n.inputs.size(); ++i)
+            args[i + 1] = p.value_as(l.x(i), Md(dims_of(p.shape(l.x(i))), f32, tag));
     }
     args[0] = p.mem(Md(dims_of(ys), f32, tag));
     p.kernel(

@@ -1,6 +1,8 @@
-// The weight gradient of a depthwise convolution in the channel-blocked layout (simd.h).
-// x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c  dw (C,1,1,R,S) in Abcde{B}a or plain  db (C)
+// The weight gradient of a depthwise convolution in the channel-blocked layout, and the forward
+// of a grouped 3x3 convolution of 4 channels a group (simd.h).
 //
+// depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c  dw (C,1,1,R,S) in Abcde{B}a or plain
+// db (C)
 // A block of B channels is B independent 2-D correlations, so the vectors run across the block's
 // channels; for each output row and each input row it meets, row() accumulates every tap of that
 // kernel row in registers and adds them into the taps' sums once per row. Work is split over channel
@@ -140,6 +142,54 @@ RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* acc, const 
     unit_any<8>(x, dy, acc, d, cb, n0, n1);
 }
 
+// ---- grouped 3x3 conv, 4 channels a group ----
+
+// A 16-lane vector holds 4 groups of 4 channels, at one position. Output channel k of a group
+// reads that group's 4 input channels, so each of them is spread over its group's 4 lanes (an
+// in-lane shuffle) and multiplied by a vector of weights, one per output lane.
+using V16 = Vec<16>;
+typedef int32_t Lanes __attribute__((vector_size(64)));
+
+template <int c>
+RIDGE_SIMD_INLINE V16 spread(V16 v) {
+    return __builtin_shuffle(v, Lanes{c, c, c, c, 4 + c, 4 + c, 4 + c, 4 + c, 8 + c, 8 + c, 8 + c, 8 + c, 12 + c,
+                                      12 + c, 12 + c, 12 + c});
+}
+
+constexpr int64_t strip = 8;  // output positions of a row held in registers
+
+// One block of 16 output channels along `count` (at most strip) positions of an output row from
+// w0: rows[r] the input row r - 1 above it (null in the padding), positions `ps` floats apart,
+// wp the block's packed weights (3x3 taps, 4 input channels, 16 lanes), bias its 16 (or null). Each input position is
+// loaded and spread once and added into every output of the strip it reaches; those outside the
+// map read zeros (the padding).
+RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int64_t w0, int64_t W, const float* wp,
+                                      const float* bias, bool relu, float* y, int64_t count) {
+    V16 acc[strip];
+    for (auto& a : acc) a = bias ? load<V16>(bias) : V16{};
+    for (int r = 0; r < 3; ++r) {
+        if (!rows[r]) continue;
+#pragma GCC unroll 10
+        for (int j = 0; j < strip + 2; ++j) {
+            const int64_t iw = w0 - 1 + j;
+            const V16 v = iw >= 0 && iw < W ? load<V16>(rows[r] + iw * ps) : V16{};
+            const V16 p0 = spread<0>(v), p1 = spread<1>(v), p2 = spread<2>(v), p3 = spread<3>(v);
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; ++s) {
+                const int t = j - s;  // the output it reaches: position iw + 1 - s
+                if (t < 0 || t >= strip) continue;
+                const float* k = wp + (r * 3 + s) * 64;
+                acc[t] += load<V16>(k) * p0 + load<V16>(k + 16) * p1 + load<V16>(k + 32) * p2 + load<V16>(k + 48) * p3;
+            }
+        }
+    }
+    for (int64_t t = 0; t < count; ++t) {
+        // max(v, 0) on the bits (vec.h's select says why): a set sign bit clears the lane.
+        const VI b = bits(acc[t]);
+        store(y + t * ps, relu ? floats(b & ~(b >> 31)) : acc[t]);
+    }
+}
+
 }  // namespace
 
 bool depthwise_wgrad_supported(const Depthwise& d) {
@@ -176,6 +226,28 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
                 dw[c * RS + t] = sum;
             }
         }
+    }
+}
+
+void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
+                      const ChannelLayout& l, int64_t H, int64_t W) {
+    const int64_t blocks = l.C / 16, strips = (W + strip - 1) / strip;
+    // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
+    for (int64_t k = 0; k < l.C; ++k)
+        for (int64_t c = 0; c < 4; ++c)
+            for (int64_t t = 0; t < 9; ++t) packed[((k / 16 * 9 + t) * 4 + c) * 16 + k % 16] = w[(k * 4 + c) * 9 + t];
+    // Position (n, h, w) of the 16-channel block j: channel-blocked by 16 or channels-last alike.
+    auto at = [&l, W](int64_t n, int64_t j, int64_t h, int64_t wi) {
+        return n * l.batch_stride() + 16 * j / l.block * l.block_stride() + (h * W + wi) * l.block + 16 * j % l.block;
+    };
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < l.N * blocks * H * strips; ++u) {
+        const int64_t n = u / (blocks * H * strips), j = u / (H * strips) % blocks, h = u / strips % H;
+        const int64_t w0 = u % strips * strip;
+        const float* rows[3];
+        for (int r = 0; r < 3; ++r) rows[r] = h + r - 1 >= 0 && h + r - 1 < H ? x + at(n, j, h + r - 1, 0) : nullptr;
+        grouped4_strip(rows, l.block, w0, W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu, y + at(n, j, h, w0),
+                       std::min(strip, W - w0));
     }
 }
 

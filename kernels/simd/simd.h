@@ -107,6 +107,14 @@ void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, 
 // column of a panel 16 contiguous floats), K and C padded to 16 with zeros.
 void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
 
+// A grouped 3x3 convolution, stride 1, padding 1, with 4 input and 4 output channels a group
+// (resnext50's first stage: 128 channels in 32 groups), in inference: y = conv(x) + b, then max(0,
+// .) when relu. x, y (N,C,H,W) channel-blocked by 16 or channels-last (l.block 16 or C, l.HW =
+// H*W), C a multiple of 16; w (C,4,3,3) plain, as PyTorch stores (K, C/G, R, S); b (C) or null; packed:
+// 36*C floats of scratch, where the weights are laid out per block of 16 output channels.
+void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
+                      const ChannelLayout& l, int64_t H, int64_t W);
+
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);

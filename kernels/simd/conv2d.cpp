@@ -142,11 +142,11 @@ RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* acc, const 
     unit_any<8>(x, dy, acc, d, cb, n0, n1);
 }
 
-// ---- grouped 3x3 conv, 4 channels a group ----
+// ---- grouped 3x3 conv, groups of 4 channels ----
 
-// A 16-lane vector holds 4 groups of 4 channels, at one position. Output channel k of a group
-// reads that group's 4 input channels, so each of them is spread over its group's 4 lanes (an
-// in-lane shuffle) and multiplied by a vector of weights, one per output lane.
+// A 16-lane vector holds 4 groups of 4 channels at one position. Output channel k of a group reads
+// that group's 4 input channels, so each of them is spread over its group's 4 lanes (an in-lane
+// shuffle) and multiplied by a vector of weights, one per output lane.
 using V16 = Vec<16>;
 typedef int32_t Lanes __attribute__((vector_size(64)));
 
@@ -159,27 +159,30 @@ RIDGE_SIMD_INLINE V16 spread(V16 v) {
 constexpr int64_t strip = 8;  // output positions of a row held in registers
 
 // One block of 16 output channels along `count` (at most strip) positions of an output row from
-// w0: rows[r] the input row r - 1 above it (null in the padding), positions `ps` floats apart,
-// wp the block's packed weights (3x3 taps, 4 input channels, 16 lanes), bias its 16 (or null). Each input position is
-// loaded and spread once and added into every output of the strip it reaches; those outside the
-// map read zeros (the padding).
-RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int64_t w0, int64_t W, const float* wp,
-                                      const float* bias, bool relu, float* y, int64_t count) {
+// q0: rows[r] the input row that kernel row r reads (null in the padding), positions `ps` floats
+// apart, wp the block's packed weights (3x3 taps, 4 input channels, 16 lanes), bias its 16 (or
+// null). Each input position is loaded and spread once and added into every output of the strip
+// it reaches; those outside the map read zeros (the padding).
+template <int stride>
+RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps, int64_t q0, int64_t W,
+                                            const float* wp, const float* bias, bool relu, float* y, int64_t count) {
     V16 acc[strip];
     for (auto& a : acc) a = bias ? load<V16>(bias) : V16{};
+    const int64_t w0 = q0 * stride - 1;
     for (int r = 0; r < 3; ++r) {
         if (!rows[r]) continue;
-#pragma GCC unroll 10
-        for (int j = 0; j < strip + 2; ++j) {
-            const int64_t iw = w0 - 1 + j;
-            const V16 v = iw >= 0 && iw < W ? load<V16>(rows[r] + iw * ps) : V16{};
+#pragma GCC unroll 17
+        for (int j = 0; j < stride * (strip - 1) + 3; ++j) {
+            const int64_t w = w0 + j;
+            const V16 v = w >= 0 && w < W ? load<V16>(rows[r] + w * ps) : V16{};
             const V16 p0 = spread<0>(v), p1 = spread<1>(v), p2 = spread<2>(v), p3 = spread<3>(v);
 #pragma GCC unroll 3
             for (int s = 0; s < 3; ++s) {
-                const int t = j - s;  // the output it reaches: position iw + 1 - s
-                if (t < 0 || t >= strip) continue;
+                const int d = j - s;  // input w reaches output q0 + t where w = (q0 + t) * stride - 1 + s
+                if (d < 0 || d % stride != 0 || d / stride >= strip) continue;
                 const float* k = wp + (r * 3 + s) * 64;
-                acc[t] += load<V16>(k) * p0 + load<V16>(k + 16) * p1 + load<V16>(k + 32) * p2 + load<V16>(k + 48) * p3;
+                acc[d / stride] += load<V16>(k) * p0 + load<V16>(k + 16) * p1 + load<V16>(k + 32) * p2 +
+                                   load<V16>(k + 48) * p3;
             }
         }
     }
@@ -188,6 +191,12 @@ RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int6
         const VI b = bits(acc[t]);
         store(y + t * ps, relu ? floats(b & ~(b >> 31)) : acc[t]);
     }
+}
+
+RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
+                                      const float* bias, bool relu, float* y, int64_t count, int64_t stride) {
+    if (stride == 1) return grouped4_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count);
+    grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
 }
 
 }  // namespace
@@ -229,25 +238,34 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
     }
 }
 
+bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d) {
+    return (d.stride == 1 || d.stride == 2) && d.C % 16 == 0 && (d.block == 16 || d.block == d.C) &&
+           d.P == (d.H - 1) / d.stride + 1 && d.Q == (d.W - 1) / d.stride + 1;
+}
+
 void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                      const ChannelLayout& l, int64_t H, int64_t W) {
-    const int64_t blocks = l.C / 16, strips = (W + strip - 1) / strip;
+                      const Grouped4Conv3x3& d) {
+    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
     // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
-    for (int64_t k = 0; k < l.C; ++k)
+    for (int64_t k = 0; k < d.C; ++k)
         for (int64_t c = 0; c < 4; ++c)
             for (int64_t t = 0; t < 9; ++t) packed[((k / 16 * 9 + t) * 4 + c) * 16 + k % 16] = w[(k * 4 + c) * 9 + t];
-    // Position (n, h, w) of the 16-channel block j: channel-blocked by 16 or channels-last alike.
-    auto at = [&l, W](int64_t n, int64_t j, int64_t h, int64_t wi) {
-        return n * l.batch_stride() + 16 * j / l.block * l.block_stride() + (h * W + wi) * l.block + 16 * j % l.block;
+    // Position (n, h, w) of the 16-channel block j in a map of H x W: channel-blocked by 16 or
+    // channels-last alike.
+    auto at = [&d, B](int64_t n, int64_t j, int64_t h, int64_t wi, int64_t H, int64_t W) {
+        return (n * d.C + 16 * j / B * B) * H * W + (h * W + wi) * B + 16 * j % B;
     };
 #pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < l.N * blocks * H * strips; ++u) {
-        const int64_t n = u / (blocks * H * strips), j = u / (H * strips) % blocks, h = u / strips % H;
-        const int64_t w0 = u % strips * strip;
+    for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
+        const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
+        const int64_t q0 = u % strips * strip;
         const float* rows[3];
-        for (int r = 0; r < 3; ++r) rows[r] = h + r - 1 >= 0 && h + r - 1 < H ? x + at(n, j, h + r - 1, 0) : nullptr;
-        grouped4_strip(rows, l.block, w0, W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu, y + at(n, j, h, w0),
-                       std::min(strip, W - w0));
+        for (int r = 0; r < 3; ++r) {
+            const int64_t h = p * d.stride - 1 + r;
+            rows[r] = h >= 0 && h < d.H ? x + at(n, j, h, 0, d.H, d.W) : nullptr;
+        }
+        grouped4_strip(rows, B, q0, d.W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu,
+                       y + at(n, j, p, q0, d.P, d.Q), std::min(strip, d.Q - q0), d.stride);
     }
 }
 

@@ -45,6 +45,14 @@ struct Depthwise {
     bool blocked_weights = true;
 };
 
+// A grouped 3x3 convolution with padding 1 and 4 channels a group (grouped4_conv3x3): x
+// (N,C,H,W), y (N,C,P,Q).
+struct Grouped4Conv3x3 {
+    int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0;
+    int64_t stride = 1;  // both axes
+    int64_t block = 16;  // 16: nChw16c; C: channels-last
+};
+
 }  // namespace ridge::simd
 
 // The kernels sit in an inline namespace named by the build: `dispatch` for the library every
@@ -107,13 +115,15 @@ void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, 
 // column of a panel 16 contiguous floats), K and C padded to 16 with zeros.
 void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
 
-// A grouped 3x3 convolution, stride 1, padding 1, with 4 input and 4 output channels a group
-// (resnext50's first stage: 128 channels in 32 groups), in inference: y = conv(x) + b, then max(0,
-// .) when relu. x, y (N,C,H,W) channel-blocked by 16 or channels-last (l.block 16 or C, l.HW =
-// H*W), C a multiple of 16; w (C,4,3,3) plain, as PyTorch stores (K, C/G, R, S); b (C) or null; packed:
-// 36*C floats of scratch, where the weights are laid out per block of 16 output channels.
+// A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have 4 input and 4
+// output channels (resnext50's first stage: 128 channels in 32 groups), in inference: y = conv(x)
+// + b, then max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16 or both
+// channels-last (block 16 or C), C a multiple of 16; w (C,4,3,3) plain, as PyTorch stores (K, C/G,
+// R, S); b (C) or null; packed: 36*C floats of scratch, where the weights are laid out per block
+// of 16 output channels.
+bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d);
 void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                      const ChannelLayout& l, int64_t H, int64_t W);
+                      const Grouped4Conv3x3& d);
 
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.

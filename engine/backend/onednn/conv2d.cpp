@@ -132,22 +132,27 @@ void forward_apart(Plan& p, const Layer& l, const Conv2d& op, const PostOp& dw) 
     forward(p, {dw.node, n, &tail}, std::get<Conv2d>(n.op));
 }
 
-// resnext50's first-stage grouped 3x3 convs, 128 channels in groups of 4, in inference run
-// kernels/simd's grouped4_conv3x3 in the layout their input has (nChw16c, or channels-last at batch
-// 1). oneDNN 2.6's jit kernel wants nChw4c: at batch 8 on the 2-core Zen 4 it took 2.95 ms there
-// plus 0.7 ms of reorders from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98
-// ms), and at batch 1 0.56 ms channels-last against 0.21. On AVX-512 only, as oneDNN sees the host
-// (ONEDNN_MAX_CPU_ISA caps it): the kernel's 16-lane accumulators spill in the AVX2 build, and
-// there the plans run nChw8c. The group may add a folded batchnorm (the bias) and a ReLU; false,
-// planning nothing, for any other conv or chain.
+// Grouped 3x3 convs of 4 channels a group (resnext50's first stage: 128 channels in 32 groups),
+// padding 1, stride 1 or 2, in inference run kernels/simd's grouped4_conv3x3 in the layout their
+// input has (nChw16c, or channels-last at batch 1). oneDNN 2.6's jit kernel for them wants nChw4c,
+// 4-lane vectors: at batch 8 on the 2-core Zen 4 it took 2.95 ms there plus 0.7 ms of reorders
+// from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at batch 1 0.56
+// ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms. Groups of 8 were
+// measured too and are left to oneDNN: its 8-lane kernel runs at the same rate per lane on Zen 4,
+// where 16-lane FMAs are two 8-lane halves, and this kernel's shuffles across 128-bit lanes made
+// it 1.3 to 1.5x slower at stride 1 (resnext50's second stage, regnet_y_400mf's). On AVX-512
+// only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): the kernel's 16-lane accumulators
+// spill in the AVX2 build, and there the plans run nChw8c. The group may add a folded batchnorm
+// (the bias) and a ReLU; false, planning nothing, for any other conv or chain.
 bool grouped4_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
+    const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1];
-    if (p.train || op.G < 2 || C != op.K || C != 4 * op.G || C % 16 != 0) return false;
-    if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) return false;
-    if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != 1 || op.stride.w != 1) return false;
+    if (p.train || op.G < 2 || C != op.K || C != 4 * op.G) return false;
+    if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
+    if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) return false;
     bool relu = false;
     if (l.group)
         for (const PostOp& po : l.group->post) {
@@ -157,24 +162,22 @@ bool grouped4_forward(Plan& p, const Layer& l, const Conv2d& op) {
         }
     const int x = p.value[size_t(l.x())];
     auto f32 = dnnl::memory::data_type::f32;
-    const Md md = p.md(x), blocked = canonical(Md(md.dims(), f32, Tag::nChw16c));
+    const Md md = p.md(x);
     const bool nhwc = md == canonical(Md(md.dims(), f32, Tag::nhwc));
-    if (md != blocked && !nhwc) return false;
-    const int64_t block = nhwc ? C : 16;
-    const Md w_plain = plain({op.G, 4, 4, 3, 3});  // PyTorch's (K, C/G, R, S), grouped
+    if (md != canonical(Md(md.dims(), f32, Tag::nChw16c)) && !nhwc) return false;
+    const simd::Grouped4Conv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16};
+    if (!simd::grouped4_conv3x3_supported(d)) return false;
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
-    const int w = p.param_mem(l.node, 0, w_plain);
+    const int w = p.param_mem(l.node, 0, plain({op.G, 4, 4, 3, 3}));  // PyTorch's (K, C/G, R, S)
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int packed = p.mem(plain({36 * C}));
-    const int y = p.mem(md);
-    const simd::ChannelLayout yl{xs[0], C, xs[2] * xs[3], block};
-    const int64_t H = xs[2], W = xs[3];
+    const int y = p.mem(canonical(Md(dims_of(ys), f32, nhwc ? Tag::nhwc : Tag::nChw16c)));
     if (bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], yl, H, W); },
+        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
                  {x, w, b, packed, y});
     else
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], yl, H, W); },
+        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
                  {x, w, packed, y});
     p.value[size_t(l.y(p.g))] = y;
     return true;

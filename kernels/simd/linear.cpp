@@ -48,8 +48,8 @@ void linear_row(const float* x, const float* w, const float* b, bool relu, float
         float out[panel];
         panel_dots(x, w + i * panel_floats, C, out);
         for (int64_t j = 0, k = i * panel; j < panel && k < K; ++j, ++k) {
-            float v = b ? out[j] + b[k] : out[j];
-            y[k] = relu ? std::max(v, 0.0f) : v;
+            const float v = b ? out[j] + b[k] : out[j];
+            y[k] = relu && !(v > 0) ? 0.0f : v;  // ReLU of NaN is 0, as the reference takes it
         }
     }
 }

@@ -130,12 +130,21 @@ std::vector<OpCase> normalizations() {
                         bn() | relu6();
              }},
         {.name = "pw_dw_s1",
-         .what = "1x1 conv with bias and silu, depthwise 3x3 stride 1 with bias, batchnorm, hardswish",
+         .what = "1x1 conv with bias and hardswish, depthwise 3x3 stride 1 with bias, batchnorm, silu",
          .x = {1, 16, 75, 71},
          .body =
              [](Tensor x) {
-                 return x | conv(400, 1, {.bias = true}) | silu() |
-                        conv(400, 3, {.pad = 1, .groups = 400, .bias = true}) | bn() | hardswish();
+                 return x | conv(400, 1, {.bias = true}) | hardswish() |
+                        conv(400, 3, {.pad = 1, .groups = 400, .bias = true}) | bn() | silu();
+             }},
+        // A SiLU over a map leaves the chain (engine/backend/onednn/fusion.cpp): the pair runs
+        // apart, the SiLU in place over the 1x1 conv's output between them.
+        {.name = "silu_between_pw_dw",
+         .what = "1x1 conv with bias and silu, then depthwise 3x3 stride 1 (8.1 MiB between: a fused pair without the SiLU)",
+         .x = {1, 16, 75, 71},
+         .body =
+             [](Tensor x) {
+                 return x | conv(400, 1, {.bias = true}) | silu() | conv(400, 3, {.pad = 1, .groups = 400});
              }},
         {.name = "pw_dw_plain", .what = "1x1 conv, depthwise 3x3 without bias, nothing between or after",
          .x = {1, 8, 64, 128},
@@ -482,6 +491,11 @@ std::vector<OpCase> fused_groups() {
     };
     // Conv, batchnorm and an activation fuse into one primitive in inference only; in training
     // they run apart, as conv_bn and the activations' own cases check.
+    // On a map of one pixel a SiLU stays a post-op (engine/backend/onednn/fusion.cpp).
+    cases.push_back({.name = "conv_silu_one_pixel", .what = "1x1 conv of a 1x1 map with bias, silu as its post-op",
+                     .x = {2, 16, 1, 1},
+                     .body = [](Tensor x) { return x | conv(24, 1, {.bias = true}) | silu(); },
+                     .train = false});
     for (Activation a : every_activation)
         if (a.fn != Activation::Fn::relu)
             cases.push_back({.name = cat("conv_bn_", fn_name(a.fn)), .what = "conv, batchnorm, activation, fused",

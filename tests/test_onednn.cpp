@@ -309,6 +309,9 @@ TEST_CASE("a 1x1 conv's chain takes the depthwise 3x3 conv after it where the ex
     Tensor x = summed.input({2, 256, 64, 64});
     add(x | conv(256, 1), x) | conv(256, 3, {.pad = 1, .groups = 256});
     CHECK(convs(summed, {}) == "c-c");
+    // A SiLU over a map runs after its conv, in place (fusion.cpp), which ends the chain.
+    CHECK(convs(after("silu_between", [](Tensor t) { return t | silu() | conv(256, 3, {.pad = 1, .groups = 256}); }),
+                {}) == "c--c");
     // The op table's cases, which check the numbers, do run fused.
     for (const op_cases::OpCase& c : op_cases::all()) {
         if (c.name.rfind("pw_dw", 0) != 0) continue;
@@ -702,6 +705,33 @@ TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks") {
         const double want = std::min(std::max(double(x[i]) + 3, 0.0), 6.0) / 6;
         CHECK(std::abs(y[i] - want) <= 1e-7);
         CHECK(dx[i] == (x[i] > -3 && x[i] < 3 ? float(1.5 / 6) : 0.0f));
+    }
+}
+
+// kernels/simd's silu_forward, in place as inference runs it, against x / (1 + e^-x) in double:
+// across the range where it computes (|x| <= 87), just past it where it takes the limits, and on
+// the infinities and NaN, as PyTorch's x * sigmoid(x) gives them (NaN for -inf: -inf * 0).
+TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities and NaN") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {-inf, -3e38f, -1e30f, -100.0f, -88.0f, std::nextafter(-87.0f, -88.0f), -87.0f, -86.9f,
+                            -20.0f, -1e-30f, -0.0f, 0.0f, 1e-30f, 20.0f, 86.9f, 87.0f,
+                            std::nextafter(87.0f, 88.0f), 88.0f, 100.0f, 1e30f, 3e38f, inf, nan, -nan};
+    for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);  // every lane of many vectors
+    std::vector<float> y = x;
+    simd::silu_forward(y.data(), y.data(), int64_t(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+        CAPTURE(x[i]);
+        if (std::isnan(x[i]) || x[i] == -inf) {
+            CHECK(std::isnan(y[i]));
+            continue;
+        }
+        if (x[i] == inf) {
+            CHECK(y[i] == inf);
+            continue;
+        }
+        const double want = double(x[i]) / (1 + std::exp(-double(x[i])));
+        // Beyond |x| = 87 a negative x gives 0 where the true value is below 87 * e^-87 = 1.4e-36.
+        CHECK(std::abs(double(y[i]) - want) <= 1e-6 * std::abs(want) + 1.5e-36);
     }
 }
 

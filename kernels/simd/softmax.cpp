@@ -34,7 +34,7 @@ RIDGE_SIMD_INLINE Vec16 exp_shifted(Vec16 x, float m) {
     const VI lo = bits(Vec16{} - 87.0f), d = t - lo;
     const VI beyond = (-d) >> 31;     // all ones where t < -87
     t = lo + (d & (d >> 31));         // max(t, -87)
-    return floats((bits(exp_nonpositive(floats(t))) & ~beyond) | nan);
+    return floats((bits(exp_bounded(floats(t))) & ~beyond) | nan);
 }
 
 RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) {

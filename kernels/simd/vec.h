@@ -71,16 +71,23 @@ RIDGE_SIMD_INLINE Vec16 floats(VI i) {
 // the kernels select and clamp with integer bit operations alone.
 RIDGE_SIMD_INLINE Vec16 select(VI mask, Vec16 a, Vec16 b) { return floats((bits(a) & mask) | (bits(b) & ~mask)); }
 
-// e^t for t in [-87, 0]: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the
-// form and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field. Down
-// to -87, where k is -126, r is positive and the result stays a normal float. Shared by SiLU
+// e^t for |t| <= 87: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the form
+// and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field; k stays
+// within [-126, 126], so the result is a normal float. The integer steps are unsigned: a lane
+// outside (inf, NaN, a huge value) gives garbage but no overflow a sanitizer would report, so
+// callers compute every lane and replace those outside with their limit. Shared by SiLU
 // (activation.cpp) and softmax (softmax.cpp).
-RIDGE_SIMD_INLINE Vec16 exp_nonpositive(Vec16 t) {
+RIDGE_SIMD_INLINE Vec16 exp_bounded(Vec16 t) {
     using V = Vec16;
+    typedef uint32_t VU __attribute__((vector_size(64)));
     // k = round(t / ln 2) by adding 1.5 * 2^23: the sum's low mantissa bits hold k.
     const float magic = 12582912.0f;
     V kf = t * 1.44269504088896341f + magic;
-    const VI k = bits(kf) - bits(V{} + magic);
+    VU k, m, p_bits;
+    const V vm = V{} + magic;
+    __builtin_memcpy(&k, &kf, sizeof k);
+    __builtin_memcpy(&m, &vm, sizeof m);
+    k -= m;
     kf -= magic;
     // r = t - k ln2, ln2 in two parts (Cody and Waite) so that r keeps its low bits.
     V r = t - kf * 0.693359375f;
@@ -92,7 +99,10 @@ RIDGE_SIMD_INLINE Vec16 exp_nonpositive(Vec16 t) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    return floats(bits(p) + (k << 23));
+    __builtin_memcpy(&p_bits, &p, sizeof p_bits);
+    p_bits += k << 23;
+    __builtin_memcpy(&p, &p_bits, sizeof p);
+    return p;
 }
 
 // sum of a[i] * b[i] over n floats: two chains of 16-lane partial sums to hide the FMA latency,

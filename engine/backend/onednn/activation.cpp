@@ -137,9 +137,12 @@ int64_t span_elements(const Md& x, bool keeps_zero) {
 using SpanForward = void (*)(const float* x, float* y, int64_t n);
 using SpanBackward = void (*)(const float* x, const float* dy, float* dx, int64_t n);
 
+// In inference y is x's bytes when nothing reads x afterwards (each element is read before it is
+// written), so the activation adds no buffer to the arena.
 void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f) {
     const int64_t n = span_elements(p.md(x), keeps_zero);
-    int y = p.mem(p.md(x));
+    const bool in_place = !p.train && !p.buffers[size_t(p.mems[size_t(x)].buffer)].pinned && read_last_by(p, l, l.x());
+    int y = in_place ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     p.kernel([n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

@@ -2,8 +2,9 @@
 // Which layers run as one oneDNN primitive.
 //
 // Inference, fused: a conv absorbs the batchnorm after it (folded into its weights at load), then
-// a chain of activations (eltwise post-ops) and at most one residual add (a sum post-op, its
-// destination first holding the other addend); a linear absorbs activations and a residual add;
+// a chain of activations (eltwise post-ops; not a SiLU over a map, fusion.cpp says why) and at
+// most one residual add (a sum post-op, its destination first holding the other addend); a linear
+// absorbs activations and a residual add;
 // a batchnorm that follows no conv absorbs a ReLU; a concatenation of channels absorbs the
 // batchnorm that alone reads it and a ReLU after that. A 1x1 conv's chain without a residual sum
 // may go on into the depthwise 3x3 conv that alone reads it (MobileNet's expansion), with that

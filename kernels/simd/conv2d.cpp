@@ -188,9 +188,8 @@ RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps
     }
     for (int64_t t = 0; t < count; ++t) {
         // ReLU on the bits (vec.h's select says why): a lane is cleared where its sign bit is set or
-        // its magnitude is above +inf's bits (a NaN), so a NaN gives 0 as the reference takes ReLU.
-        // The magnitude is masked before the subtraction so that it cannot overflow.
-        const VI b = bits(acc[t]), clear = (b >> 31) | ((int32_t(0x7f800000) - (b & 0x7fffffff)) >> 31);
+        // it is a NaN, so a NaN gives 0 as the reference takes ReLU.
+        const VI b = bits(acc[t]), clear = (b >> 31) | nan_lanes(b);
         store(y + t * ps, relu ? floats(b & ~clear) : acc[t]);
     }
 }

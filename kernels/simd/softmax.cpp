@@ -29,11 +29,11 @@ RIDGE_SIMD_CLONES void softmax_backward_row(const float* y, const float* dy, flo
 // set, a larger magnitude has the larger signed bits.
 RIDGE_SIMD_INLINE Vec16 exp_shifted(Vec16 x, float m) {
     VI t = bits(x - m);
-    const VI nan = (int32_t(0x7f800000) - (t & 0x7fffffff)) >> 31;  // all ones where NaN
-    t |= int32_t(0x80000000);                                       // -|t|: x = m gives -0, not +0
+    const VI nan = nan_lanes(t);
+    t |= int32_t(0x80000000);  // -|t|: x = m gives -0, not +0
     const VI lo = bits(Vec16{} - 87.0f), d = t - lo;
-    const VI beyond = (-d) >> 31;     // all ones where t < -87
-    t = lo + (d & (d >> 31));         // max(t, -87)
+    const VI beyond = (-d) >> 31;  // all ones where t < -87
+    t = lo + (d & (d >> 31));      // max(t, -87)
     return floats((bits(exp_bounded(floats(t))) & ~beyond) | nan);
 }
 

@@ -53,8 +53,10 @@ RIDGE_SIMD_INLINE void store(float* p, V v) {
     __builtin_memcpy(p, &v, sizeof v);
 }
 
-// 16 int32 lanes, for the bit-level work on 16-lane float vectors.
+// 16 int32 lanes, for the bit-level work on 16-lane float vectors; VU, unsigned, where the
+// arithmetic may wrap (a cast between the two keeps the bits).
 typedef int32_t VI __attribute__((vector_size(64)));
+typedef uint32_t VU __attribute__((vector_size(64)));
 
 RIDGE_SIMD_INLINE VI bits(Vec16 v) {
     VI i;
@@ -70,6 +72,9 @@ RIDGE_SIMD_INLINE Vec16 floats(VI i) {
 // in the AVX2 build (GCC 12 splits only arithmetic and bit operations into two 8-lane halves), so
 // the kernels select and clamp with integer bit operations alone.
 RIDGE_SIMD_INLINE Vec16 select(VI mask, Vec16 a, Vec16 b) { return floats((bits(a) & mask) | (bits(b) & ~mask)); }
+// All ones where the lane is a NaN: its magnitude's bits are above +inf's. The magnitude is taken
+// before the subtraction, which then cannot overflow.
+RIDGE_SIMD_INLINE VI nan_lanes(VI b) { return (int32_t(0x7f800000) - (b & 0x7fffffff)) >> 31; }
 
 // e^t for |t| <= 87: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the form
 // and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field; k stays
@@ -79,15 +84,10 @@ RIDGE_SIMD_INLINE Vec16 select(VI mask, Vec16 a, Vec16 b) { return floats((bits(
 // (activation.cpp) and softmax (softmax.cpp).
 RIDGE_SIMD_INLINE Vec16 exp_bounded(Vec16 t) {
     using V = Vec16;
-    typedef uint32_t VU __attribute__((vector_size(64)));
     // k = round(t / ln 2) by adding 1.5 * 2^23: the sum's low mantissa bits hold k.
     const float magic = 12582912.0f;
     V kf = t * 1.44269504088896341f + magic;
-    VU k, m, p_bits;
-    const V vm = V{} + magic;
-    __builtin_memcpy(&k, &kf, sizeof k);
-    __builtin_memcpy(&m, &vm, sizeof m);
-    k -= m;
+    const VU k = VU(bits(kf)) - VU(bits(V{} + magic));
     kf -= magic;
     // r = t - k ln2, ln2 in two parts (Cody and Waite) so that r keeps its low bits.
     V r = t - kf * 0.693359375f;
@@ -99,10 +99,7 @@ RIDGE_SIMD_INLINE Vec16 exp_bounded(Vec16 t) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    __builtin_memcpy(&p_bits, &p, sizeof p_bits);
-    p_bits += k << 23;
-    __builtin_memcpy(&p, &p_bits, sizeof p);
-    return p;
+    return floats(VI(VU(bits(p)) + (k << 23)));
 }
 
 // sum of a[i] * b[i] over n floats: two chains of 16-lane partial sums to hide the FMA latency,

@@ -141,8 +141,7 @@ using SpanBackward = void (*)(const float* x, const float* dy, float* dx, int64_
 // written), so the activation adds no buffer to the arena.
 void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f) {
     const int64_t n = span_elements(p.md(x), keeps_zero);
-    const bool in_place = !p.train && !p.buffers[size_t(p.mems[size_t(x)].buffer)].pinned && read_last_by(p, l, l.x());
-    int y = in_place ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     p.kernel([n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

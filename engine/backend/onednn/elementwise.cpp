@@ -88,8 +88,7 @@ std::optional<simd::ChannelLayout> gate_layout(const Plan& p, const Layer& l, si
 void gate_forward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayout& lay) {
     int x = p.value[size_t(l.x(full))];
     int s = p.value_as(l.x(1 - full), plain(dims_of(p.shape(l.x(1 - full)))));
-    const Mem& xm = p.mems[size_t(x)];
-    bool in_place = !p.train && !p.buffers[size_t(xm.buffer)].pinned && read_last_by(p, l, l.x(full));
+    bool in_place = overwritable(p, l, x, l.x(full));
     // In place, a new memory over the same bytes: copies value_as made of x hold the ungated values.
     int y = in_place ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     p.kernel([lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); }, {x, s, y});

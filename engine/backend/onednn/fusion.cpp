@@ -28,8 +28,9 @@ bool is_relu(const Op& op) {
 // SiLU over a map runs after the conv, in place, as kernels/simd's silu_forward (activation.cpp),
 // not as oneDNN's swish post-op: that post-op evaluates about 39 cycles a 16-lane vector on Zen 4
 // inside the conv's loop, and the separate pass over the conv's output, still in cache at batch 1,
-// costs less than the difference. Measured on a 2-core Zen 4, five rounds alternated: efficientnet_b0
-// batch 1 7.0 -> 6.3 ms, batch 16 104 -> 89 ms, efficientnet_b7 batch 1 463 -> 418 ms. On a
+// costs less than the difference. Measured on a 2-core Zen 4, rounds alternated: efficientnet_b0
+// batch 1 7.0 -> 6.3 ms split off (five rounds), 6.7 -> 5.8 ms with the pass in place (three);
+// batch 16 104 -> 89 ms and efficientnet_b7 batch 1 463 -> 418 ms (three, split off). On a
 // squeeze-excitation's pooled vector (one value a channel) the post-op stays: there a pass of its
 // own costs more than it saves.
 bool silu_over_map(const Graph& g, const Node& n) {

@@ -483,9 +483,9 @@ private:
 // ---- softmax ------------------------------------------------------------------------------------
 
 // x (N,C,H,W) plain, softmax along W: logits uniform in [-4, 4) as scaled attention scores, every
-// 53rd -inf where rows are longer than 1 (a masked position, which gives 0), and in every 7th row (from the second) one logit
-// 200 below the rest, past the -87 where the kernel takes e^(x - max) as 0, and one 36 below, a
-// tiny value the kernel must still compute.
+// 53rd -inf where rows are longer than 1 (a masked position, which gives 0), and in every 7th row
+// (from the second) one logit 200 below the rest, past the -87 where the kernel takes e^(x - max)
+// as 0, and one 36 below, a tiny value the kernel must still compute.
 struct SoftmaxFwdData {
     int64_t rows, n;
     Shape shape;

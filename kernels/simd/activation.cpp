@@ -33,7 +33,7 @@ RIDGE_SIMD_INLINE Sigmoid sigmoid(V x) {
     // as a signed integer, so it is their minimum, min(a, b) = b + ((a - b) & ((a - b) >> 31)).
     const VI lo = bits(V{} - 87.0f), d = t - lo;
     t = lo + (d & (d >> 31));
-    const VI beyond = (bits(V{} + 87.0f) - (bits(x) & 0x7fffffff)) >> 31;  // all ones where |x| > 87
+    const VI beyond = magnitude_above(x, 87.0f);
     const V e = floats(bits(exp_bounded(floats(t))) & ~beyond), one = V{} + 1.0f;
     const V inverse = 1.0f / (1.0f + e);
     return {select(negative, e, one) * inverse, select(negative, one, e) * inverse};
@@ -46,7 +46,7 @@ RIDGE_SIMD_INLINE Sigmoid sigmoid(V x) {
 // -inf and NaN), as x * sigmoid(x) gives them; the exp's value there is garbage and unused.
 RIDGE_SIMD_INLINE V silu(V x) {
     const VI negative = bits(x) >> 31;
-    const VI beyond = (bits(V{} + 87.0f) - (bits(x) & 0x7fffffff)) >> 31;  // all ones where |x| > 87
+    const VI beyond = magnitude_above(x, 87.0f);
     const V y = x / (1.0f + exp_bounded(-x));
     const V limit = x * floats(bits(V{} + 1.0f) & ~negative);
     return select(beyond, limit, y);

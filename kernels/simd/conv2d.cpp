@@ -189,7 +189,7 @@ RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps
     for (int64_t t = 0; t < count; ++t) {
         // ReLU on the bits (vec.h's select says why): a lane is cleared where its sign bit is set or
         // it is a NaN, so a NaN gives 0 as the reference takes ReLU.
-        const VI b = bits(acc[t]), clear = (b >> 31) | nan_lanes(b);
+        const VI b = bits(acc[t]), clear = (b >> 31) | nan_lanes(acc[t]);
         store(y + t * ps, relu ? floats(b & ~clear) : acc[t]);
     }
 }

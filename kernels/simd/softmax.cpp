@@ -29,7 +29,7 @@ RIDGE_SIMD_CLONES void softmax_backward_row(const float* y, const float* dy, flo
 // set, a larger magnitude has the larger signed bits.
 RIDGE_SIMD_INLINE Vec16 exp_shifted(Vec16 x, float m) {
     VI t = bits(x - m);
-    const VI nan = nan_lanes(t);
+    const VI nan = nan_lanes(floats(t));
     t |= int32_t(0x80000000);  // -|t|: x = m gives -0, not +0
     const VI lo = bits(Vec16{} - 87.0f), d = t - lo;
     const VI beyond = (-d) >> 31;  // all ones where t < -87

@@ -72,9 +72,13 @@ RIDGE_SIMD_INLINE Vec16 floats(VI i) {
 // in the AVX2 build (GCC 12 splits only arithmetic and bit operations into two 8-lane halves), so
 // the kernels select and clamp with integer bit operations alone.
 RIDGE_SIMD_INLINE Vec16 select(VI mask, Vec16 a, Vec16 b) { return floats((bits(a) & mask) | (bits(b) & ~mask)); }
-// All ones where the lane is a NaN: its magnitude's bits are above +inf's. The magnitude is taken
-// before the subtraction, which then cannot overflow.
-RIDGE_SIMD_INLINE VI nan_lanes(VI b) { return (int32_t(0x7f800000) - (b & 0x7fffffff)) >> 31; }
+// All ones where |x| > c (c >= 0, up to +inf), and where x is a NaN, whose magnitude has bits above
+// +inf's: non-negative floats compare as their bits do. The magnitude is taken before the
+// subtraction, which then cannot overflow.
+RIDGE_SIMD_INLINE VI magnitude_above(Vec16 x, float c) {
+    return (bits(Vec16{} + c) - (bits(x) & 0x7fffffff)) >> 31;
+}
+RIDGE_SIMD_INLINE VI nan_lanes(Vec16 x) { return magnitude_above(x, __builtin_inff()); }
 
 // e^t for |t| <= 87: t = k ln2 + r with |r| <= ln2 / 2, e^r from a degree-6 polynomial (the form
 // and coefficients of Cephes' expf: a few ulp), and 2^k added into the exponent field; k stays

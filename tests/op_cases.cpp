@@ -233,6 +233,15 @@ std::vector<OpCase> pooling() {
          .x = {2, 8, 5, 7}, .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
         {.name = "adaptive_7x5", .what = "adaptive, unequal windows, taller than wide", .x = {2, 8, 7, 5},
          .body = [](Tensor x) { return x | adaptive_avgpool({3, 2}); }},
+        // An adaptive pool to the map's own size is the identity (alexnet's, the VGGs'): on oneDNN a
+        // copy into plain rows, whose gradient is reordered back into the conv's blocked layout and
+        // added to the residual's.
+        {.name = "adaptive_own_size", .what = "adaptive to its input's size, after a blocked conv, flattened",
+         .x = {2, 8, 6, 6},
+         .body = [](Tensor x) {
+             Tensor h = x | conv(32, 3, {.pad = 1});
+             return add(h | adaptive_avgpool(6), h) | flatten() | linear(10);
+         }},
         // On oneDNN a global pool's gradient runs kernels/simd's broadcast_channels in x's layout.
         {.name = "global_pool", .what = "adaptive to 1x1 (global), plain", .x = {2, 8, 5, 7},
          .body = [](Tensor x) { return x | adaptive_avgpool(1); }},

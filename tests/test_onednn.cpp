@@ -419,21 +419,39 @@ TEST_CASE("an identity adaptive pool before a flatten is one copy into plain row
         g.input({N, 3, 32, 32}) | conv(64, 3, {.pad = 1}) | relu() | maxpool(2) | adaptive_avgpool(16) | flatten() |
             linear(10);
         Inputs in = inputs(g, 4);
-        Result ref = run("reference", g, Mode::infer, false, in);
-        for (bool fused : {true, false}) {
-            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, cat("batch ", N));
-            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
-            ex->prepare();
-            int pool_steps = 0;
-            for (const StepInfo& s : ex->steps()) {
-                const Op& op = g.nodes()[size_t(s.node)].op;
-                CHECK_MESSAGE(!std::holds_alternative<Flatten>(op), "batch ", N, ": a step for the flatten");
-                if (!std::holds_alternative<AdaptiveAvgPool2d>(op)) continue;
-                ++pool_steps;
-                CHECK(s.primitive == "reorder");
-                CHECK(s.args.back().layout == "abcd");
+        for (Mode mode : {Mode::infer, Mode::train}) {
+            const bool train = mode == Mode::train;
+            Result ref = run("reference", g, mode, false, in);
+            for (bool fused : {true, false}) {
+                const std::string what = cat("batch ", N, train ? ", train" : ", infer", fused ? ", fused" : "");
+                Result r = run("onednn", g, mode, fused, in);
+                check_close(r.out, ref.out, 1e-4, what);
+                if (train) {
+                    check_close(g, r.grads, ref.grads, 1e-4, what);
+                    check_close(r.dx, ref.dx, 1e-4, what);
+                }
+                auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
+                ex->prepare();
+                int pool_fwd = 0, pool_bwd = 0;
+                for (const StepInfo& s : ex->steps()) {
+                    if (s.node < 0) continue;  // the loss
+                    const Op& op = g.nodes()[size_t(s.node)].op;
+                    CHECK_MESSAGE(!std::holds_alternative<Flatten>(op), what, ": a step for the flatten");
+                    if (!std::holds_alternative<AdaptiveAvgPool2d>(op)) continue;
+                    // Forward: a copy into plain rows; backward: the gradient reordered into the
+                    // maxpool's layout.
+                    CHECK(s.primitive == "reorder");
+                    if (s.phase == StepPhase::fwd) {
+                        ++pool_fwd;
+                        CHECK(s.args.back().layout == "abcd");
+                    } else {
+                        ++pool_bwd;
+                        CHECK(s.args.front().layout == "abcd");
+                    }
+                }
+                CHECK(pool_fwd == 1);
+                CHECK(pool_bwd == (train ? 1 : 0));
             }
-            CHECK(pool_steps == 1);
         }
     }
 }

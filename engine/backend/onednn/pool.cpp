@@ -119,6 +119,9 @@ bool global_pool_into_rows(Plan& p, const Layer& l) {
     return true;
 }
 
+// An adaptive pool whose output is its input's size.
+bool to_own_size(const Plan& p, const Layer& l) { return p.shape(l.x()) == p.shape(l.n.output); }
+
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const Pool2d& op) {
@@ -132,11 +135,12 @@ void backward(Plan& p, const Layer& l, const Pool2d& op) {
 }
 
 // An adaptive average pool to its input's own size (alexnet's 6x6 and the VGGs' 7x7 before the
-// classifier) is the identity: in inference a copy into plain nchw, after which the flatten is a
-// view. From nChw16c (batch 2 and more) that one reorder replaces the pool's copy and the
-// flatten's (0.05 to 0.1 ms each at batch 16).
+// classifier) is the identity: a copy into plain nchw, after which the flatten is a view, and in
+// training a gradient reordered back into the input's layout. From nChw16c (batch 2 and more) that
+// one reorder replaces the pool's copy and the flatten's (0.05 to 0.1 ms each at batch 16); in
+// training oneDNN's pooling backward on the 1x1 window took 4x its bound (0.2 ms at batch 8).
 void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
-    if (!p.train && p.shape(l.x()) == p.shape(l.n.output)) {
+    if (to_own_size(p, l)) {
         int y = p.mem(plain(dims_of(p.shape(l.n.output))));
         p.reorder_into(p.value[size_t(l.x())], y);
         p.value[size_t(l.n.output)] = y;
@@ -148,6 +152,11 @@ void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
 }
 
 void backward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
+    if (to_own_size(p, l)) {
+        if (!p.needs_grad(l.x())) return;
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        return p.pass_reordered(l.x(), p.dy(l.n.output), p.md(p.value[size_t(l.x())]));
+    }
     if (global_pool_backward(p, l)) return;
     if (auto pl = pooling_of(p, l, op)) return pool_backward(p, l, *pl);
     backward_reference(p, l);

@@ -475,6 +475,13 @@ std::vector<OpCase> fused_groups() {
          .x = {2, 8, 9, 17}, .body = [](Tensor x) {
              return x | conv(32, 1) | conv(32, 3, {.stride = 2, .pad = 1, .groups = 8}) | relu();
          }},
+        // In training, stride 1 and no bias: the forward, grouped4_conv3x3_dgrad and grouped4_wgrad
+        // (3 images over 2 blocks: the wgrad splits the images into chunks and adds them; rows of
+        // 9 meet both edges).
+        {.name = "grouped4_train", .what = "grouped 3x3 (32 channels in groups of 4) between batchnorms, trained",
+         .x = {3, 16, 7, 9}, .body = [](Tensor x) {
+             return x | conv(32, 1) | bn() | relu() | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu();
+         }},
         {.name = "grouped8_one_image", .what = "1x1 conv, then grouped 3x3 (16 channels in groups of 8, oneDNN's), batchnorm",
          .x = {1, 8, 6, 11}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.pad = 1, .groups = 2}) | bn(); }},
         {.name = "grouped4_stride2_one_image", .what = "1x1 conv, then grouped 3x3 stride 2 (16 channels in groups of 4)",

@@ -9,8 +9,10 @@
 // (batchnorm in training makes some of them ill-conditioned).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -581,6 +583,32 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
     infer->load(in.w);
     check_close(g, infer->weights(), in.w, 0, "inference weights");
     CHECK_THROWS_AS(infer->backward(), std::logic_error);
+}
+
+// resnext50's first stage trains its grouped convs of 4 on kernels/simd in nChw16c on AVX-512
+// (conv2d.cpp: oneDNN's weight gradient there took 10x its bound): forward, data and weight
+// gradient are kernels, and nothing is reordered for them. Under the AVX2 cap they are oneDNN's
+// convolutions.
+// The op table's grouped4_train checks their numbers.
+TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activations are nChw16c") {
+    Graph g("grouped4_stage");
+    g.input({4, 16, 12, 12}) | conv(64, 1) | bn() | relu() | conv(64, 3, {.pad = 1, .groups = 16}) | bn() | relu() |
+        conv(64, 1);
+    const int grouped = 3;
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    auto ex = make_executor("onednn", g, {.mode = Mode::train});
+    ex->prepare();
+    std::map<StepPhase, std::vector<std::string>> steps;
+    for (const StepInfo& s : ex->steps())
+        if (s.node == grouped && s.phase != StepPhase::update) steps[s.phase].push_back(s.primitive);
+    for (StepPhase phase : {StepPhase::fwd, StepPhase::dgrad, StepPhase::wgrad}) {
+        const std::vector<std::string>& s = steps[phase];
+        INFO("phase ", int(phase), ": ", s.size(), " steps, the first ", s.empty() ? "-" : s[0]);
+        if (avx512)
+            CHECK(s == std::vector<std::string>{"kernel"});
+        else
+            CHECK(std::count(s.begin(), s.end(), "convolution") == 1);
+    }
 }
 
 // oneDNN falls back to its reference implementation, hundreds of times slower than its jit kernels,

@@ -1,5 +1,5 @@
-// The weight gradient of a depthwise convolution in the channel-blocked layout, and the forward
-// of a grouped 3x3 convolution of 4 channels a group (simd.h).
+// The weight gradient of a depthwise convolution in the channel-blocked layout, and a grouped 3x3
+// convolution of 4 channels a group: forward, data and weight gradient (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c  dw (C,1,1,R,S) in Abcde{B}a or plain
 // db (C)
@@ -200,6 +200,72 @@ RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int6
     grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
 }
 
+// One image's share of a block's weight gradient at stride 1, where the output map is the input's:
+// acc[r][s][c] (16 output lanes each) += dy[p][q] * spread<c>(x[p + r - 1][q + s - 1]) over every
+// output position. A kernel row at a time keeps its 12 sums in registers; each input position is
+// loaded and spread once and meets the three outputs q = w + 1 - s it reaches. `ps` floats between
+// positions (16 or C), H rows of W.
+RIDGE_SIMD_CLONES void grouped4_wgrad_image(const float* x, const float* dy, float* acc, int64_t H, int64_t W,
+                                            int64_t ps) {
+    for (int r = 0; r < 3; ++r) {
+        V16 a[3][4];
+        for (int s = 0; s < 3; ++s)
+            for (int c = 0; c < 4; ++c) a[s][c] = load<V16>(acc + ((r * 3 + s) * 4 + c) * 16);
+        for (int64_t p = 0; p < H; ++p) {
+            const int64_t h = p + r - 1;
+            if (h < 0 || h >= H) continue;
+            const float *xr = x + h * W * ps, *g = dy + p * W * ps;
+            for (int64_t w = 0; w < W; ++w) {
+                const V16 v = load<V16>(xr + w * ps);
+                const V16 sp[4] = {spread<0>(v), spread<1>(v), spread<2>(v), spread<3>(v)};
+                const V16 mid = load<V16>(g + w * ps);
+                for (int c = 0; c < 4; ++c) a[1][c] += mid * sp[c];
+                if (w + 1 < W) {
+                    const V16 right = load<V16>(g + (w + 1) * ps);
+                    for (int c = 0; c < 4; ++c) a[0][c] += right * sp[c];
+                }
+                if (w > 0) {
+                    const V16 left = load<V16>(g + (w - 1) * ps);
+                    for (int c = 0; c < 4; ++c) a[2][c] += left * sp[c];
+                }
+            }
+        }
+        for (int s = 0; s < 3; ++s)
+            for (int c = 0; c < 4; ++c) store(acc + ((r * 3 + s) * 4 + c) * 16, a[s][c]);
+    }
+}
+
+// Blocks of 16 channels are independent; with fewer than twice the threads, the images are split
+// into chunks as well (as depthwise_wgrad's).
+int64_t grouped4_chunks(const Grouped4Conv3x3& d, int threads) {
+    const int64_t blocks = d.C / 16;
+    if (blocks >= 2 * threads) return 1;
+    return std::min(d.N, (2 * threads + blocks - 1) / blocks);
+}
+
+// y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
+void grouped4_run(const float* x, const float* packed, const float* b, bool relu, float* y,
+                  const Grouped4Conv3x3& d) {
+    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
+    // Position (n, h, w) of the 16-channel block j in a map of H x W: channel-blocked by 16 or
+    // channels-last alike.
+    auto at = [&d, B](int64_t n, int64_t j, int64_t h, int64_t wi, int64_t H, int64_t W) {
+        return (n * d.C + 16 * j / B * B) * H * W + (h * W + wi) * B + 16 * j % B;
+    };
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
+        const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
+        const int64_t q0 = u % strips * strip;
+        const float* rows[3];
+        for (int r = 0; r < 3; ++r) {
+            const int64_t h = p * d.stride - 1 + r;
+            rows[r] = h >= 0 && h < d.H ? x + at(n, j, h, 0, d.H, d.W) : nullptr;
+        }
+        grouped4_strip(rows, B, q0, d.W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu,
+                       y + at(n, j, p, q0, d.P, d.Q), std::min(strip, d.Q - q0), d.stride);
+    }
+}
+
 }  // namespace
 
 bool depthwise_wgrad_supported(const Depthwise& d) {
@@ -246,28 +312,55 @@ bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d) {
 
 void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
                       const Grouped4Conv3x3& d) {
-    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
     // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
     for (int64_t k = 0; k < d.C; ++k)
         for (int64_t c = 0; c < 4; ++c)
             for (int64_t t = 0; t < 9; ++t) packed[((k / 16 * 9 + t) * 4 + c) * 16 + k % 16] = w[(k * 4 + c) * 9 + t];
-    // Position (n, h, w) of the 16-channel block j in a map of H x W: channel-blocked by 16 or
-    // channels-last alike.
-    auto at = [&d, B](int64_t n, int64_t j, int64_t h, int64_t wi, int64_t H, int64_t W) {
-        return (n * d.C + 16 * j / B * B) * H * W + (h * W + wi) * B + 16 * j % B;
-    };
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
-        const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
-        const int64_t q0 = u % strips * strip;
-        const float* rows[3];
-        for (int r = 0; r < 3; ++r) {
-            const int64_t h = p * d.stride - 1 + r;
-            rows[r] = h >= 0 && h < d.H ? x + at(n, j, h, 0, d.H, d.W) : nullptr;
+    grouped4_run(x, packed, b, relu, y, d);
+}
+
+// dx[c][h][w] = sum over k, r, s of w[k][c][r][s] dy[k][h + 1 - r][w + 1 - s]: the same conv over dy
+// with each group's 4x4 weights transposed and the taps turned half a circle (r, s -> 2 - r, 2 - s).
+void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const Grouped4Conv3x3& d) {
+    // packed[j][8 - t][k % 4][lane] = w[k][c % 4][t] for input channel c = 16j + lane, k in c's group
+    for (int64_t c = 0; c < d.C; ++c)
+        for (int64_t k4 = 0; k4 < 4; ++k4)
+            for (int64_t t = 0; t < 9; ++t)
+                packed[((c / 16 * 9 + 8 - t) * 4 + k4) * 16 + c % 16] = w[((c / 4 * 4 + k4) * 4 + c % 4) * 9 + t];
+    grouped4_run(dy, packed, nullptr, false, dx, d);
+}
+
+bool grouped4_wgrad_supported(const Grouped4Conv3x3& d) {
+    return d.stride == 1 && grouped4_conv3x3_supported(d);
+}
+
+size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads) {
+    return size_t(d.C / 16 * grouped4_chunks(d, threads) * 9 * 64);
+}
+
+void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
+                    int threads) {
+    const int64_t blocks = d.C / 16, NC = grouped4_chunks(d, threads), B = d.block, HW = d.H * d.W;
+    constexpr int64_t per = 9 * 64;  // [r][s][c][lane]
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t u = 0; u < blocks * NC; ++u) {
+        const int64_t j = u / NC, k = u % NC;
+        float* acc = scratch + u * per;
+        std::fill(acc, acc + per, 0.0f);
+        for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n) {
+            const int64_t at = (n * d.C + 16 * j / B * B) * HW + 16 * j % B;
+            grouped4_wgrad_image(x + at, dy + at, acc, d.H, d.W, B);
         }
-        grouped4_strip(rows, B, q0, d.W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu,
-                       y + at(n, j, p, q0, d.P, d.Q), std::min(strip, d.Q - q0), d.stride);
     }
+    // dw[16j + lane][c][r][s], PyTorch's (K, C/G, R, S)
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t j = 0; j < blocks; ++j)
+        for (int64_t i = 0; i < per; ++i) {
+            float sum = 0;
+            for (int64_t k = 0; k < NC; ++k) sum += scratch[(j * NC + k) * per + i];
+            const int64_t t = i / 64, c = i / 16 % 4, lane = i % 16;
+            dw[((16 * j + lane) * 4 + c) * 9 + t] = sum;
+        }
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -116,14 +116,22 @@ void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, 
 void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
 
 // A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have 4 input and 4
-// output channels (resnext50's first stage: 128 channels in 32 groups), in inference: y = conv(x)
-// + b, then max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16 or both
+// output channels (resnext50's first stage: 128 channels in 32 groups): y = conv(x) + b, then
+// max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16 or both
 // channels-last (block 16 or C), C a multiple of 16; w (C,4,3,3) plain, as PyTorch stores (K, C/G,
 // R, S); b (C) or null; packed: 36*C floats of scratch, where the weights are laid out per block
 // of 16 output channels.
 bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d);
 void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
                       const Grouped4Conv3x3& d);
+// Its gradients in training, at stride 1 (P = H, Q = W), in the same layouts: dx = the data
+// gradient from dy (overwritten; packed as above); dw (C,4,3,3) = the weight gradient, overwritten,
+// with scratch of grouped4_wgrad_scratch floats.
+void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const Grouped4Conv3x3& d);
+bool grouped4_wgrad_supported(const Grouped4Conv3x3& d);
+size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads);
+void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
+                    int threads);
 
 bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
 // Floats of scratch depthwise_wgrad needs with `threads` threads.

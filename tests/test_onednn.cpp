@@ -413,6 +413,29 @@ TEST_CASE("at batch 8 a patch conv read by a flatten writes channels-last, and t
     }
 }
 
+// In training, attention's q, k and v gradients are written by the matmuls' and the scale's backward
+// into their regions of the packed in_proj gradient (layout.cpp): the selects have no step, and
+// neither has the permutation back to the in_proj rows. The small whole nets' case checks the
+// gradients against the reference.
+TEST_CASE("in training the q, k and v selects' gradients are regions of one buffer, with no copies") {
+    Graph g = mini_vit(8);
+    auto ex = make_executor("onednn", g, {.mode = Mode::train});
+    ex->prepare();
+    int selects = 0;
+    for (const Node& n : g.nodes()) selects += std::holds_alternative<Select>(n.op);
+    REQUIRE(selects == 7);  // q, k, v in each of the two blocks, and the class token
+    int select_steps = 0, permute_steps = 0;
+    for (const StepInfo& s : ex->steps()) {
+        if (s.phase != StepPhase::dgrad || s.node < 0) continue;
+        const Node& n = g.nodes()[size_t(s.node)];
+        select_steps += std::holds_alternative<Select>(n.op);
+        const auto* perm = std::get_if<Permute>(&n.op);
+        permute_steps += perm && perm->order.size() == 5;
+    }
+    CHECK(select_steps == 2);  // the class token's: zeroes the rest of its tensor, then copies
+    CHECK(permute_steps == 0);
+}
+
 // An adaptive average pool to its input's size is one copy into plain nchw (pool.cpp), after which
 // the classifier's flatten is a view, from nChw16c at batch 8 as from channels-last at batch 1.
 TEST_CASE("an identity adaptive pool before a flatten is one copy into plain rows, and the flatten a view") {

@@ -279,6 +279,12 @@ void backward(Plan& p, const Layer& l, const Scale& op) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.dy(l.n.output);
+    if (int dx = p.placed_contribution(l.x()); dx >= 0) {  // ViT's q: its region of the packed gradient
+        dnnl::primitive_attr a = p.attr();
+        a.set_output_scales(0, {float(op.s)});
+        p.primitive(dnnl::reorder::primitive_desc(p.eng, p.md(dy), p.eng, p.md(dx), a), {{DNNL_ARG_FROM, dy}, {DNNL_ARG_TO, dx}});
+        return p.contributed(l.x(), dx);
+    }
     dnnl::eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_linear, p.md(dy), float(op.s), 0.0f);
     dnnl::eltwise_forward::primitive_desc pd(d, p.attr(), p.eng);
     int dx = p.contribution_over(l.x(), dy);

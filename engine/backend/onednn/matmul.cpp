@@ -1,6 +1,7 @@
 // Matmul (attention) on oneDNN matmul, whose strided descriptors read an operand in any layout
 // without blocks (ViT's q, k and v are strided regions of one packed tensor, layout.cpp) and
-// read it transposed by swapping two strides.
+// read it transposed by swapping two strides; their gradients it writes into their regions of
+// the packed tensor's gradient the same way.
 // a (B..., M, L)  b (B..., L, J), or b (B..., J, L) with transpose_b  y (B..., M, J)
 //
 // y is written so that the permutation that alone reads it is a plain view: ViT's heads merged
@@ -77,12 +78,14 @@ void backward(Plan& p, const Layer& l, const Matmul& op) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(ys)));
     if (p.needs_grad(l.x(0))) {
-        int da = p.contribution(l.x(0), plain(dims_of(as)));
+        int da = p.placed_contribution(l.x(0));
+        if (da < 0) da = p.contribution(l.x(0), plain(dims_of(as)));
         matmul_into(p, dy, op.transpose_b ? b : transposed_view(p, b), da);
         p.contributed(l.x(0), da);
     }
     if (p.needs_grad(l.x(1))) {
-        int db = p.contribution(l.x(1), plain(dims_of(bs)));
+        int db = p.placed_contribution(l.x(1));
+        if (db < 0) db = p.contribution(l.x(1), plain(dims_of(bs)));
         if (op.transpose_b)
             matmul_into(p, transposed_view(p, dy), a, db);
         else

@@ -124,6 +124,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
     grad_root.resize(T);
     for (size_t t = 0; t < T; ++t) grad_root[t] = int(t);
     grad.assign(T, -1);
+    placed.assign(T, -1);
     param.resize(g.nodes().size());
     dparam.resize(g.nodes().size());
     saved.resize(g.nodes().size());
@@ -241,6 +242,12 @@ int Plan::contribution_over(int t, int src) {
     int& gr = grad[size_t(grad_root[size_t(t)])];
     if (gr < 0 && md(src) == md(value[size_t(t)])) return gr = src;
     return contribution(t, md(src));
+}
+
+int Plan::placed_contribution(int t) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr >= 0 || placed[size_t(t)] < 0) return -1;
+    return gr = placed[size_t(t)];
 }
 
 void Plan::contributed(int t, int m) {

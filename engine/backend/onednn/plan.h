@@ -134,6 +134,12 @@ public:
     // nothing arrived yet and the layouts agree: eltwise backward may overwrite its diff_dst.
     int contribution_over(int t, int src);
     void contributed(int t, int m);
+    // Selects that partition a tensor (ViT's q, k and v of the packed in_proj output) have their
+    // gradients planned as regions of one buffer, the tensor's gradient (layout.cpp): per tensor,
+    // that region (-1: none). placed_contribution(t) is it while nothing arrived yet, taken as t's
+    // gradient, for a writer that takes any strides (matmul, a scaling reorder); else -1.
+    std::vector<int> placed;
+    int placed_contribution(int t);
     // For kernels that add into what they are given: a zeroed or already collected plain gradient.
     int accumulator(int t);
     // Passes src on as a share of t's gradient; take: src is not needed afterwards and may

@@ -278,6 +278,17 @@ std::vector<OpCase> elementwise() {
                                conv(32, 1, {.bias = true}) | hardsigmoid();
                  return mul(gate, h);
              }},
+        // In training they run kernels/simd's linear_rows (conv2d.cpp): 9 rows, 40 and 20 columns
+        // leave partial vectors in every kernel, and the threads' shares are uneven.
+        {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
+         .x = {9, 6, 3, 3},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(40, 1);
+                 return mul(h | adaptive_avgpool(1) | conv(20, 1, {.bias = true}) | silu() |
+                                conv(40, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
         {.name = "conv1x1_of_1x1", .what = "1x1 convs of a 1x1 map: strided, without bias, a residual sum",
          .x = {3, 20, 1, 1},
          .body =

@@ -634,6 +634,26 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
     }
 }
 
+// Squeeze-excitation's two 1x1 convs on the pooled map train on kernels/simd's linear_rows
+// (conv2d.cpp), a squeeze and an expansion, each in forward, data and weight gradient; oneDNN's
+// inner product remains for more than 32 rows. The op table's se_rows checks their numbers.
+TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows") {
+    auto kinds = [](int64_t N) {
+        Graph g("se");
+        Tensor h = g.input({N, 8, 4, 4}) | conv(48, 1);  // nodes: conv, pool, conv, relu, conv, sigmoid, mul
+        mul(h | adaptive_avgpool(1) | conv(12, 1, {.bias = true}) | relu() | conv(48, 1, {.bias = true}) | sigmoid(), h);
+        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        ex->prepare();
+        std::map<std::pair<int, StepPhase>, std::string> k;
+        for (const StepInfo& s : ex->steps())
+            if ((s.node == 2 || s.node == 4) && s.phase != StepPhase::update) k[{s.node, s.phase}] += s.primitive + " ";
+        return k;
+    };
+    for (const auto& [at, steps] : kinds(32)) CHECK_MESSAGE(steps == "kernel ", "node ", at.first, " phase ", int(at.second));
+    CHECK(kinds(32).size() == 6);
+    for (const auto& [at, steps] : kinds(33)) CHECK(steps.find("inner_product") != std::string::npos);
+}
+
 // oneDNN falls back to its reference implementation, hundreds of times slower than its jit kernels,
 // when a primitive meets a layout or shape those do not take (batchnorm on a grouped conv's nChw4c
 // took 41 ms where 0.3 ms was due). Every zoo net at its own resolution, in fused inference at

@@ -114,6 +114,15 @@ void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, 
 // weights once. x (C), b (K) or null, y (K); w (K,C) in oneDNN's AB16b16a (panels of 16 rows, each
 // column of a panel 16 contiguous floats), K and C padded to 16 with zeros.
 void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
+// A linear layer on few rows in training, w (K,C) plain or, transposed, (C,K): y (N,K) = x (N,C)
+// w^T + b (b may be null); dx (N,C) = dy (N,K) w; dw = dy^T x (or its transpose, in w's layout) and
+// db (K) = the column sums of dy (db may be null). Outputs are overwritten.
+void linear_rows(const float* x, const float* w, const float* b, float* y, int64_t N, int64_t C, int64_t K,
+                 bool transposed, int threads);
+void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, int64_t C, int64_t K, bool transposed,
+                       int threads);
+void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C, int64_t K,
+                       bool transposed, int threads);
 
 // A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have 4 input and 4
 // output channels (resnext50's first stage: 128 channels in 32 groups): y = conv(x) + b, then

@@ -81,6 +81,68 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
                         plain({N, K}), op.bias};
 }
 
+// In training, those inner products on at most 32 rows (a training batch) run kernels/simd's
+// linear_rows and its gradients: oneDNN's inner product spent 20 to 140 us on each of forward, data
+// and weight gradient at batch 8 (efficientnet_b0's 1152 -> 48 -> 1152, regnet's, the MobileNetV3s'),
+// 3 to 10 times their bounds. The weights are kept with their longer side contiguous: (K, C) for
+// the squeeze, (C, K) for the expansion (simd.h).
+constexpr int64_t few_rows = 32;
+
+// Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M); below,
+// one, as the plan's step threads would be: waking the second thread cost more than it saved
+// (mobilenet_v3_small's 96 -> 24, 18k: 40 us forward with two threads, 3 with one).
+int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) { return N * C * K >= (1 << 18) ? p.threads : 1; }
+
+bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
+    const Shape& xs = p.shape(l.x());
+    const int64_t N = xs[0], C = xs[1], K = op.K;
+    if (!p.train || N > few_rows || (l.group && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
+    auto f32 = dnnl::memory::data_type::f32;
+    const int v = p.value[size_t(l.x())];
+    const int x = rows_in_place(p.md(v)) ? v : p.value_as(l.x(), plain(dims_of(xs)));
+    const int y = p.mem(plain(dims_of(p.shape(l.n.output))));
+    const bool tr = K > C;
+    const int w = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
+    const int threads = few_rows_threads(p, N, C, K);
+    if (op.bias)
+        p.kernel([=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], a[2], a[3], N, C, K, tr, threads); },
+                 {x, w, p.param_mem(l.node, 1, Md({K}, f32, Tag::a)), y});
+    else
+        p.kernel(
+            [=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], nullptr, a[2], N, C, K, tr, threads); },
+            {x, w, y});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: few_rows_backward reads this
+    return true;
+}
+
+void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const Shape& xs = p.shape(l.x());
+    const int64_t N = xs[0], C = xs[1], K = op.K;
+    const int threads = few_rows_threads(p, N, C, K);
+    const bool tr = K > C;
+    const int w = p.param[size_t(l.node)][0];
+    p.at(&p.bwd, l.node, Phase::dgrad);
+    const int dy = p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output))));
+    if (p.needs_grad(l.x())) {
+        const int dx = p.contribution(l.x(), plain(dims_of(xs)));
+        p.kernel([=](const std::vector<float*>& a) { simd::linear_rows_dgrad(a[0], a[1], a[2], N, C, K, tr, threads); },
+                 {dy, w, dx});
+        p.contributed(l.x(), dx);
+    }
+    p.at(&p.bwd, l.node, Phase::wgrad);
+    const int dw = p.dparam_mem(l.node, 0, p.md(w));
+    if (op.bias)
+        p.kernel(
+            [=](const std::vector<float*>& a) { simd::linear_rows_wgrad(a[0], a[1], a[2], a[3], N, C, K, tr, threads); },
+            {s.in[0], dy, dw, p.dparam_mem(l.node, 1, Md({K}, dnnl::memory::data_type::f32, Tag::a))});
+    else
+        p.kernel(
+            [=](const std::vector<float*>& a) { simd::linear_rows_wgrad(a[0], a[1], a[2], nullptr, N, C, K, tr, threads); },
+            {s.in[0], dy, dw});
+}
+
 // Whether a convolution may run as Winograd F(4x4, 3x3) or F(2x2, 3x3), oneDNN's
 // jit_wino_4x3 / jit_fp32_wino_2x3 (AVX-512 only, nChw16c in and out): 3x3, stride 1, dense,
 // ungrouped. They multiply 2 to 4 times less than a direct convolution; timed alone on a 2-core
@@ -238,7 +300,10 @@ int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
 }
 
 void forward(Plan& p, const Layer& l, const Conv2d& op) {
-    if (auto ip = as_inner_product(p, l, op)) return inner_product_forward(p, l, *ip);
+    if (auto ip = as_inner_product(p, l, op)) {
+        if (!few_rows_forward(p, l, op)) inner_product_forward(p, l, *ip);
+        return;
+    }
     if (grouped4_forward(p, l, op)) return;
     ConvGeometry c = geometry(p, l, op);
     bool folded = l.group && l.group->bn >= 0;
@@ -355,7 +420,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
 }
 
 void backward(Plan& p, const Layer& l, const Conv2d& op) {
-    if (auto ip = as_inner_product(p, l, op)) return inner_product_backward(p, l, *ip);
+    if (auto ip = as_inner_product(p, l, op))
+        return p.saved[size_t(l.node)].pd ? inner_product_backward(p, l, *ip) : few_rows_backward(p, l, op);
     if (!p.saved[size_t(l.node)].pd) return grouped4_backward(p, l, op);
     ConvGeometry c = geometry(p, l, op);
     const Plan::Saved& s = p.saved[size_t(l.node)];

@@ -279,7 +279,8 @@ std::vector<OpCase> elementwise() {
                  return mul(gate, h);
              }},
         // In training they run kernels/simd's linear_rows (conv2d.cpp): 9 rows, 40 and 20 columns
-        // leave partial vectors in every kernel, and the threads' shares are uneven.
+        // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
+        // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
          .x = {9, 6, 3, 3},
          .body =
@@ -287,6 +288,15 @@ std::vector<OpCase> elementwise() {
                  Tensor h = x | conv(40, 1);
                  return mul(h | adaptive_avgpool(1) | conv(20, 1, {.bias = true}) | silu() |
                                 conv(40, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
+        {.name = "se_rows_threads", .what = "squeeze-excitation of 600 channels through 60 on 9 rows (two threads)",
+         .x = {9, 6, 1, 1},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(600, 1);
+                 return mul(h | adaptive_avgpool(1) | conv(60, 1, {.bias = true}) | relu() |
+                                conv(600, 1, {.bias = true}) | sigmoid(),
                             h);
              }},
         {.name = "conv1x1_of_1x1", .what = "1x1 convs of a 1x1 map: strided, without bias, a residual sum",
@@ -385,6 +395,44 @@ std::vector<OpCase> data_movement() {
              [](Tensor x) {
                  Tensor y = x | permute({0, 2, 3, 1}) | reshape({0, -1, 3}) | scale(1.5);
                  return add(y | select(1, 0), y | select(1, 3)) | flatten();
+             }},
+        // Selects that partition a tensor's dimension (attention's q, k and v) get their gradients
+        // as regions of one buffer in training (layout.cpp), where every one is a view and gets a
+        // gradient and the tensor's gradient is its own; the others copy as before.
+        {.name = "attention_selects", .what = "q, k, v selected from one packed projection, attention",
+         .x = {2, 5, 8},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | linear(24) | reshape({0, 0, 3, 8}) | permute({0, 2, 1, 3});
+                 Tensor q = y | select(1, 0) | scale(0.35), k = y | select(1, 1), v = y | select(1, 2);
+                 return matmul(matmul(q, k, true) | softmax(), v);
+             }},
+        {.name = "attention_selects_mixed", .what = "as attention_selects, k through a relu (a copy, not a view)",
+         .x = {2, 5, 8},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | linear(24) | reshape({0, 0, 3, 8}) | permute({0, 2, 1, 3});
+                 Tensor q = y | select(1, 0), k = y | select(1, 1) | relu(), v = y | select(1, 2);
+                 return matmul(matmul(q, k, true) | softmax(), v);
+             }},
+        {.name = "attention_selects_dropout", .what = "q, k, v selected after a dropout whose input is read again",
+         .x = {2, 5, 8},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | linear(24) | reshape({0, 0, 3, 8}) | permute({0, 2, 1, 3});
+                 Tensor t = y | dropout(0.0);
+                 Tensor q = t | select(1, 0), k = t | select(1, 1), v = t | select(1, 2);
+                 return add(matmul(matmul(q, k, true) | softmax(), v), y | select(1, 0) | scale(2.0));
+             }},
+        {.name = "attention_selects_dead_v", .what = "q, k, v selected, v read only by a matmul nothing reads",
+         .x = {2, 5, 8},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | linear(24) | reshape({0, 0, 3, 8}) | permute({0, 2, 1, 3});
+                 Tensor q = y | select(1, 0), k = y | select(1, 1), v = y | select(1, 2);
+                 Tensor s = matmul(q, k, true);
+                 matmul(s, v);
+                 return s | softmax();
              }},
         // A permutation's gradient is a view of its dy (engine/backend/onednn/layout.cpp): here it
         // is the input's first gradient, into which a second reader's is then added.

@@ -634,6 +634,51 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
     }
 }
 
+// The grouped conv's training kernels alone, against the sums written out: both layouts, and the
+// weight gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added).
+TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c and channels-last") {
+    const int64_t N = 3, C = 32, H = 5, W = 7;
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    for (int64_t block : {int64_t(16), C}) {
+        INFO("block ", block);
+        const simd::Grouped4Conv3x3 d{N, C, H, W, H, W, 1, block};
+        auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+            return block == 16 ? (n * C + c / 16 * 16) * H * W + (h * W + w) * 16 + c % 16 : ((n * H + h) * W + w) * C + c;
+        };
+        std::vector<float> x(size_t(N * C * H * W)), dy(x.size()), w(size_t(C * 4 * 9));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17), dy[i] = value(int64_t(i), 23);
+        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
+        auto inside = [&](int64_t h, int64_t v) { return h >= 0 && h < H && v >= 0 && v < W; };
+        std::vector<double> dw_want(w.size(), 0.0), dx_want(x.size(), 0.0);
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t k = 0; k < C; ++k)
+                for (int64_t c4 = 0; c4 < 4; ++c4)
+                    for (int64_t r = 0; r < 3; ++r)
+                        for (int64_t t = 0; t < 3; ++t)
+                            for (int64_t p = 0; p < H; ++p)
+                                for (int64_t q = 0; q < W; ++q) {
+                                    const int64_t h = p + r - 1, v = q + t - 1, c = k / 4 * 4 + c4;
+                                    if (!inside(h, v)) continue;
+                                    const double g = dy[size_t(at(n, k, p, q))];
+                                    dw_want[size_t((k * 4 + c4) * 9 + r * 3 + t)] += g * x[size_t(at(n, c, h, v))];
+                                    dx_want[size_t(at(n, c, h, v))] += g * w[size_t((k * 4 + c4) * 9 + r * 3 + t)];
+                                }
+        auto check = [](const std::vector<float>& got, const std::vector<double>& want, const char* what) {
+            int64_t wrong = 0;
+            for (size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]));
+            CHECK_MESSAGE(wrong == 0, what);
+        };
+        for (int threads : {1, 4}) {
+            std::vector<float> dw(w.size(), -7.0f), scratch(simd::grouped4_wgrad_scratch(d, threads), -7.0f);
+            simd::grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, threads);
+            check(dw, dw_want, threads == 1 ? "weight gradient, 1 thread" : "weight gradient, 4 threads");
+        }
+        std::vector<float> dx(x.size(), -7.0f), packed(size_t(36 * C));
+        simd::grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), packed.data(), d);
+        check(dx, dx_want, "data gradient");
+    }
+}
+
 // Squeeze-excitation's two 1x1 convs on the pooled map train on kernels/simd's linear_rows
 // (conv2d.cpp), a squeeze and an expansion, each in forward, data and weight gradient; oneDNN's
 // inner product remains for more than 32 rows. The op table's se_rows checks their numbers.

@@ -136,23 +136,57 @@ bool read_strided(const Plan& p, int t, const Md& view) {
     return any;
 }
 
-// In training, whether the selects that read t are its only readers and take each index of one
-// dimension once, all needing their gradient: ViT's q, k and v of the packed (N, 3, heads, T, d)
-// in_proj output. Their gradients are then planned as regions of t's gradient, laid out as t is,
-// which matmul and the scaling of q write in place: selecting back was a copy of each into a
-// zeroed plain buffer (0.2 to 0.8 ms a select at batch 8, 36 in vit_b_16's step), and the
-// gradient's permutation back to the in_proj rows another.
+// The region [start, start + length) of dimension d of an unblocked memory md, over md's own
+// strides (a select drops d), and the bytes from md's start to the region's.
+std::pair<Md, size_t> strided_region(const Md& md, int d, int64_t start, int64_t length, bool drop) {
+    Dims dims = md.dims(), st = strides_of(md);
+    const size_t bytes = size_t(start * st[size_t(d)]) * sizeof(float);
+    dims[size_t(d)] = length;
+    if (drop) dims.erase(dims.begin() + d), st.erase(st.begin() + d);
+    return {Md(dims, dnnl::memory::data_type::f32, st), bytes};
+}
+
+// A region is a view where it is plain or its readers take strides.
+bool region_is_view(const Plan& p, int y, const Md& view) {
+    return view == plain(dims_of(p.shape(y))) || read_strided(p, y, view);
+}
+
+// Whether tensor t, or a tensor that t reaches through the layers, is the graph's output: those
+// are the tensors a backward pass delivers a gradient to.
+bool reaches_output(const Graph& g, int t) {
+    int last = std::max(g.output(), t);
+    for (const Node& n : g.nodes()) last = std::max(last, n.output);
+    std::vector<char> reaches(size_t(last) + 1, 0);
+    reaches[size_t(g.output())] = 1;
+    for (size_t i = g.nodes().size(); i-- > 0;) {  // nodes are in topological order
+        const Node& n = g.nodes()[i];
+        if (reaches[size_t(n.output)])
+            for (int in : n.inputs) reaches[size_t(in)] = 1;
+    }
+    return reaches[size_t(t)] != 0;
+}
+
+// In training, whether the selects that read t are its only readers, take each index of one
+// dimension once, are all views of t and all get a gradient, and t's gradient is its own (not
+// shared with an identity's input): ViT's q, k and v of the packed (N, 3, heads, T, d) in_proj
+// output. Their gradients are then planned as regions of t's gradient, laid out as t is, which
+// every region's writer fills: matmul and the scaling of q write them in place. Selecting back
+// was a copy of each into a zeroed plain buffer (0.2 to 0.8 ms a select at batch 8, 36 in
+// vit_b_16's step), and the gradient's permutation back to the in_proj rows another.
 bool selects_partition(const Plan& p, int t, int d) {
-    if (!p.train || t == p.g.output() || !p.needs_grad(t)) return false;
+    if (!p.train || t == p.g.output() || !p.needs_grad(t) || p.grad_root[size_t(t)] != t) return false;
+    const Md tm = p.md(p.value[size_t(t)]);
+    if (!unblocked(tm)) return false;
     std::vector<int> seen(size_t(p.shape(t)[size_t(d)]), 0);
     for (int n : readers_of(p.g, t)) {
         const Node& node = p.g.nodes()[size_t(n)];
         const auto* sel = std::get_if<Select>(&node.op);
         if (!sel || node.inputs.size() != 1 || normalize_dim(sel->dim, p.shape(t).size()) != d) return false;
-        if (!p.needs_grad(node.output) || node.output == p.g.output() || readers_of(p.g, node.output).empty())
+        if (!p.needs_grad(node.output) || node.output == p.g.output() || !reaches_output(p.g, node.output))
             return false;
         const int64_t i = sel->index < 0 ? sel->index + int64_t(seen.size()) : sel->index;
         if (i < 0 || i >= int64_t(seen.size()) || ++seen[size_t(i)] != 1) return false;
+        if (!region_is_view(p, node.output, strided_region(tm, d, i, 1, true).first)) return false;
     }
     return std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; });
 }
@@ -162,14 +196,9 @@ void region_forward(Plan& p, const Layer& l, const Region& r) {
     // readers take strides (no copy), else a copy out of a plain x.
     int v = p.value[size_t(l.x())];
     const Md xm = p.md(v);
-    const Md ym = plain(dims_of(p.shape(l.n.output)));
     if (unblocked(xm)) {
-        Dims dims = xm.dims(), st = strides_of(xm);
-        const size_t bytes = size_t(r.start * st[size_t(r.d)]) * sizeof(float);
-        dims[size_t(r.d)] = r.length;
-        if (r.drop) dims.erase(dims.begin() + r.d), st.erase(st.begin() + r.d);
-        Md view(dims, dnnl::memory::data_type::f32, st);
-        if (view == ym || read_strided(p, l.n.output, view)) {
+        const auto [view, bytes] = strided_region(xm, r.d, r.start, r.length, r.drop);
+        if (region_is_view(p, l.n.output, view)) {
             p.value[size_t(l.n.output)] = p.alias(v, view, bytes);
             if (r.drop && selects_partition(p, l.x(), r.d)) {
                 int& whole = p.placed[size_t(l.x())];
@@ -181,21 +210,17 @@ void region_forward(Plan& p, const Layer& l, const Region& r) {
     }
     if (!r.dense) return forward_view(p, l, r.sub, r.dims);
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    p.value[size_t(l.n.output)] = p.alias(x, ym, r.bytes);
+    p.value[size_t(l.n.output)] = p.alias(x, plain(dims_of(p.shape(l.n.output))), r.bytes);
 }
 
 void region_backward(Plan& p, const Layer& l, const Region& r) {
     if (!p.needs_grad(l.x())) return;
     if (const int region = p.placed[size_t(l.n.output)]; region >= 0) {
-        // Written in place by the readers' backward, unless one wrote elsewhere or none wrote.
+        // Written in place by the readers' backward, unless one wrote elsewhere (selects_partition
+        // made sure every region gets a gradient).
         if (p.dy(l.n.output) != region) {
             p.at(&p.bwd, l.node, Phase::dgrad);
-            int src = p.dy(l.n.output);
-            if (src < 0) {
-                src = p.mem(plain(dims_of(p.shape(l.n.output))));
-                p.zero(src);
-            }
-            p.reorder_into(src, region);
+            p.reorder_into(p.dy(l.n.output), region);
         }
         int& gx = p.grad[size_t(p.grad_root[size_t(l.x())])];
         if (gx < 0) gx = p.placed[size_t(l.x())];

@@ -453,6 +453,8 @@ std::vector<OpCase> data_movement() {
              [](Tensor x) {
                  return x | class_token() | pos_embedding() | permute({0, 2, 1}) | select(2, 0) | dropout(0.1);
              }},
+        {.name = "tokens_one_image", .what = "class token and position embedding on one image (its gradient a copy)",
+         .x = {1, 4, 8}, .body = [](Tensor x) { return x | class_token() | pos_embedding(); }},
         {.name = "pos_embedding_batch20",
          .what = "the position embedding's gradient summed over 20 images (oneDNN's sum in steps of 16)",
          .x = {20, 3, 5}, .body = [](Tensor x) { return x | pos_embedding(); }},

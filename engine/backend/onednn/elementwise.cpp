@@ -22,6 +22,9 @@ dnnl::binary::primitive_desc binary_pd(const Plan& p, algorithm alg, const Md& a
 
 void reduce_into(Plan& p, int src, int dst) {
     const Md &s = p.md(src), &d = p.md(dst);
+    // Nothing to sum (a batch of one): oneDNN 2.6 refuses a reduction that keeps every dimension,
+    // so it is a copy (vit_b_16's position-embedding gradient at batch 1 stopped its step).
+    if (s.dims() == d.dims()) return p.reorder_into(src, dst);
     dnnl::reduction::primitive_desc pd({algorithm::reduction_sum, s, d, 0.0f, 0.0f}, p.attr(), p.eng);
     // oneDNN 2.6 sums a plain tensor over its first dimension only in its reference implementation
     // (vit_b_16's position-embedding gradient, 8x197x768 to 1x197x768: 7 ms, under 1 GB/s). The

@@ -104,13 +104,13 @@ bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const bool tr = K > C;
     const int w = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
     const int threads = few_rows_threads(p, N, C, K);
-    if (op.bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], a[2], a[3], N, C, K, tr, threads); },
-                 {x, w, p.param_mem(l.node, 1, Md({K}, f32, Tag::a)), y});
-    else
-        p.kernel(
-            [=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], nullptr, a[2], N, C, K, tr, threads); },
-            {x, w, y});
+    std::vector<int> args = {x, w, y};
+    if (op.bias) args.push_back(p.param_mem(l.node, 1, Md({K}, f32, Tag::a)));
+    p.kernel(
+        [=, bias = op.bias](const std::vector<float*>& a) {
+            simd::linear_rows(a[0], a[1], bias ? a[3] : nullptr, a[2], N, C, K, tr, threads);
+        },
+        args);
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: few_rows_backward reads this
     return true;
@@ -132,15 +132,13 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
-    const int dw = p.dparam_mem(l.node, 0, p.md(w));
-    if (op.bias)
-        p.kernel(
-            [=](const std::vector<float*>& a) { simd::linear_rows_wgrad(a[0], a[1], a[2], a[3], N, C, K, tr, threads); },
-            {s.in[0], dy, dw, p.dparam_mem(l.node, 1, Md({K}, dnnl::memory::data_type::f32, Tag::a))});
-    else
-        p.kernel(
-            [=](const std::vector<float*>& a) { simd::linear_rows_wgrad(a[0], a[1], a[2], nullptr, N, C, K, tr, threads); },
-            {s.in[0], dy, dw});
+    std::vector<int> args = {s.in[0], dy, p.dparam_mem(l.node, 0, p.md(w))};
+    if (op.bias) args.push_back(p.dparam_mem(l.node, 1, Md({K}, dnnl::memory::data_type::f32, Tag::a)));
+    p.kernel(
+        [=, bias = op.bias](const std::vector<float*>& a) {
+            simd::linear_rows_wgrad(a[0], a[1], a[2], bias ? a[3] : nullptr, N, C, K, tr, threads);
+        },
+        args);
 }
 
 // Whether a convolution may run as Winograd F(4x4, 3x3) or F(2x2, 3x3), oneDNN's

@@ -151,10 +151,10 @@ bool region_is_view(const Plan& p, int y, const Md& view) {
     return view == plain(dims_of(p.shape(y))) || read_strided(p, y, view);
 }
 
-// Whether tensor t, or a tensor that t reaches through the layers, is the graph's output: those
+// Per tensor, whether it or a tensor it reaches through the layers is the graph's output: those
 // are the tensors a backward pass delivers a gradient to.
-bool reaches_output(const Graph& g, int t) {
-    int last = std::max(g.output(), t);
+std::vector<char> reaching_output(const Graph& g) {
+    int last = g.output();
     for (const Node& n : g.nodes()) last = std::max(last, n.output);
     std::vector<char> reaches(size_t(last) + 1, 0);
     reaches[size_t(g.output())] = 1;
@@ -163,7 +163,7 @@ bool reaches_output(const Graph& g, int t) {
         if (reaches[size_t(n.output)])
             for (int in : n.inputs) reaches[size_t(in)] = 1;
     }
-    return reaches[size_t(t)] != 0;
+    return reaches;
 }
 
 // In training, whether the selects that read t are its only readers, take each index of one
@@ -178,11 +178,12 @@ bool selects_partition(const Plan& p, int t, int d) {
     const Md tm = p.md(p.value[size_t(t)]);
     if (!unblocked(tm)) return false;
     std::vector<int> seen(size_t(p.shape(t)[size_t(d)]), 0);
+    const std::vector<char> reaches = reaching_output(p.g);
     for (int n : readers_of(p.g, t)) {
         const Node& node = p.g.nodes()[size_t(n)];
         const auto* sel = std::get_if<Select>(&node.op);
         if (!sel || node.inputs.size() != 1 || normalize_dim(sel->dim, p.shape(t).size()) != d) return false;
-        if (!p.needs_grad(node.output) || node.output == p.g.output() || !reaches_output(p.g, node.output))
+        if (!p.needs_grad(node.output) || node.output == p.g.output() || !reaches[size_t(node.output)])
             return false;
         const int64_t i = sel->index < 0 ? sel->index + int64_t(seen.size()) : sel->index;
         if (i < 0 || i >= int64_t(seen.size()) || ++seen[size_t(i)] != 1) return false;
@@ -200,11 +201,10 @@ void region_forward(Plan& p, const Layer& l, const Region& r) {
         const auto [view, bytes] = strided_region(xm, r.d, r.start, r.length, r.drop);
         if (region_is_view(p, l.n.output, view)) {
             p.value[size_t(l.n.output)] = p.alias(v, view, bytes);
-            if (r.drop && selects_partition(p, l.x(), r.d)) {
-                int& whole = p.placed[size_t(l.x())];
-                if (whole < 0) whole = p.mem(xm);
-                p.placed[size_t(l.n.output)] = p.alias(whole, view, bytes);
-            }
+            // The first of the selects decides for all of them.
+            int& whole = p.placed[size_t(l.x())];
+            if (r.drop && whole < 0 && selects_partition(p, l.x(), r.d)) whole = p.mem(xm);
+            if (r.drop && whole >= 0) p.placed[size_t(l.n.output)] = p.alias(whole, view, bytes);
             return;
         }
     }

@@ -237,13 +237,14 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd 
     g.input({2, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
         conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
     // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
+    // The Winograd conv has 2x12x12 = 288 output positions, enough for training too.
     const std::string expected = "dwdddd";
     const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
     // Per node and phase, "w" for a Winograd conv, "d" for a direct one, "-" for none.
-    auto convs = [&](ExecOptions o, StepPhase phase) {
-        auto ex = make_executor("onednn", g, o);
+    auto convs = [](ExecOptions o, StepPhase phase, const Graph& net) {
+        auto ex = make_executor("onednn", net, o);
         ex->prepare();
-        std::string kinds(g.nodes().size(), '-');
+        std::string kinds(net.nodes().size(), '-');
         for (const StepInfo& s : ex->steps())
             if (s.phase == phase && s.primitive == "convolution")
                 kinds[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
@@ -251,14 +252,27 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd 
     };
     const std::string want = avx512 ? expected : "dddddd", none = "dddddd";
     for (bool fused : {true, false}) {
-        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd) == want);
-        CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd) == want);
+        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd, g) == want);
+        CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd, g) == want);
     }
     // The image needs no gradient: the first conv has no data gradient.
-    CHECK(convs({.mode = Mode::train}, StepPhase::dgrad) == "-" + want.substr(1));
-    CHECK(convs({.mode = Mode::train}, StepPhase::wgrad) == want);
+    CHECK(convs({.mode = Mode::train}, StepPhase::dgrad, g) == "-" + want.substr(1));
+    CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, g) == want);
     for (Mode mode : {Mode::infer, Mode::train})
-        CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd) == none);
+        CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd, g) == none);
+
+    // Training transforms the weights on every step: one image of 15x15 (225 output positions)
+    // stays direct there, while inference, whose weights are transformed once, keeps Winograd;
+    // 16x16 (256) is Winograd in training too.
+    for (int side : {15, 16}) {
+        CAPTURE(side);
+        Graph one("wino_one_image");
+        one.input({1, 64, side, side}) | conv(64, 3, {.pad = 1});
+        const std::string w = avx512 ? "w" : "d", train = side == 16 ? w : "d";
+        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == w);
+        CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == train);
+        CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == train);
+    }
 }
 
 // Which depthwise convs run as a post-op of the 1x1 conv before them (fusion.h); the op table's

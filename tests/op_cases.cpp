@@ -63,6 +63,15 @@ std::vector<OpCase> convolutions() {
          .refused = {asymmetric_padding}},
         {.name = "conv_dw5s", .what = "depthwise 5x5 over 40 channels, stride 2 in width only", .x = {2, 40, 7, 10},
          .body = [](Tensor x) { return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40}); }},
+        // A depthwise conv reading channels-last (convnext's blocks, after a permutation back) stays
+        // channels-last in training too, and depthwise_wgrad reads it as blocks of 16 or 8 channels
+        // C floats apart: 32 channels (two blocks of 16), 24 (three of 8) with a stride.
+        {.name = "conv_dw7_nhwc", .what = "depthwise 7x7 with bias on a channels-last view, 32 channels",
+         .x = {2, 9, 11, 32},
+         .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}); }},
+        {.name = "conv_dw5_nhwc", .what = "depthwise 5x5 stride 2 on a channels-last view, 24 channels",
+         .x = {3, 10, 9, 24},
+         .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(24, 5, {.stride = 2, .pad = 2, .groups = 24}); }},
         {.name = "conv_dil", .what = "dilated, rectangular kernel, asymmetric padding", .x = {1, 8, 12, 12},
          .body = [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2}); },
          .refused = {asymmetric_padding}},

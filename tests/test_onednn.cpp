@@ -648,6 +648,25 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
     }
 }
 
+// A depthwise conv whose input is channels-last (convnext's, after the permutation back) keeps
+// it in training (conv2d.cpp), where oneDNN's weight gradient is a generic kernel with every
+// channel padded to 16 and kernels/simd's depthwise_wgrad reads it instead; the op table's
+// conv_dw*_nhwc cases check the numbers.
+TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, its weight gradient on kernels/simd") {
+    Graph g("dw_nhwc");
+    g.input({2, 9, 11, 32}) | permute({0, 3, 1, 2}) | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}) |
+        permute({0, 2, 3, 1});
+    const int dw = 1;
+    auto ex = make_executor("onednn", g, {.mode = Mode::train});
+    ex->prepare();
+    // Per phase, each step as primitive:layout of its first argument.
+    std::map<StepPhase, std::vector<std::string>> steps;
+    for (const StepInfo& s : ex->steps())
+        if (s.node == dw) steps[s.phase].push_back(s.primitive + ":" + (s.args.empty() ? "" : s.args[0].layout));
+    CHECK(steps[StepPhase::fwd] == std::vector<std::string>{"convolution:acdb"});
+    CHECK(steps[StepPhase::wgrad] == std::vector<std::string>{"kernel:acdb"});
+}
+
 // The grouped conv's training kernels alone, against the sums written out: both layouts, and the
 // weight gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added).
 TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c and channels-last") {

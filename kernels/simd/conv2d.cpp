@@ -1,13 +1,14 @@
 // The weight gradient of a depthwise convolution in the channel-blocked layout, and a grouped 3x3
 // convolution of 4 channels a group: forward, data and weight gradient (simd.h).
 //
-// depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c  dw (C,1,1,R,S) in Abcde{B}a or plain
-// db (C)
+// depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
+// Abcde{B}a or plain  db (C)
 // A block of B channels is B independent 2-D correlations, so the vectors run across the block's
 // channels; for each output row and each input row it meets, row() accumulates every tap of that
-// kernel row in registers and adds them into the taps' sums once per row. Work is split over channel
-// blocks, and over chunks of images when there are fewer blocks than twice the threads; each unit
-// writes its partial sums to scratch, and a second pass adds the chunks into dw.
+// kernel row in registers and adds them into the taps' sums once per row. Channels-last is read as
+// blocks of 16 (or 8) channels whose positions lie C floats apart instead of B. Work is split over
+// channel blocks, and over chunks of images when there are fewer blocks than twice the threads;
+// each unit writes its partial sums to scratch, and a second pass adds the chunks into dw.
 #include <algorithm>
 
 #include "kernels/simd/simd.h"
@@ -19,25 +20,31 @@ namespace {
 
 constexpr int64_t max_taps = 11;
 
+// The vector width: the block, or in channels-last (block C) the widest that divides C.
+int64_t lanes(const Depthwise& d) {
+    if (d.block == 8 || d.block == 16) return d.block;
+    return d.C % 16 == 0 ? 16 : 8;
+}
+
 int64_t image_chunks(const Depthwise& d, int threads) {
-    int64_t CB = (d.C + d.block - 1) / d.block;
+    int64_t CB = (d.C + lanes(d) - 1) / lanes(d);
     if (CB >= 2 * threads) return 1;
     return std::min(d.N, (2 * threads + CB - 1) / CB);
 }
 
 // taps[s] += sum over q in [lo, hi) of dy[q] * x[q*stride + s*dilation - pad]: one tap's pass
-// along a row, two chains to hide the FMA latency.
+// along a row, positions ps floats apart, two chains to hide the FMA latency.
 template <int B>
 RIDGE_SIMD_INLINE void tap_pass(const float* xrow, const float* dyrow, Vec<B>& tap, int64_t off, int64_t sw,
-                                int64_t lo, int64_t hi) {
+                                int64_t lo, int64_t hi, int64_t ps) {
     using V = Vec<B>;
     V s0 = {}, s1 = {};
     int64_t q = lo;
     for (; q + 1 < hi; q += 2) {
-        s0 += load<V>(dyrow + q * B) * load<V>(xrow + (q * sw + off) * B);
-        s1 += load<V>(dyrow + (q + 1) * B) * load<V>(xrow + ((q + 1) * sw + off) * B);
+        s0 += load<V>(dyrow + q * ps) * load<V>(xrow + (q * sw + off) * ps);
+        s1 += load<V>(dyrow + (q + 1) * ps) * load<V>(xrow + ((q + 1) * sw + off) * ps);
     }
-    if (q < hi) s0 += load<V>(dyrow + q * B) * load<V>(xrow + (q * sw + off) * B);
+    if (q < hi) s0 += load<V>(dyrow + q * ps) * load<V>(xrow + (q * sw + off) * ps);
     tap += s0 + s1;
 }
 
@@ -67,18 +74,18 @@ struct Columns {
 
 template <int B, int S>
 RIDGE_SIMD_INLINE void row(const float* xrow, const float* dyrow, Vec<B>* taps, const Depthwise& d,
-                           const Columns& c) {
+                           const Columns& c, int64_t ps) {
     using V = Vec<B>;
     const int64_t sw = d.stride_w, taps_n = S > 0 ? S : d.S, a = c.a, b = c.b;
     if constexpr (S > 0) {
         if (a < b) {
             V acc0[S] = {}, acc1[S] = {};
             for (int64_t q = a; q < b; q += 4) {
-                const float* xq = xrow + (q - d.pad_l) * B;
-                V d0 = load<V>(dyrow + q * B), d1 = load<V>(dyrow + (q + 1) * B);
-                V d2 = load<V>(dyrow + (q + 2) * B), d3 = load<V>(dyrow + (q + 3) * B);
+                const float* xq = xrow + (q - d.pad_l) * ps;
+                V d0 = load<V>(dyrow + q * ps), d1 = load<V>(dyrow + (q + 1) * ps);
+                V d2 = load<V>(dyrow + (q + 2) * ps), d3 = load<V>(dyrow + (q + 3) * ps);
                 V xs[S + 3];
-                for (int j = 0; j < S + 3; ++j) xs[j] = load<V>(xq + j * B);
+                for (int j = 0; j < S + 3; ++j) xs[j] = load<V>(xq + j * ps);
                 for (int t = 0; t < S; ++t) {
                     acc0[t] += d0 * xs[t] + d1 * xs[t + 1];
                     acc1[t] += d2 * xs[t + 2] + d3 * xs[t + 3];
@@ -89,10 +96,10 @@ RIDGE_SIMD_INLINE void row(const float* xrow, const float* dyrow, Vec<B>* taps, 
     }
     for (int64_t t = 0; t < taps_n; ++t) {
         if (a < b) {  // the columns before and after the block
-            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, c.lo[t], std::min(c.hi[t], a));
-            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, std::max(c.lo[t], b), c.hi[t]);
+            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, c.lo[t], std::min(c.hi[t], a), ps);
+            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, std::max(c.lo[t], b), c.hi[t], ps);
         } else {
-            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, c.lo[t], c.hi[t]);
+            tap_pass<B>(xrow, dyrow, taps[t], c.off[t], sw, c.lo[t], c.hi[t], ps);
         }
     }
 }
@@ -103,19 +110,23 @@ RIDGE_SIMD_INLINE void unit(const float* x, const float* dy, float* acc, const D
                             int64_t n1) {
     using V = Vec<B>;
     const int64_t CB = (d.C + B - 1) / B, R = d.R, Sn = d.S;
+    // nChw{B}c: a block's positions B floats apart, the blocks of an image one after another;
+    // channels-last: every position holds all C channels, the block is an offset into it.
+    const bool blocked = d.block == B;
+    const int64_t ps = blocked ? B : d.C;
     V taps[max_taps * max_taps] = {};
     V bias = {};
     const Columns cols(d, S > 0 && d.stride_w == 1 && d.dil_w == 1);
     for (int64_t n = n0; n < n1; ++n) {
-        const float* xn = x + (n * CB + cb) * d.H * d.W * B;
-        const float* dyn = dy + (n * CB + cb) * d.P * d.Q * B;
+        const float* xn = x + (blocked ? (n * CB + cb) * d.H * d.W * B : n * d.H * d.W * d.C + cb * B);
+        const float* dyn = dy + (blocked ? (n * CB + cb) * d.P * d.Q * B : n * d.P * d.Q * d.C + cb * B);
         for (int64_t p = 0; p < d.P; ++p) {
-            const float* dyrow = dyn + p * d.Q * B;
-            for (int64_t q = 0; q < d.Q; ++q) bias += load<V>(dyrow + q * B);
+            const float* dyrow = dyn + p * d.Q * ps;
+            for (int64_t q = 0; q < d.Q; ++q) bias += load<V>(dyrow + q * ps);
             for (int64_t r = 0; r < R; ++r) {
                 int64_t ih = p * d.stride_h - d.pad_t + r * d.dil_h;
                 if (ih < 0 || ih >= d.H) continue;
-                row<B, S>(xn + ih * d.W * B, dyrow, taps + r * Sn, d, cols);
+                row<B, S>(xn + ih * d.W * ps, dyrow, taps + r * Sn, d, cols, ps);
             }
         }
     }
@@ -269,17 +280,18 @@ void grouped4_run(const float* x, const float* packed, const float* b, bool relu
 }  // namespace
 
 bool depthwise_wgrad_supported(const Depthwise& d) {
-    return (d.block == 8 || d.block == 16) && d.R >= 1 && d.S >= 1 && d.R <= max_taps && d.S <= max_taps;
+    const bool layout = d.block == 8 || d.block == 16 || (d.block == d.C && d.C % 8 == 0);
+    return layout && d.R >= 1 && d.S >= 1 && d.R <= max_taps && d.S <= max_taps;
 }
 
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads) {
-    int64_t CB = (d.C + d.block - 1) / d.block;
-    return size_t(image_chunks(d, threads) * CB * (d.R * d.S + 1) * d.block);
+    int64_t CB = (d.C + lanes(d) - 1) / lanes(d);
+    return size_t(image_chunks(d, threads) * CB * (d.R * d.S + 1) * lanes(d));
 }
 
 void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
                      int threads) {
-    const int64_t CB = (d.C + d.block - 1) / d.block, NC = image_chunks(d, threads), B = d.block;
+    const int64_t B = lanes(d), CB = (d.C + B - 1) / B, NC = image_chunks(d, threads);
     const int64_t RS = d.R * d.S, per = (RS + 1) * B;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t u = 0; u < CB * NC; ++u) {

@@ -35,13 +35,14 @@ struct ChannelLayout {
 };
 
 // A depthwise convolution (groups = C = K): x (N,C,H,W) and dy (N,C,P,Q) both channel-blocked
-// by `block` (8 or 16), w (C,1,1,R,S).
+// by `block` (8 or 16) or both channels-last (block C, a multiple of 8), w (C,1,1,R,S).
 struct Depthwise {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
     int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0, dil_h = 1, dil_w = 1;
     int64_t block = 16;
-    // dw in the blocked weight layout of the same block (oneDNN's Abcde8a / Abcde16a: channel
-    // blocks of R*S*block, padded), else plain (C,1,1,R,S).
+    // dw in the blocked weight layout of the vector width (oneDNN's Abcde8a / Abcde16a: channel
+    // blocks of R*S*lanes, padded; lanes = block, or in channels-last 16 where C allows, else 8),
+    // else plain (C,1,1,R,S).
     bool blocked_weights = true;
 };
 
@@ -142,7 +143,8 @@ size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
                     int threads);
 
-bool depthwise_wgrad_supported(const Depthwise& d);  // block 8 or 16, R and S at most 11
+// Block 8 or 16, or channels-last with C a multiple of 8; R and S at most 11.
+bool depthwise_wgrad_supported(const Depthwise& d);
 // Floats of scratch depthwise_wgrad needs with `threads` threads.
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
 // dw = sum over n, p, q of dy * x at the tap's input position; db (C) = sum of dy, when not null.

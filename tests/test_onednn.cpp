@@ -653,18 +653,36 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
 // channel padded to 16 and kernels/simd's depthwise_wgrad reads it instead; the op table's
 // conv_dw*_nhwc cases check the numbers.
 TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, its weight gradient on kernels/simd") {
-    Graph g("dw_nhwc");
-    g.input({2, 9, 11, 32}) | permute({0, 3, 1, 2}) | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}) |
-        permute({0, 2, 3, 1});
-    const int dw = 1;
-    auto ex = make_executor("onednn", g, {.mode = Mode::train});
-    ex->prepare();
-    // Per phase, each step as primitive:layout of its first argument.
-    std::map<StepPhase, std::vector<std::string>> steps;
-    for (const StepInfo& s : ex->steps())
-        if (s.node == dw) steps[s.phase].push_back(s.primitive + ":" + (s.args.empty() ? "" : s.args[0].layout));
-    CHECK(steps[StepPhase::fwd] == std::vector<std::string>{"convolution:acdb"});
-    CHECK(steps[StepPhase::wgrad] == std::vector<std::string>{"kernel:acdb"});
+    // The op table's two: 7x7 over 32 channels (vectors of 16), 5x5 stride 2 over 24 (of 8); a
+    // linear before them so that their data gradient runs, and a permutation after, as in convnext.
+    struct Dw {
+        int64_t C, H, W, R, stride;
+    };
+    for (Dw d : {Dw{32, 9, 11, 7, 1}, Dw{24, 10, 9, 5, 2}}) {
+        CAPTURE(d.C);
+        Graph g("dw_nhwc");
+        g.input({2, d.H, d.W, d.C}) | linear(d.C) | permute({0, 3, 1, 2}) |
+            conv(d.C, d.R, {.stride = d.stride, .pad = d.R / 2, .groups = d.C, .bias = true}) | permute({0, 2, 3, 1});
+        const int dw = 2;
+        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        ex->prepare();
+        // Per phase, each step as primitive:layout of its first argument, and what ran.
+        std::map<StepPhase, std::vector<std::string>> steps;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == dw) {
+                steps[s.phase].push_back(s.primitive + ":" + (s.args.empty() ? "" : s.args[0].layout));
+                INFO(s.primitive, " ", s.impl);
+                CHECK(s.impl.rfind("ref", 0) != 0);
+            }
+        CHECK(steps[StepPhase::fwd] == std::vector<std::string>{"convolution:acdb"});
+        // The data gradient reads dy channels-last as it comes; on AVX-512 the forward's weights
+        // (brdgmm_dw's own layout) are reordered for it first, C x R x S floats.
+        const std::vector<std::string>& dgrad = steps[StepPhase::dgrad];
+        REQUIRE(!dgrad.empty());
+        CHECK(dgrad.back() == "convolution:acdb");
+        CHECK(dgrad.size() <= 2);
+        CHECK(steps[StepPhase::wgrad] == std::vector<std::string>{"kernel:acdb"});
+    }
 }
 
 // The grouped conv's training kernels alone, against the sums written out: both layouts, and the

@@ -413,8 +413,11 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     }
     // A depthwise conv on a channels-last input (convnext's blocks, after the permutation back) keeps
     // it in training too: its reorders in and out were most of its time (features.1.0's 7x7 at batch
-    // 1: forward 0.34 -> 0.20 ms, data gradient 0.49 -> 0.25), and depthwise_wgrad reads it.
-    const bool depthwise = op.G > 1 && op.G == c.x.dims()[1] && op.G == op.K;
+    // 1: forward 0.34 -> 0.20 ms, data gradient 0.49 -> 0.25). Only where depthwise_wgrad reads it
+    // (channels a multiple of 8, kernels up to 11): oneDNN's own weight gradient there is 10x slower.
+    const int64_t C = c.x.dims()[1];
+    const bool depthwise = op.G > 1 && op.G == C && op.G == op.K && C % 8 == 0 && op.kernel.h <= 11 &&
+                           op.kernel.w <= 11;
     if (!wino && (!p.train || depthwise) && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());

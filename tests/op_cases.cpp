@@ -289,7 +289,7 @@ std::vector<OpCase> elementwise() {
                  return mul(gate, h);
              }},
         // In training they run kernels/simd's linear_rows (conv2d.cpp): 9 rows, 40 and 20 columns
-        // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
+        // leave partial vectors in every kernel; from 64k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
          .x = {9, 6, 3, 3},

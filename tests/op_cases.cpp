@@ -289,7 +289,7 @@ std::vector<OpCase> elementwise() {
                  return mul(gate, h);
              }},
         // In training they run kernels/simd's linear_rows (conv2d.cpp): 9 rows, 40 and 20 columns
-        // leave partial vectors in every kernel; from 64k multiply-adds on every thread, whose
+        // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
          .x = {9, 6, 3, 3},
@@ -307,6 +307,16 @@ std::vector<OpCase> elementwise() {
                  Tensor h = x | conv(600, 1);
                  return mul(h | adaptive_avgpool(1) | conv(60, 1, {.bias = true}) | relu() |
                                 conv(600, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
+        // One image, but 256 KB of weights or more: every thread too (776 x 96 = 74.5k weights).
+        {.name = "se_rows_one_image", .what = "squeeze-excitation of 776 channels through 96 on one row (two threads)",
+         .x = {1, 6, 1, 1},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(776, 1);
+                 return mul(h | adaptive_avgpool(1) | conv(96, 1, {.bias = true}) | relu() |
+                                conv(776, 1, {.bias = true}) | sigmoid(),
                             h);
              }},
         {.name = "conv1x1_of_1x1", .what = "1x1 convs of a 1x1 map: strided, without bias, a residual sum",

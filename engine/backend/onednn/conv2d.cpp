@@ -93,13 +93,16 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
 // the squeeze, (C, K) for the expansion (simd.h).
 constexpr int64_t few_rows = 32;
 
-// Every thread for 64k multiply-adds or more; below, one, as the plan's step threads would be:
-// waking the second thread cost more than it saved (mobilenet_v3_small's 96 -> 24, 18k: 40 us
-// forward with two threads, 3 with one). From 64k the weights (256 KB and up) are read faster by
-// two cores: at batch 1, efficientnet_b7's 2304 -> 96 -> 2304 (221k) forward, data and weight
-// gradient 0.36 -> 0.23 ms, and mobilenet_v3_large's squeezes 2.5-2.6 -> 2.1 ms in all, against a
-// line at 256k (2 alternated rounds; efficientnet_b0 and regnet_y_400mf level).
-int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) { return N * C * K >= (1 << 16) ? p.threads : 1; }
+// Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or
+// weights of 256 KB or more, which two cores read faster even for one row: at batch 1,
+// efficientnet_b7's 2304 -> 96 -> 2304 (221k weights) forward, data and weight gradient 0.36 ->
+// 0.23 ms, mobilenet_v3_large's squeezes 2.5-2.6 -> 2.1 ms in all (2 alternated rounds). Below,
+// one, as the plan's step threads would be: waking the second thread cost more than it saved
+// (mobilenet_v3_small's 96 -> 24, 18k: 40 us forward with two threads, 3 with one; regnet_y_400mf's
+// 208 -> 52 at batch 8, 86k: 10 against 50 us in one of two passes).
+int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
+    return N * C * K >= (1 << 18) || C * K >= (1 << 16) ? p.threads : 1;
+}
 
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());

@@ -31,6 +31,13 @@ const Refusal asymmetric_padding{"cudnn", "asymmetric padding has no cuDNN convo
 
 const Activation every_activation[] = {relu(), relu6(), sigmoid(), silu(), gelu(), hardswish(), hardsigmoid()};
 
+// A 1x1 conv to C channels and its squeeze-excitation through S, as in regnet: relu, then sigmoid.
+Tensor squeeze_excited(Tensor x, int64_t C, int64_t S) {
+    Tensor h = x | conv(C, 1);
+    return mul(h | adaptive_avgpool(1) | conv(S, 1, {.bias = true}) | relu() | conv(C, 1, {.bias = true}) | sigmoid(),
+               h);
+}
+
 std::vector<OpCase> convolutions() {
     return {
         {.name = "conv3x3", .what = "3x3, padding 1", .x = {2, 8, 9, 9},
@@ -301,24 +308,10 @@ std::vector<OpCase> elementwise() {
                             h);
              }},
         {.name = "se_rows_threads", .what = "squeeze-excitation of 600 channels through 60 on 9 rows (two threads)",
-         .x = {9, 6, 1, 1},
-         .body =
-             [](Tensor x) {
-                 Tensor h = x | conv(600, 1);
-                 return mul(h | adaptive_avgpool(1) | conv(60, 1, {.bias = true}) | relu() |
-                                conv(600, 1, {.bias = true}) | sigmoid(),
-                            h);
-             }},
+         .x = {9, 6, 1, 1}, .body = [](Tensor x) { return squeeze_excited(x, 600, 60); }},
         // One image, but 256 KB of weights or more: every thread too (776 x 96 = 74.5k weights).
         {.name = "se_rows_one_image", .what = "squeeze-excitation of 776 channels through 96 on one row (two threads)",
-         .x = {1, 6, 1, 1},
-         .body =
-             [](Tensor x) {
-                 Tensor h = x | conv(776, 1);
-                 return mul(h | adaptive_avgpool(1) | conv(96, 1, {.bias = true}) | relu() |
-                                conv(776, 1, {.bias = true}) | sigmoid(),
-                            h);
-             }},
+         .x = {1, 6, 1, 1}, .body = [](Tensor x) { return squeeze_excited(x, 776, 96); }},
         {.name = "conv1x1_of_1x1", .what = "1x1 convs of a 1x1 map: strided, without bias, a residual sum",
          .x = {3, 20, 1, 1},
          .body =

@@ -20,14 +20,8 @@ namespace {
 
 constexpr int64_t max_taps = 11;
 
-// The vector width: the block, or in channels-last (block C) the widest that divides C.
-int64_t lanes(const Depthwise& d) {
-    if (d.block == 8 || d.block == 16) return d.block;
-    return d.C % 16 == 0 ? 16 : 8;
-}
-
 int64_t image_chunks(const Depthwise& d, int threads) {
-    int64_t CB = (d.C + lanes(d) - 1) / lanes(d);
+    int64_t CB = (d.C + depthwise_lanes(d) - 1) / depthwise_lanes(d);
     if (CB >= 2 * threads) return 1;
     return std::min(d.N, (2 * threads + CB - 1) / CB);
 }
@@ -279,19 +273,24 @@ void grouped4_run(const float* x, const float* packed, const float* b, bool relu
 
 }  // namespace
 
+int64_t depthwise_lanes(const Depthwise& d) {
+    if (d.block == 8 || d.block == 16) return d.block;
+    return d.C % 16 == 0 ? 16 : 8;
+}
+
 bool depthwise_wgrad_supported(const Depthwise& d) {
     const bool layout = d.block == 8 || d.block == 16 || (d.block == d.C && d.C % 8 == 0);
     return layout && d.R >= 1 && d.S >= 1 && d.R <= max_taps && d.S <= max_taps;
 }
 
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads) {
-    int64_t CB = (d.C + lanes(d) - 1) / lanes(d);
-    return size_t(image_chunks(d, threads) * CB * (d.R * d.S + 1) * lanes(d));
+    int64_t CB = (d.C + depthwise_lanes(d) - 1) / depthwise_lanes(d);
+    return size_t(image_chunks(d, threads) * CB * (d.R * d.S + 1) * depthwise_lanes(d));
 }
 
 void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
                      int threads) {
-    const int64_t B = lanes(d), CB = (d.C + B - 1) / B, NC = image_chunks(d, threads);
+    const int64_t B = depthwise_lanes(d), CB = (d.C + B - 1) / B, NC = image_chunks(d, threads);
     const int64_t RS = d.R * d.S, per = (RS + 1) * B;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t u = 0; u < CB * NC; ++u) {

@@ -145,6 +145,9 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 
 // Block 8 or 16, or channels-last with C a multiple of 8; R and S at most 11.
 bool depthwise_wgrad_supported(const Depthwise& d);
+// The width of its vectors, which a blocked dw has for its block: the block, or in channels-last
+// the widest of 16 and 8 that divides C.
+int64_t depthwise_lanes(const Depthwise& d);
 // Floats of scratch depthwise_wgrad needs with `threads` threads.
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
 // dw = sum over n, p, q of dy * x at the tap's input position; db (C) = sum of dy, when not null.

@@ -34,6 +34,19 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
         {op.pad.top, op.pad.left},      {op.pad.bottom, op.pad.right}};
 }
 
+// The depthwise conv of layer l in kernels/simd's terms, its activations in the layout of channel
+// block `block` (channel_block's: 8, 16, or C for channels-last) and its weights plain; none when
+// the layer is not depthwise.
+std::optional<simd::Depthwise> as_depthwise(const Plan& p, const Layer& l, const Conv2d& op, int64_t block) {
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    const int64_t C = xs[1];
+    if (C == 1 || op.G != C || op.K != C) return std::nullopt;
+    return simd::Depthwise{.N = xs[0], .C = C, .H = xs[2], .W = xs[3], .P = ys[2], .Q = ys[3], .R = op.kernel.h,
+                           .S = op.kernel.w, .stride_h = op.stride.h, .stride_w = op.stride.w, .pad_t = op.pad.top,
+                           .pad_l = op.pad.left, .dil_h = op.dilation.h, .dil_w = op.dilation.w, .block = block,
+                           .blocked_weights = false};
+}
+
 // A depthwise weight gradient where oneDNN 2.6 has only its reference implementation for the
 // forward's blocked layout (kernels larger than 3x3), or a forward in channels-last, where its
 // weight gradient is the generic jit kernel with each channel padded to a group of 16 (convnext's
@@ -42,21 +55,18 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
 // forward's blocked weight layout or plain. False when the layer is not depthwise or the layouts
 // are not ones it reads.
 bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
-    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
-    const int64_t C = xs[1];
-    if (C == 1 || op.G != C || op.K != C) return false;
     const Plan::Saved& sv = p.saved[size_t(l.node)];
     const int64_t block = channel_block(p.md(sv.in[0]));
-    if (block != 8 && block != 16 && block != C) return false;
+    std::optional<simd::Depthwise> found = as_depthwise(p, l, op, block);
+    if (!found || !simd::depthwise_wgrad_supported(*found)) return false;
+    simd::Depthwise d = *found;
+    const int64_t C = d.C;
+    const Shape& ys = p.shape(l.n.output);
     auto f32 = dnnl::memory::data_type::f32;
-    const int64_t lanes = block == 8 || block == 16 ? block : C % 16 == 0 ? 16 : 8;  // the kernel's vectors
-    Md w_blocked({C, 1, 1, op.kernel.h, op.kernel.w}, f32, lanes == 16 ? Tag::Goihw16g : Tag::Goihw8g);
+    Md w_blocked({C, 1, 1, op.kernel.h, op.kernel.w}, f32,
+                 simd::depthwise_lanes(d) == 16 ? Tag::Goihw16g : Tag::Goihw8g);
     Md w = p.md(p.param[size_t(l.node)][0]);
-    simd::Depthwise d{.N = xs[0], .C = C, .H = xs[2], .W = xs[3], .P = ys[2], .Q = ys[3], .R = op.kernel.h,
-                      .S = op.kernel.w, .stride_h = op.stride.h, .stride_w = op.stride.w, .pad_t = op.pad.top,
-                      .pad_l = op.pad.left, .dil_h = op.dilation.h, .dil_w = op.dilation.w, .block = block,
-                      .blocked_weights = w == w_blocked};
-    if (!simd::depthwise_wgrad_supported(d)) return false;
+    d.blocked_weights = w == w_blocked;
     const Tag layout = block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc;
     int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, layout));
     int dw = p.dparam_mem(l.node, 0, d.blocked_weights ? w : plain({C, 1, 1, op.kernel.h, op.kernel.w}));
@@ -421,9 +431,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // it in training too: its reorders in and out were most of its time (features.1.0's 7x7 at batch
     // 1: forward 0.34 -> 0.20 ms, data gradient 0.49 -> 0.25). Only where depthwise_wgrad reads it
     // (channels a multiple of 8, kernels up to 11): oneDNN's own weight gradient there is 10x slower.
-    const int64_t C = c.x.dims()[1];
-    const bool depthwise = op.G > 1 && op.G == C && op.G == op.K && C % 8 == 0 && op.kernel.h <= 11 &&
-                           op.kernel.w <= 11;
+    const std::optional<simd::Depthwise> channels_last_dw = as_depthwise(p, l, op, c.x.dims()[1]);
+    const bool depthwise = channels_last_dw && simd::depthwise_wgrad_supported(*channels_last_dw);
     if (!wino && (!p.train || depthwise) && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());
@@ -505,8 +514,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
                          : dnnl::convolution_backward_weights::desc(alg, x, c.w, dy, c.stride, c.dilate, c.pad_l, c.pad_r);
         return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
     };
-    const bool channels_last = src == Md(c.x.dims(), f32, Tag::nhwc);
-    if ((channels_last || reference_impl(weights_pd(src, dst, direct))) && depthwise_wgrad(p, l, op)) return;
+    if ((src == x_nhwc || reference_impl(weights_pd(src, dst, direct))) && depthwise_wgrad(p, l, op)) return;
     auto pd = pick(weights_pd);
     int x = p.as(s.in[0], pd.src_desc());
     int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());

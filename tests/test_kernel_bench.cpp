@@ -431,3 +431,83 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
         CHECK(cuda.code == 0);
     }
 }
+
+// Squeeze-excitation's linear layers in training (kernels/simd linear_rows and its gradients)
+// against sums in double, on every instruction set this CPU runs: the AVX2 build is checked on
+// AVX-512 hosts too. The shapes leave partial vectors along both sides (444, 445, 111, 13), rows
+// shorter than a vector (5 and 7), single rows, odd row counts and uneven thread shares; the
+// infinities sit in lanes the kernels' last vector reads a second time (columns 13 and 14 of 20,
+// whose last 8 start at 12), where a tail cleared by multiplying by 0 would turn them into NaN.
+TEST_CASE("the few-row linear kernels agree with sums in double, on each instruction set this CPU runs") {
+    struct Shape {
+        int64_t N, C, K;
+        int threads;
+        bool infinities;
+    };
+    const Shape shapes[] = {{1, 444, 110, 1, false}, {1, 110, 444, 2, false}, {9, 40, 20, 1, false},
+                            {9, 20, 40, 2, false},   {3, 5, 7, 1, false},     {16, 445, 111, 2, false},
+                            {5, 1152, 48, 2, false}, {2, 13, 600, 2, false},  {4, 9, 9, 2, false},
+                            {7, 3, 1, 1, false},     {2, 20, 6, 1, true}};
+    for (const SimdVariant& v : supported())
+        for (const Shape& s : shapes) {
+            const int64_t N = s.N, C = s.C, K = s.K;
+            const bool tr = K > C;
+            CAPTURE(v.isa);
+            CAPTURE(N);
+            CAPTURE(C);
+            CAPTURE(K);
+            auto fill = [](size_t n, float lo, float hi, unsigned seed) {
+                std::vector<float> out(n);
+                for (size_t i = 0; i < n; ++i) {
+                    seed = seed * 1664525u + 1013904223u;
+                    out[i] = lo + (hi - lo) * float(seed >> 8) / float(1 << 24);
+                }
+                return out;
+            };
+            std::vector<float> x = fill(size_t(N * C), -1, 1, 1), w = fill(size_t(K * C), -0.5f, 0.5f, 2),
+                               b = fill(size_t(K), -1, 1, 3), dy = fill(size_t(N * K), -1, 1, 4);
+            // w(k, c): (K, C) for a squeeze, transposed for an expansion.
+            auto at = [&](int64_t k, int64_t c) { return size_t(tr ? c * K + k : k * C + c); };
+            if (s.infinities) {
+                x[13] = INFINITY;
+                w[at(1, 14)] = -INFINITY;
+            }
+            std::vector<double> y_ref(size_t(N * K)), dx_ref(size_t(N * C)), dw_ref(w.size()), db_ref(b.size());
+            std::vector<double> y_mag(y_ref.size()), dx_mag(dx_ref.size()), dw_mag(dw_ref.size());
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t k = 0; k < K; ++k) {
+                    double sum = b[size_t(k)], mag = std::fabs(b[size_t(k)]);
+                    for (int64_t c = 0; c < C; ++c) {
+                        const double p = double(x[size_t(n * C + c)]) * w[at(k, c)];
+                        sum += p;
+                        mag += std::fabs(p);
+                        dx_ref[size_t(n * C + c)] += double(dy[size_t(n * K + k)]) * w[at(k, c)];
+                        dx_mag[size_t(n * C + c)] += std::fabs(double(dy[size_t(n * K + k)]) * w[at(k, c)]);
+                        dw_ref[at(k, c)] += double(dy[size_t(n * K + k)]) * x[size_t(n * C + c)];
+                        dw_mag[at(k, c)] += std::fabs(double(dy[size_t(n * K + k)]) * x[size_t(n * C + c)]);
+                    }
+                    y_ref[size_t(n * K + k)] = sum;
+                    y_mag[size_t(n * K + k)] = mag;
+                    db_ref[size_t(k)] += dy[size_t(n * K + k)];
+                }
+            auto check = [](const char* what, const std::vector<float>& got, const std::vector<double>& want,
+                            const std::vector<double>& mag) {
+                int wrong = 0;
+                for (size_t i = 0; i < got.size(); ++i) {
+                    const bool ok = std::isfinite(want[i])
+                                        ? std::fabs(got[i] - want[i]) <= 1e-5 * (mag.empty() ? 1.0 : mag[i]) + 1e-6
+                                        : (std::isnan(want[i]) ? std::isnan(got[i]) : double(got[i]) == want[i]);
+                    if (!ok && wrong++ < 3) MESSAGE(what, " at ", i, ": ", got[i], " against ", want[i]);
+                }
+                CHECK_MESSAGE(wrong == 0, what);
+            };
+            std::vector<float> y(y_ref.size(), NAN), dx(dx_ref.size(), NAN), dw(w.size(), NAN), db(size_t(K), NAN);
+            v.linear_rows(x.data(), w.data(), b.data(), y.data(), N, C, K, tr, s.threads);
+            v.linear_rows_dgrad(dy.data(), w.data(), dx.data(), N, C, K, tr, s.threads);
+            v.linear_rows_wgrad(x.data(), dy.data(), dw.data(), db.data(), N, C, K, tr, s.threads);
+            check("y", y, y_ref, y_mag);
+            check("dx", dx, dx_ref, dx_mag);
+            check("dw", dw, dw_ref, dw_mag);
+            check("db", db, db_ref, {});
+        }
+}

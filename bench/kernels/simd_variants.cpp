@@ -17,6 +17,12 @@
     void silu_forward(const float* x, float* y, int64_t n);                                              \
     void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                            \
     void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K); \
+    void linear_rows(const float* x, const float* w, const float* b, float* y, int64_t N, int64_t C, int64_t K, \
+                     bool transposed, int threads);                                                      \
+    void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, int64_t C, int64_t K,   \
+                           bool transposed, int threads);                                                \
+    void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C,   \
+                           int64_t K, bool transposed, int threads);                                     \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -28,7 +34,8 @@ namespace ridge::kbench {
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
-            simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row \
+            simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row,            \
+            simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad               \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

@@ -7,6 +7,7 @@
 // its AB16b64a) reached about 27.
 // x (C)  w (K,C) in AB16b16a, C and K padded to 16 with zeros  b (K) or null  y (K)
 #include <algorithm>
+#include <utility>
 
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
@@ -65,7 +66,12 @@ void linear_row(const float* x, const float* w, const float* b, bool relu, float
 // `ridge bench`'s per-layer pass, and 0.04 ms as sums of rows (6 us alone with its data in cache).
 namespace {
 
-using V16 = Vec<16>;
+// 8 lanes: GCC lowers 16-lane vectors to memory on AVX2 (a 16-lane version of these kernels, built
+// for x86-64-v3, ran at 9 GFLOP/s against 70 for AVX-512 on the 2-core EPYC), while on Zen 4 an
+// AVX-512 FMA is two 256-bit halves anyway.
+using V = Vec<8>;
+constexpr int64_t W = 8;
+typedef int32_t Lanes __attribute__((vector_size(32)));
 
 // [lo, hi) of `count` items for thread t of `threads`, in whole multiples of `unit`.
 void share(int64_t count, int64_t unit, int t, int threads, int64_t& lo, int64_t& hi) {
@@ -74,94 +80,160 @@ void share(int64_t count, int64_t unit, int t, int threads, int64_t& lo, int64_t
     hi = std::min(count, units * (t + 1) / threads * unit);
 }
 
-RIDGE_SIMD_INLINE float lanes_sum(V16 v) {
-    float s = 0;
-    for (int j = 0; j < 16; ++j) s += v[j];
-    return s;
+// Lane j of the result: lane j of x where bit h of j is clear, of y where it is set, plus the lane
+// whose index differs from j in bit h, from the same vector.
+template <int h, int... j>
+RIDGE_SIMD_INLINE V fold(V x, V y, std::integer_sequence<int, j...>) {
+    return __builtin_shuffle(x, y, Lanes{(j & h ? W + j : j)...}) +
+           __builtin_shuffle(x, y, Lanes{(j & h ? W + (j ^ h) : j ^ h)...});
+}
+template <int h>
+RIDGE_SIMD_INLINE V fold(V x, V y) {
+    return fold<h>(x, y, std::make_integer_sequence<int, W>{});
 }
 
-// out[n, r] = a[n] . M[r] (+ bias[r]) for B rows of a from n0, r in [r0, r1).
-template <int B>
+// Lane i: the sum across lanes of a[i], in three levels of shuffles and adds for all eight (a
+// chain of 7 scalar adds each cost more than the products on short rows).
+RIDGE_SIMD_INLINE V gather_sums(const V (&a)[8]) {
+    const V q0 = fold<4>(a[0], a[4]), q1 = fold<4>(a[1], a[5]), q2 = fold<4>(a[2], a[6]), q3 = fold<4>(a[3], a[7]);
+    return fold<1>(fold<2>(q0, q2), fold<2>(q1, q3));
+}
+
+// out[n, r] = a[n] . M[r] (+ bias[r]) for the `rows` rows of a from n0 and the `count` rows of M
+// from r, BN x BR = 8 of them at a time (the missing ones are computed from the last row again and
+// not stored). Each step along L loads BN + BR vectors for 8 independent FMA chains. M's vectors
+// are loaded a step ahead: loaded where they are used, GCC folds them into each FMA as a memory
+// operand, loading each once per row of a (10 loads per 8 FMAs instead of 6). The tail of L is the
+// last 8 floats again, the lanes already summed cleared in both operands (so an infinity there adds
+// 0 x 0, not 0 x inf), or zero-padded copies where L < 8.
+template <int BN, int BR>
 RIDGE_SIMD_INLINE void dots_block(const float* a, const float* M, const float* bias, float* out, int64_t n0,
-                                  int64_t R, int64_t L, int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-        const float* m = M + r * L;
-        V16 acc[B] = {};
-        int64_t l = 0;
-        for (; l + 16 <= L; l += 16) {
-            const V16 v = load<V16>(m + l);
-            for (int j = 0; j < B; ++j) acc[j] += load<V16>(a + (n0 + j) * L + l) * v;
+                                  int64_t rows, int64_t r, int64_t count, int64_t R, int64_t L) {
+    static_assert(BN * BR == 8);
+    const float* ap[BN];
+    const float* mp[BR];
+    for (int j = 0; j < BN; ++j) ap[j] = a + (n0 + std::min<int64_t>(j, rows - 1)) * L;
+    for (int i = 0; i < BR; ++i) mp[i] = M + (r + std::min<int64_t>(i, count - 1)) * L;
+    V acc[8] = {};
+    int64_t l = 0;
+    if (L >= W) {
+        V m[BR];
+        for (int i = 0; i < BR; ++i) m[i] = load<V>(mp[i]);
+        for (;; l += W) {
+            const bool last = l + 2 * W > L;
+            V next[BR] = {};
+            if (!last)
+                for (int i = 0; i < BR; ++i) next[i] = load<V>(mp[i] + l + W);
+            for (int j = 0; j < BN; ++j) {
+                const V v = load<V>(ap[j] + l);
+                for (int i = 0; i < BR; ++i) acc[j * BR + i] += v * m[i];
+            }
+            if (last) break;
+            for (int i = 0; i < BR; ++i) m[i] = next[i];
         }
-        for (int j = 0; j < B; ++j) {
-            float s = lanes_sum(acc[j]);
-            for (int64_t i = l; i < L; ++i) s += a[(n0 + j) * L + i] * m[i];
-            out[(n0 + j) * R + r] = s + (bias ? bias[r] : 0.0f);
+        l += W;
+        if (l < L) {
+            Lanes keep;
+            for (int k = 0; k < W; ++k) keep[k] = k + L - l >= W ? -1 : 0;
+            for (int i = 0; i < BR; ++i) m[i] = (V)((Lanes)load<V>(mp[i] + L - W) & keep);
+            for (int j = 0; j < BN; ++j) {
+                const V v = (V)((Lanes)load<V>(ap[j] + L - W) & keep);
+                for (int i = 0; i < BR; ++i) acc[j * BR + i] += v * m[i];
+            }
         }
+    } else {
+        float ta[BN][W] = {}, tm[BR][W] = {};
+        for (int i = 0; i < BR; ++i) __builtin_memcpy(tm[i], mp[i], size_t(L) * sizeof(float));
+        for (int j = 0; j < BN; ++j) __builtin_memcpy(ta[j], ap[j], size_t(L) * sizeof(float));
+        for (int j = 0; j < BN; ++j)
+            for (int i = 0; i < BR; ++i) acc[j * BR + i] += load<V>(ta[j]) * load<V>(tm[i]);
     }
+    const V s = gather_sums(acc);
+    for (int j = 0; j < rows && j < BN; ++j)
+        for (int i = 0; i < count && i < BR; ++i)
+            out[(n0 + j) * R + r + i] = s[j * BR + i] + (bias ? bias[r + i] : 0.0f);
 }
 
 RIDGE_SIMD_CLONES void dots(const float* a, const float* M, const float* bias, float* out, int64_t N, int64_t R,
                             int64_t L, int64_t r0, int64_t r1) {
-    int64_t n = 0;
-    for (; n + 4 <= N; n += 4) dots_block<4>(a, M, bias, out, n, R, L, r0, r1);
-    for (; n < N; ++n) dots_block<1>(a, M, bias, out, n, R, L, r0, r1);
+    if (N == 1) {
+        for (int64_t r = r0; r < r1; r += 8) dots_block<1, 8>(a, M, bias, out, 0, 1, r, r1 - r, R, L);
+        return;
+    }
+    for (int64_t r = r0; r < r1; r += 4)
+        for (int64_t n = 0; n < N; n += 2) dots_block<2, 4>(a, M, bias, out, n, N - n, r, r1 - r, R, L);
 }
 
-// out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]) for B rows from n0, l in [l0, l1).
-template <int B>
-RIDGE_SIMD_INLINE void combos_block(const float* coef, const float* M, const float* bias, float* out, int64_t n0,
-                                    int64_t R, int64_t L, int64_t l0, int64_t l1) {
+// out[j, l..l + U W) = bias[l..] (or 0) + sum over k < K of coef[j cj + k ck] M[k, l..] for the
+// `rows` rows j from 0 (B at a time, the missing ones computed from the last row again and not
+// stored): B x U independent FMA chains, each step loading U vectors of M and B coefficients.
+template <int B, int U>
+RIDGE_SIMD_INLINE void sums_block(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias,
+                                  float* out, int64_t rows, int64_t K, int64_t L, int64_t l) {
+    const float* cp[B];
+    for (int j = 0; j < B; ++j) cp[j] = coef + std::min<int64_t>(j, rows - 1) * cj;
+    V acc[B][U];
+    for (int j = 0; j < B; ++j)
+        for (int u = 0; u < U; ++u) acc[j][u] = bias ? load<V>(bias + l + u * W) : V{};
+    for (int64_t k = 0; k < K; ++k) {
+        V m[U];
+        for (int u = 0; u < U; ++u) m[u] = load<V>(M + k * L + l + u * W);
+        for (int j = 0; j < B; ++j) {
+            const float c = cp[j][k * ck];
+            for (int u = 0; u < U; ++u) acc[j][u] += c * m[u];
+        }
+    }
+    for (int j = 0; j < rows && j < B; ++j)
+        for (int u = 0; u < U; ++u) store(out + j * L + l + u * W, acc[j][u]);
+}
+
+// sums_block over columns [l0, l1) of `rows` rows: blocks of B rows by U vectors, then single
+// vectors; a last partial vector is computed again from l1 - 8, rewriting the same values, and a
+// range narrower than a vector goes one column at a time.
+template <int B, int U>
+RIDGE_SIMD_INLINE void across_columns(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias,
+                                      float* out, int64_t rows, int64_t K, int64_t L, int64_t l0, int64_t l1) {
     int64_t l = l0;
-    for (; l + 16 <= l1; l += 16) {
-        V16 acc[B];
-        for (int j = 0; j < B; ++j) acc[j] = bias ? load<V16>(bias + l) : V16{};
-        for (int64_t r = 0; r < R; ++r) {
-            const V16 v = load<V16>(M + r * L + l);
-            for (int j = 0; j < B; ++j) acc[j] += coef[(n0 + j) * R + r] * v;
-        }
-        for (int j = 0; j < B; ++j) store(out + (n0 + j) * L + l, acc[j]);
+    for (; l + U * W <= l1; l += U * W) sums_block<B, U>(coef, cj, ck, M, bias, out, rows, K, L, l);
+    for (; l + W <= l1; l += W) sums_block<B, 1>(coef, cj, ck, M, bias, out, rows, K, L, l);
+    if (l < l1 && l1 - l0 >= W) {
+        sums_block<B, 1>(coef, cj, ck, M, bias, out, rows, K, L, l1 - W);
+    } else {
+        for (; l < l1; ++l)
+            for (int64_t j = 0; j < rows; ++j) {
+                float s = bias ? bias[l] : 0.0f;
+                for (int64_t k = 0; k < K; ++k) s += coef[j * cj + k * ck] * M[k * L + l];
+                out[j * L + l] = s;
+            }
     }
-    for (; l < l1; ++l)
-        for (int j = 0; j < B; ++j) {
-            float s = bias ? bias[l] : 0.0f;
-            for (int64_t r = 0; r < R; ++r) s += coef[(n0 + j) * R + r] * M[r * L + l];
-            out[(n0 + j) * L + l] = s;
-        }
 }
 
-RIDGE_SIMD_CLONES void combos(const float* coef, const float* M, const float* bias, float* out, int64_t N, int64_t R,
-                              int64_t L, int64_t l0, int64_t l1) {
-    int64_t n = 0;
-    for (; n + 8 <= N; n += 8) combos_block<8>(coef, M, bias, out, n, R, L, l0, l1);
-    for (; n < N; ++n) combos_block<1>(coef, M, bias, out, n, R, L, l0, l1);
-}
-
-// out[r, l] = sum over n of coef[n, r] v[n, l] for B rows from r0, every l.
-template <int B>
-RIDGE_SIMD_INLINE void outer_block(const float* coef, const float* v, float* out, int64_t N, int64_t R, int64_t L,
-                                   int64_t r0) {
-    int64_t l = 0;
-    for (; l + 16 <= L; l += 16) {
-        V16 acc[B] = {};
-        for (int64_t n = 0; n < N; ++n) {
-            const V16 x = load<V16>(v + n * L + l);
-            for (int j = 0; j < B; ++j) acc[j] += coef[n * R + r0 + j] * x;
-        }
-        for (int j = 0; j < B; ++j) store(out + (r0 + j) * L + l, acc[j]);
+// In blocks of B rows (B = 1, 4 or 8), each over all its columns. A single row takes 8 vectors at
+// a time, whose chains would otherwise be too few to hide the FMA latency; 8 rows take one, so
+// that a batch of 8 reads M once: in blocks of 4 rows by 2 vectors, mobilenet_v3_large's 960 x 240
+// squeeze took 79 us for its data gradient against 67 (it streams the weights from memory).
+RIDGE_SIMD_CLONES void sums(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias,
+                            float* out, int64_t rows, int64_t K, int64_t L, int64_t l0, int64_t l1, int B) {
+    if (rows == 1) {
+        across_columns<1, 8>(coef, cj, ck, M, bias, out, 1, K, L, l0, l1);
+        return;
     }
-    for (; l < L; ++l)
-        for (int j = 0; j < B; ++j) {
-            float s = 0;
-            for (int64_t n = 0; n < N; ++n) s += coef[n * R + r0 + j] * v[n * L + l];
-            out[(r0 + j) * L + l] = s;
-        }
+    for (int64_t j = 0; j < rows; j += B)
+        if (B == 8)
+            across_columns<8, 1>(coef + j * cj, cj, ck, M, bias, out + j * L, rows - j, K, L, l0, l1);
+        else
+            across_columns<4, 2>(coef + j * cj, cj, ck, M, bias, out + j * L, rows - j, K, L, l0, l1);
 }
 
-RIDGE_SIMD_CLONES void outer(const float* coef, const float* v, float* out, int64_t N, int64_t R, int64_t L,
-                             int64_t r0, int64_t r1) {
-    int64_t r = r0;
-    for (; r + 4 <= r1; r += 4) outer_block<4>(coef, v, out, N, R, L, r);
-    for (; r < r1; ++r) outer_block<1>(coef, v, out, N, R, L, r);
+// out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]), l in [l0, l1): rows of sums of M's rows.
+void combos(const float* coef, const float* M, const float* bias, float* out, int64_t N, int64_t R, int64_t L,
+            int64_t l0, int64_t l1) {
+    sums(coef, R, 1, M, bias, out, N, R, L, l0, l1, N >= 8 ? 8 : 4);
+}
+
+// out[r, l] = sum over n of coef[n, r] v[n, l] for r in [r0, r1), every l: outer products.
+void outer(const float* coef, const float* v, float* out, int64_t N, int64_t R, int64_t L, int64_t r0, int64_t r1) {
+    if (r1 > r0) sums(coef + r0, 1, R, v, nullptr, out + r0 * L, r1 - r0, N, L, 0, L, 4);
 }
 
 }  // namespace
@@ -175,7 +247,7 @@ void linear_rows(const float* x, const float* w, const float* b, float* y, int64
             share(K, 16, t, threads, lo, hi);
             combos(x, w, b, y, N, C, K, lo, hi);
         } else {  // w (K, C): y is dot products along C
-            share(K, 1, t, threads, lo, hi);
+            share(K, 8, t, threads, lo, hi);
             dots(x, w, b, y, N, K, C, lo, hi);
         }
     }
@@ -187,7 +259,7 @@ void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, in
     for (int t = 0; t < threads; ++t) {
         int64_t lo, hi;
         if (transposed) {  // w (C, K): dx is dot products along K
-            share(C, 1, t, threads, lo, hi);
+            share(C, 8, t, threads, lo, hi);
             dots(dy, w, nullptr, dx, N, C, K, lo, hi);
         } else {  // w (K, C): dx rows are sums of w's rows
             share(C, 16, t, threads, lo, hi);

@@ -435,19 +435,23 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
 // Squeeze-excitation's linear layers in training (kernels/simd linear_rows and its gradients)
 // against sums in double, on every instruction set this CPU runs: the AVX2 build is checked on
 // AVX-512 hosts too. The shapes leave partial vectors along both sides (444, 445, 111, 13), rows
-// shorter than a vector (5 and 7), single rows, odd row counts and uneven thread shares; the
-// infinities sit in lanes the kernels' last vector reads a second time (columns 13 and 14 of 20,
-// whose last 8 start at 12), where a tail cleared by multiplying by 0 would turn them into NaN.
+// shorter than a vector (3, 5 and 7), single rows, odd row counts, partial blocks of 8 rows (13,
+// 20), uneven thread shares and threads without work; the infinities sit in lanes the kernels'
+// last vector reads a second time (13 and 14 of 20, whose last 8 start at 12), along C in the
+// forward and weight gradient, along K in an expansion's data gradient, where a tail cleared by
+// multiplying by 0 would turn them into NaN.
 TEST_CASE("the few-row linear kernels agree with sums in double, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, K;
         int threads;
         bool infinities;
     };
-    const Shape shapes[] = {{1, 444, 110, 1, false}, {1, 110, 444, 2, false}, {9, 40, 20, 1, false},
-                            {9, 20, 40, 2, false},   {3, 5, 7, 1, false},     {16, 445, 111, 2, false},
-                            {5, 1152, 48, 2, false}, {2, 13, 600, 2, false},  {4, 9, 9, 2, false},
-                            {7, 3, 1, 1, false},     {2, 20, 6, 1, true}};
+    const Shape shapes[] = {{1, 444, 110, 1, false}, {1, 110, 444, 2, false}, {1, 5, 3, 1, false},
+                            {1, 12, 20, 3, false},   {9, 40, 20, 1, false},   {9, 20, 40, 2, false},
+                            {3, 5, 7, 1, false},     {16, 445, 111, 2, false}, {5, 1152, 48, 2, false},
+                            {2, 13, 600, 2, false},  {4, 9, 9, 2, false},     {7, 3, 1, 1, false},
+                            {13, 30, 70, 3, false},  {8, 20, 100, 4, false},  {32, 3, 7, 2, false},
+                            {20, 50, 10, 3, false},  {2, 20, 6, 1, true},     {2, 6, 20, 1, true}};
     for (const SimdVariant& v : supported())
         for (const Shape& s : shapes) {
             const int64_t N = s.N, C = s.C, K = s.K;
@@ -468,9 +472,13 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
                                b = fill(size_t(K), -1, 1, 3), dy = fill(size_t(N * K), -1, 1, 4);
             // w(k, c): (K, C) for a squeeze, transposed for an expansion.
             auto at = [&](int64_t k, int64_t c) { return size_t(tr ? c * K + k : k * C + c); };
-            if (s.infinities) {
+            if (s.infinities && !tr) {  // read again by the forward and the weight gradient
                 x[13] = INFINITY;
                 w[at(1, 14)] = -INFINITY;
+            }
+            if (s.infinities && tr) {  // read again by the data gradient
+                dy[13] = INFINITY;
+                w[at(14, 1)] = -INFINITY;
             }
             std::vector<double> y_ref(size_t(N * K)), dx_ref(size_t(N * C)), dw_ref(w.size()), db_ref(b.size());
             std::vector<double> y_mag(y_ref.size()), dx_mag(dx_ref.size()), dw_mag(dw_ref.size());

@@ -200,7 +200,7 @@ RIDGE_SIMD_INLINE void across_columns(const float* coef, int64_t cj, int64_t ck,
         sums_block<B, 1>(coef, cj, ck, M, bias, out, rows, K, L, l1 - W);
     } else {
         for (; l < l1; ++l)
-            for (int64_t j = 0; j < rows; ++j) {
+            for (int64_t j = 0; j < std::min<int64_t>(rows, B); ++j) {
                 float s = bias ? bias[l] : 0.0f;
                 for (int64_t k = 0; k < K; ++k) s += coef[j * cj + k * ck] * M[k * L + l];
                 out[j * L + l] = s;

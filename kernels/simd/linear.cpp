@@ -208,21 +208,29 @@ RIDGE_SIMD_INLINE void across_columns(const float* coef, int64_t cj, int64_t ck,
     }
 }
 
-// In blocks of B rows (B = 1, 4 or 8), each over all its columns. A single row takes 8 vectors at
-// a time, whose chains would otherwise be too few to hide the FMA latency; 8 rows take one, so
-// that a batch of 8 reads M once: in blocks of 4 rows by 2 vectors, mobilenet_v3_large's 960 x 240
-// squeeze took 79 us for its data gradient against 67 (it streams the weights from memory).
+// In blocks of B rows (B = 4 or 8) while that many are left, each over all its columns, then a
+// block of 4 or a single row, so that no block computes more than 3 rows it does not store. A
+// single row takes 8 vectors at a time, whose chains would otherwise be too few to hide the FMA
+// latency; 8 rows take one, so that a batch of 8 reads M once: in blocks of 4 rows by 2 vectors,
+// mobilenet_v3_large's 960 x 240 squeeze took 79 us for its data gradient against 67 (it streams
+// the weights from memory).
 RIDGE_SIMD_CLONES void sums(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias,
                             float* out, int64_t rows, int64_t K, int64_t L, int64_t l0, int64_t l1, int B) {
-    if (rows == 1) {
-        across_columns<1, 8>(coef, cj, ck, M, bias, out, 1, K, L, l0, l1);
-        return;
+    for (int64_t j = 0; j < rows;) {
+        const float* c = coef + j * cj;
+        float* o = out + j * L;
+        const int64_t left = rows - j;
+        if (left == 1) {
+            across_columns<1, 8>(c, cj, ck, M, bias, o, 1, K, L, l0, l1);
+            j += 1;
+        } else if (B == 8 && left >= 8) {
+            across_columns<8, 1>(c, cj, ck, M, bias, o, left, K, L, l0, l1);
+            j += 8;
+        } else {
+            across_columns<4, 2>(c, cj, ck, M, bias, o, left, K, L, l0, l1);
+            j += 4;
+        }
     }
-    for (int64_t j = 0; j < rows; j += B)
-        if (B == 8)
-            across_columns<8, 1>(coef + j * cj, cj, ck, M, bias, out + j * L, rows - j, K, L, l0, l1);
-        else
-            across_columns<4, 2>(coef + j * cj, cj, ck, M, bias, out + j * L, rows - j, K, L, l0, l1);
 }
 
 // out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]), l in [l0, l1): rows of sums of M's rows.

@@ -54,6 +54,11 @@ std::vector<Problem> small_shapes(const Kernel& k) {
             a.C = block == 1 ? 83 : 80, b.C = block == 1 ? 5 : block, c.C = block == 1 ? 40 : 48;
             d.C = block == 1 ? 37 : 2 * block;
         }
+        if (k.name == "dw-wgrad" && layout == "nhwc") {
+            // Channels-last wants C a multiple of 8: 16 and 48 run 16 lanes in the AVX-512 build and
+            // 8 in the others, 24 and 40 run 8 everywhere.
+            a.C = 24, b.C = 16, c.C = 40, d.C = 48;
+        }
         if (k.outputs) {
             // One row: inputs that leave a tail of columns (19, 13, 11) or none (16), outputs that
             // leave a partial panel of 16 (37, 5, 100) or none (16).
@@ -363,6 +368,7 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"--bogus"},
         {"dw-wgrad", "--r", "12"},
         {"dw-wgrad", "--layout", "nchw"},
+        {"dw-wgrad", "--layout", "nhwc", "--c", "20"},
         {"se-scale", "--layout", "nhwc8"},
         {"se-scale", "--r", "3"},
         {"cuda-hardswish", "--layout", "nchw"},

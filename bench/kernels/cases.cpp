@@ -113,7 +113,7 @@ const std::vector<Kernel>& kernels() {
         {"se-gate-grad", false, false, channel_layouts,
          "gate gradient ds[n,c] = sum over H,W of dy * x (kernels/simd channel_dots; ref: Mul backward)", se_origin,
          se_default()},
-        {"dw-wgrad", false, true, {"nChw8c", "nChw16c"},
+        {"dw-wgrad", false, true, {"nhwc", "nChw8c", "nChw16c"},
          "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
          "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
         {"concat", false, false, channel_layouts,
@@ -189,6 +189,9 @@ void validate(const Kernel& k, const Problem& p) {
     if (k.whole_blocks && p.C % block != 0)
         fail("C " + std::to_string(p.C) + " is not a multiple of " + p.layout + "'s block of " +
              std::to_string(block) + " (every piece must fill whole blocks)");
+    // depthwise_wgrad reads channels-last in blocks of 8 or 16 channels (convnext's 96 to 768).
+    if (k.name == "dw-wgrad" && p.layout == "nhwc" && p.C % 8 != 0)
+        fail("C " + std::to_string(p.C) + " is not a multiple of 8, as depthwise_wgrad needs in nhwc");
     double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
     if (k.outputs) elements = double(p.K + 15) * double(p.C + 15);  // the weights
     if (k.filter) {

@@ -219,7 +219,7 @@ struct DwData {
         d.N = p.N, d.C = p.C, d.H = p.H, d.W = p.W, d.P = p.P(), d.Q = p.Q(), d.R = p.R, d.S = p.S;
         d.stride_h = d.stride_w = p.stride, d.pad_t = d.pad_l = p.pad;
         d.block = lx.block;
-        d.blocked_weights = true;  // the executor's layout (oneDNN's Abcde16a / Abcde8a)
+        d.blocked_weights = true;  // the executor's layout (oneDNN's Abcde16a / Abcde8a, by depthwise_lanes)
         return d;
     }
 };
@@ -243,8 +243,9 @@ public:
         std::fill(dwb_.begin(), dwb_.end(), NAN);
         std::fill(db_.begin(), db_.end(), NAN);
         run_fast();
-        // Abcde{B}a: channel block cb, tap t, lane j at (cb*RS + t)*B + j.
-        const int64_t RS = d_->p.R * d_->p.S, B = shape_.block, C = d_->p.C;
+        // Abcde{B}a: channel block cb, tap t, lane j at (cb*RS + t)*B + j, B the variant's lanes: the
+        // block, or in channels-last 16 or 8 by the instruction set it runs.
+        const int64_t RS = d_->p.R * d_->p.S, B = v_.depthwise_lanes(shape_), C = d_->p.C;
         std::vector<float> dw(size_t(C * RS)), padding;
         for (int64_t c = 0; c < d_->lx.padded_channels(); ++c)
             for (int64_t t = 0; t < RS; ++t) {

@@ -6,6 +6,7 @@
     namespace ridge::simd::ns {                                                                          \
     void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);               \
     void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);               \
+    int64_t depthwise_lanes(const Depthwise& d);                                                         \
     size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);                                     \
     void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d, \
                          int threads);                                                                   \
@@ -32,7 +33,8 @@ namespace ridge::kbench {
 
 #define RIDGE_SIMD_VARIANT(name, ns, supported)                                                          \
     SimdVariant {                                                                                        \
-        name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_wgrad_scratch, \
+        name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_lanes,          \
+            simd::ns::depthwise_wgrad_scratch,                                                           \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
             simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row,            \
             simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad               \

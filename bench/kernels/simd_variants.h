@@ -14,6 +14,7 @@ struct SimdVariant {
     bool supported = true;
     void (*scale_channels)(const float*, const float*, float*, const simd::ChannelLayout&);
     void (*channel_dots)(const float*, const float*, float*, const simd::ChannelLayout&);
+    int64_t (*depthwise_lanes)(const simd::Depthwise&);
     size_t (*depthwise_wgrad_scratch)(const simd::Depthwise&, int);
     void (*depthwise_wgrad)(const float*, const float*, float*, float*, float*, const simd::Depthwise&, int);
     void (*broadcast_channels)(const float*, float, float*, const simd::ChannelLayout&);

@@ -274,8 +274,9 @@ void grouped4_run(const float* x, const float* packed, const float* b, bool relu
 }  // namespace
 
 int64_t depthwise_lanes(const Depthwise& d) {
-    if (d.block == 8 || d.block == 16) return d.block;
-    return d.C % 16 == 0 ? 16 : 8;
+    // One block holding every channel is channels-last as well, whose width is free to choose.
+    if ((d.block == 8 || d.block == 16) && d.block != d.C) return d.block;
+    return d.C % 16 == 0 && wide_vectors() ? 16 : 8;
 }
 
 bool depthwise_wgrad_supported(const Depthwise& d) {

@@ -41,7 +41,7 @@ struct Depthwise {
     int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0, dil_h = 1, dil_w = 1;
     int64_t block = 16;
     // dw in the blocked weight layout of the vector width (oneDNN's Abcde8a / Abcde16a: channel
-    // blocks of R*S*lanes, padded; lanes = block, or in channels-last 16 where C allows, else 8),
+    // blocks of R*S*lanes, padded; lanes = depthwise_lanes: the block, or in channels-last 16 or 8),
     // else plain (C,1,1,R,S).
     bool blocked_weights = true;
 };
@@ -145,8 +145,9 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 
 // Block 8 or 16, or channels-last with C a multiple of 8; R and S at most 11.
 bool depthwise_wgrad_supported(const Depthwise& d);
-// The width of its vectors, which a blocked dw has for its block: the block, or in channels-last
-// the widest of 16 and 8 that divides C.
+// The width of its vectors, which a blocked dw has for its block: the block where C spans more
+// than one, else (channels-last, or a single block, the same bytes) 16 where C allows and the
+// host runs the AVX-512 build, else 8.
 int64_t depthwise_lanes(const Depthwise& d);
 // Floats of scratch depthwise_wgrad needs with `threads` threads.
 size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);

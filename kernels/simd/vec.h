@@ -25,6 +25,20 @@ namespace ridge::simd {
 #endif
 #define RIDGE_SIMD_INLINE inline __attribute__((always_inline))
 
+// Whether the leaves run their AVX-512 code: the dispatch build asks the CPU as the load-time
+// choice does, a single-ISA build knows its target (RIDGE_SIMD_WIDE). Elsewhere a 16-lane vector
+// is two 8-lane halves, and GCC 12 keeps a kernel's many 16-lane accumulators in memory there
+// (depthwise_wgrad's 7x7 taps in the AVX2 build: a third of its instructions were stack loads
+// and stores), so a kernel that can run either width takes 8 lanes.
+// Static: each ISA build's copy answers for its own target.
+static inline bool wide_vectors() {
+#ifdef RIDGE_SIMD_TARGET
+    return RIDGE_SIMD_WIDE;
+#else
+    return __builtin_cpu_supports("x86-64-v4");
+#endif
+}
+
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef float Vec16 __attribute__((vector_size(64)));
 

@@ -30,7 +30,11 @@ std::optional<Expected> expected_flops(const Graph& g, int node, StepPhase phase
     double share = 1.0 - double(vh * vw) / double(all);
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f%%", 100 * share);
-    bool direct = impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
+    // kernels/simd's depthwise conv, its data and weight gradients ("ridge") visit only the taps
+    // inside the map (the forward's last strip of 8 outputs also computes those past the row, up
+    // to 7, and drops them); its grouped conv of 4 channels a group multiplies the padding's columns.
+    const bool depthwise = op->G == x[1] && op->K == x[1];
+    bool direct = impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0 || (depthwise && impl.rfind("ridge", 0) == 0);
     if (!direct) return Expected{analytic, cat(pct, " of the MACs multiply zero padding (counted: not a direct kernel)")};
     // The model's extra terms (a bias added, or summed for its gradient) stay as they are.
     int64_t macs = N * K * CG * P * Q * op->kernel.h * op->kernel.w;

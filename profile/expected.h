@@ -1,8 +1,9 @@
 #pragma once
 // FLOPs expected of the implementation that ran, where its algorithm differs from the model's
 // count in a way its geometry fixes. The model counts every tap of a convolution, including those
-// that fall on the zero padding; a direct convolution (oneDNN's jit and brgconv kernels) never
-// multiplies by those zeros, while im2col followed by a GEMM does.
+// that fall on the zero padding; a direct convolution (oneDNN's jit and brgconv kernels,
+// kernels/simd's depthwise ones) never multiplies by those zeros, while im2col followed by a GEMM
+// does.
 #include <optional>
 #include <string>
 

@@ -79,6 +79,15 @@ std::vector<OpCase> convolutions() {
         {.name = "conv_dw5_nhwc", .what = "depthwise 5x5 stride 2 on a channels-last view, 24 channels",
          .x = {3, 10, 9, 24},
          .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(24, 5, {.stride = 2, .pad = 2, .groups = 24}); }},
+        // At stride 1 kernels/simd's depthwise_conv runs the forward and data gradient there too:
+        // without a bias, over 40 channels (five blocks of 8); a 1x1 map, whose channels-last is
+        // also nchw, stays with oneDNN.
+        {.name = "conv_dw3_nhwc", .what = "depthwise 3x3 without bias on a channels-last view, 40 channels",
+         .x = {2, 6, 13, 40},
+         .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(40, 3, {.pad = 1, .groups = 40}); }},
+        {.name = "conv_dw7_nhwc_1x1", .what = "depthwise 7x7 with bias on a channels-last view of a 1x1 map",
+         .x = {3, 1, 1, 32},
+         .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}); }},
         {.name = "conv_dil", .what = "dilated, rectangular kernel, asymmetric padding", .x = {1, 8, 12, 12},
          .body = [](Tensor x) { return x | conv(8, {1, 3}, {.pad = {0, 0, 2, 1}, .dilation = 2}); },
          .refused = {asymmetric_padding}},

@@ -525,3 +525,141 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
             check("db", db, db_ref, {});
         }
 }
+
+// depthwise_conv and its data gradient of every build against sums in double: blocks of 8 and 16
+// (19 channels: a padded last block) and channels-last (24 and 40 channels run 8 lanes everywhere,
+// 32 and 48 16 in the AVX-512 build), 3x3, 5x5, 7x7 and 1x3 kernels with "same", smaller and no
+// padding, maps narrower than the kernel and than a strip of 8, and a row of one image.
+TEST_CASE("the depthwise conv and its data gradient agree with sums in double, on each instruction set this CPU runs") {
+    struct Shape {
+        int64_t N, C, H, W, R, S, pad_t, pad_l, block;  // block 0: channels-last
+        int threads;
+    };
+    const Shape shapes[] = {{2, 19, 5, 9, 3, 3, 1, 1, 16, 2},  {1, 19, 7, 7, 7, 7, 3, 3, 8, 1},
+                            {2, 24, 14, 14, 7, 7, 3, 3, 0, 2}, {1, 32, 9, 17, 5, 5, 2, 2, 0, 3},
+                            {3, 48, 4, 3, 7, 7, 3, 3, 0, 2},   {1, 40, 1, 20, 1, 3, 0, 1, 0, 1},
+                            {2, 32, 8, 11, 5, 5, 1, 1, 16, 2}, {1, 16, 9, 9, 7, 7, 0, 0, 0, 1},
+                            {2, 24, 6, 10, 3, 5, 1, 2, 8, 4},  {1, 48, 7, 7, 7, 7, 3, 3, 16, 2}};
+    for (const SimdVariant& v : supported())
+        for (const Shape& s : shapes) {
+            simd::Depthwise d;
+            d.N = s.N, d.C = s.C, d.H = s.H, d.W = s.W, d.R = s.R, d.S = s.S, d.pad_t = s.pad_t, d.pad_l = s.pad_l;
+            d.P = s.H + 1 - s.R + 2 * s.pad_t, d.Q = s.W + 1 - s.S + 2 * s.pad_l;
+            d.block = s.block ? s.block : s.C;
+            CAPTURE(v.isa);
+            CAPTURE(s.C);
+            CAPTURE(s.H);
+            CAPTURE(s.W);
+            CAPTURE(s.R);
+            CAPTURE(s.block);
+            REQUIRE(simd::depthwise_conv_supported(d));
+            const int64_t B = d.block, CP = (s.C + B - 1) / B * B;
+            // Element (n, c, h, w) of an H x W map in the layout, -1 in a padded block's lanes past C.
+            auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
+                return ((n * CP / B + c / B) * H * W + h * W + w) * B + c % B;
+            };
+            auto fill = [](size_t n, unsigned seed) {
+                std::vector<float> out(n);
+                for (size_t i = 0; i < n; ++i) {
+                    seed = seed * 1664525u + 1013904223u;
+                    out[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                }
+                return out;
+            };
+            std::vector<float> x(size_t(s.N * CP * s.H * s.W), 0.0f), dy(size_t(s.N * CP * d.P * d.Q), 0.0f);
+            const std::vector<float> xv = fill(x.size(), 1), dyv = fill(dy.size(), 2);
+            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), 3), b = fill(size_t(s.C), 4);
+            for (int64_t n = 0; n < s.N; ++n)  // values in the channels, zeros in the padding lanes
+                for (int64_t c = 0; c < s.C; ++c) {
+                    for (int64_t h = 0; h < s.H; ++h)
+                        for (int64_t q = 0; q < s.W; ++q) x[size_t(at(n, c, h, q, s.H, s.W))] = xv[size_t(at(n, c, h, q, s.H, s.W))];
+                    for (int64_t p = 0; p < d.P; ++p)
+                        for (int64_t q = 0; q < d.Q; ++q) dy[size_t(at(n, c, p, q, d.P, d.Q))] = dyv[size_t(at(n, c, p, q, d.P, d.Q))];
+                }
+            std::vector<double> y_ref(dy.size(), 0.0), y_mag(dy.size(), 0.0), dx_ref(x.size(), 0.0), dx_mag(x.size(), 0.0);
+            for (int64_t n = 0; n < s.N; ++n)
+                for (int64_t c = 0; c < s.C; ++c) {
+                    for (int64_t p = 0; p < d.P; ++p)
+                        for (int64_t q = 0; q < d.Q; ++q) {
+                            const size_t o = size_t(at(n, c, p, q, d.P, d.Q));
+                            y_ref[o] = b[size_t(c)], y_mag[o] = std::fabs(b[size_t(c)]);
+                        }
+                    for (int64_t p = 0; p < d.P; ++p)
+                        for (int64_t q = 0; q < d.Q; ++q)
+                            for (int64_t r = 0; r < s.R; ++r)
+                                for (int64_t t = 0; t < s.S; ++t) {
+                                    const int64_t h = p - s.pad_t + r, u = q - s.pad_l + t;
+                                    if (h < 0 || h >= s.H || u < 0 || u >= s.W) continue;
+                                    const double k = w[size_t((c * s.R + r) * s.S + t)];
+                                    const size_t i = size_t(at(n, c, h, u, s.H, s.W)), o = size_t(at(n, c, p, q, d.P, d.Q));
+                                    y_ref[o] += k * x[i], y_mag[o] += std::fabs(k * x[i]);
+                                    dx_ref[i] += k * dy[o], dx_mag[i] += std::fabs(k * dy[o]);
+                                }
+                }
+            auto check = [](const char* what, const std::vector<float>& got, const std::vector<double>& want,
+                            const std::vector<double>& mag) {
+                int wrong = 0;
+                for (size_t i = 0; i < got.size(); ++i)
+                    if (!(std::fabs(got[i] - want[i]) <= 1e-5 * mag[i] + 1e-6) && wrong++ < 3)
+                        MESSAGE(what, " at ", i, ": ", got[i], " against ", want[i]);
+                CHECK_MESSAGE(wrong == 0, what);
+            };
+            // The weights plain, packed by the kernel, and in the blocked layout of its lanes, read in place.
+            const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
+            std::vector<float> wb(size_t((s.C + L - 1) / L * L * RS), 0.0f);
+            for (int64_t c = 0; c < s.C; ++c)
+                for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
+            std::vector<float> y(dy.size()), dx(x.size());
+            for (bool blocked : {false, true}) {
+                CAPTURE(blocked);
+                d.blocked_weights = blocked;
+                const float* wk = blocked ? wb.data() : w.data();
+                std::vector<float> packed(v.depthwise_conv_packed(d), NAN);
+                CHECK(packed.size() == (blocked ? 0 : wb.size()));
+                std::fill(y.begin(), y.end(), NAN);
+                v.depthwise_conv(x.data(), wk, b.data(), y.data(), packed.data(), d, s.threads);
+                check("y", y, y_ref, y_mag);
+                std::fill(dx.begin(), dx.end(), NAN);
+                v.depthwise_conv_dgrad(dy.data(), wk, dx.data(), packed.data(), d, s.threads);
+                check("dx", dx, dx_ref, dx_mag);
+            }
+            std::fill(y.begin(), y.end(), NAN);
+            v.depthwise_conv(x.data(), wb.data(), nullptr, y.data(), nullptr, d, s.threads);
+            for (size_t i = 0; i < y_ref.size(); ++i) y_ref[i] = 0.0;
+            for (int64_t n = 0; n < s.N; ++n)
+                for (int64_t c = 0; c < s.C; ++c)
+                    for (int64_t p = 0; p < d.P; ++p)
+                        for (int64_t q = 0; q < d.Q; ++q) {
+                            const size_t o = size_t(at(n, c, p, q, d.P, d.Q));
+                            y_ref[o] = 0.0;
+                            for (int64_t r = 0; r < s.R; ++r)
+                                for (int64_t t = 0; t < s.S; ++t) {
+                                    const int64_t h = p - s.pad_t + r, u = q - s.pad_l + t;
+                                    if (h >= 0 && h < s.H && u >= 0 && u < s.W)
+                                        y_ref[o] += double(w[size_t((c * s.R + r) * s.S + t)]) * x[size_t(at(n, c, h, u, s.H, s.W))];
+                                }
+                        }
+            check("y without a bias", y, y_ref, y_mag);
+        }
+    // What the kernel does not run: other widths, strides, dilations, padding on one side only or past
+    // the kernel, channels-last not in blocks of 8, an empty output.
+    simd::Depthwise ok;
+    ok.N = 1, ok.C = 16, ok.H = ok.W = ok.P = ok.Q = 8, ok.R = ok.S = 3, ok.pad_t = ok.pad_l = 1, ok.block = 16;
+    CHECK(simd::depthwise_conv_supported(ok));
+    auto refused = [&](auto change) {
+        simd::Depthwise d = ok;
+        change(d);
+        return !simd::depthwise_conv_supported(d);
+    };
+    CHECK(refused([](simd::Depthwise& d) { d.S = 9, d.pad_l = 4; }));
+    CHECK(refused([](simd::Depthwise& d) { d.S = 1, d.pad_l = 0; }));
+    CHECK(refused([](simd::Depthwise& d) { d.R = 12, d.pad_t = 5, d.P = 7; }));
+    CHECK(refused([](simd::Depthwise& d) { d.stride_w = 2, d.Q = 4; }));
+    CHECK(refused([](simd::Depthwise& d) { d.dil_h = 2, d.P = 6; }));
+    CHECK(refused([](simd::Depthwise& d) { d.P = 7; }));  // padding at the top only
+    CHECK(refused([](simd::Depthwise& d) { d.Q = 9; }));
+    CHECK(refused([](simd::Depthwise& d) { d.pad_t = 3, d.P = 12; }));
+    CHECK(refused([](simd::Depthwise& d) { d.C = 12, d.block = 12; }));
+    CHECK(refused([](simd::Depthwise& d) { d.block = 1; }));
+    CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 1, d.pad_t = d.pad_l = 0, d.P = d.Q = -1; }));
+}

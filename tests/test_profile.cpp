@@ -87,6 +87,18 @@ TEST_CASE("expected FLOPs: a direct convolution skips the zero padding, im2col +
     REQUIRE(gemm);
     CHECK(gemm->flops == 27648);
     CHECK(!expected_flops(g, node(g, "fc"), StepPhase::fwd, "brgemm:avx512_core", 2 * 2 * 10 * 4 + 2 * 10));
+
+    // kernels/simd ("ridge"): its depthwise kernels skip the padding, its grouped-by-4 conv does not.
+    Graph d("dw");
+    (void)(d.input({1, 8, 5, 5}) | named("dw", conv(8, 3, {.pad = 1, .groups = 8})) |
+           named("g4", conv(8, 3, {.pad = 1, .groups = 2})));
+    // 8 channels, 5x5 outputs, 3x3 taps: 1800 multiply-adds, 8 * 13 * 13 of them inside the map.
+    std::optional<Expected> dw = expected_flops(d, node(d, "dw"), StepPhase::dgrad, "ridge,jit:uni", 3600);
+    REQUIRE(dw);
+    CHECK(dw->flops == 2 * 8 * 13 * 13);
+    std::optional<Expected> g4 = expected_flops(d, node(d, "g4"), StepPhase::fwd, "ridge", 4 * 3600);
+    REQUIRE(g4);
+    CHECK(g4->flops == 4 * 3600);
 }
 
 TEST_CASE("attribution: rows per layer and phase, totals, ratios and the why column") {

@@ -7,6 +7,11 @@
     void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);               \
     void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);               \
     int64_t depthwise_lanes(const Depthwise& d);                                                         \
+    size_t depthwise_conv_packed(const Depthwise& d);                                                    \
+    void depthwise_conv(const float* x, const float* w, const float* b, float* y, float* packed,          \
+                        const Depthwise& d, int threads);                                                \
+    void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* packed, const Depthwise& d, \
+                              int threads);                                                              \
     size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);                                     \
     void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d, \
                          int threads);                                                                   \
@@ -34,6 +39,7 @@ namespace ridge::kbench {
 #define RIDGE_SIMD_VARIANT(name, ns, supported)                                                          \
     SimdVariant {                                                                                        \
         name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_lanes,          \
+            simd::ns::depthwise_conv_packed, simd::ns::depthwise_conv, simd::ns::depthwise_conv_dgrad,   \
             simd::ns::depthwise_wgrad_scratch,                                                           \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
             simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row,            \

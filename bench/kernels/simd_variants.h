@@ -15,6 +15,9 @@ struct SimdVariant {
     void (*scale_channels)(const float*, const float*, float*, const simd::ChannelLayout&);
     void (*channel_dots)(const float*, const float*, float*, const simd::ChannelLayout&);
     int64_t (*depthwise_lanes)(const simd::Depthwise&);
+    size_t (*depthwise_conv_packed)(const simd::Depthwise&);
+    void (*depthwise_conv)(const float*, const float*, const float*, float*, float*, const simd::Depthwise&, int);
+    void (*depthwise_conv_dgrad)(const float*, const float*, float*, float*, const simd::Depthwise&, int);
     size_t (*depthwise_wgrad_scratch)(const simd::Depthwise&, int);
     void (*depthwise_wgrad)(const float*, const float*, float*, float*, float*, const simd::Depthwise&, int);
     void (*broadcast_channels)(const float*, float, float*, const simd::ChannelLayout&);

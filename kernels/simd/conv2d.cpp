@@ -1,5 +1,6 @@
-// The weight gradient of a depthwise convolution in the channel-blocked layout, and a grouped 3x3
-// convolution of 4 channels a group: forward, data and weight gradient (simd.h).
+// A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
+// at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 channels a group:
+// forward, data and weight gradient (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -145,6 +146,107 @@ RIDGE_SIMD_CLONES void unit16(const float* x, const float* dy, float* acc, const
 RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* acc, const Depthwise& d, int64_t cb, int64_t n0,
                              int64_t n1) {
     unit_any<8>(x, dy, acc, d, cb, n0, n1);
+}
+
+// ---- depthwise conv at stride 1: the forward, and the data gradient as a forward ----
+
+constexpr int64_t dw_strip = 8;  // output positions of a row held in registers
+
+// One output row of one block of L channels: y[q] = bias + the sum over r, s of
+// rows[r][q + s - pad_l] * w[r][s], for q in [0, Q). rows[r] is the input row kernel row r reads
+// (null in the padding), positions ps floats apart, W of them; wp the block's weights ([r][s][lane],
+// read as w[R-1-r][S-1-s] when turned), bias its L lanes or null. A strip of outputs stays in
+// registers while each input position it reaches is loaded once per kernel row and multiplied by
+// the S taps held in registers; positions in the padding are skipped, not read as zeros, so the
+// borders cost nothing extra. The last strip may compute a few positions past Q, not stored.
+template <int L, int S>
+RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q, int64_t pad_l,
+                              const float* wp, bool turned, const float* bias, float* y) {
+    using V = Vec<L>;
+    for (int64_t q0 = 0; q0 < Q; q0 += dw_strip) {
+        V acc[dw_strip];
+        for (auto& a : acc) a = bias ? load<V>(bias) : V{};
+        const int64_t w0 = q0 - pad_l;
+        for (int64_t r = 0; r < R; ++r) {
+            if (!rows[r]) continue;
+            const float* wr = wp + (turned ? R - 1 - r : r) * S * L;
+            V k[S];
+            for (int s = 0; s < S; ++s) k[s] = load<V>(wr + (turned ? S - 1 - s : s) * L);
+#pragma GCC unroll 16
+            for (int j = 0; j < dw_strip + S - 1; ++j) {
+                const int64_t w = w0 + j;
+                if (w < 0 || w >= W) continue;
+                const V v = load<V>(rows[r] + w * ps);
+#pragma GCC unroll 7
+                for (int s = 0; s < S; ++s) {
+                    const int t = j - s;  // input w reaches output q0 + t through tap s
+                    if (t >= 0 && t < dw_strip) acc[t] += v * k[s];
+                }
+            }
+        }
+        const int64_t count = std::min(dw_strip, Q - q0);
+        for (int64_t t = 0; t < count; ++t) store(y + (q0 + t) * ps, acc[t]);
+    }
+}
+
+template <int L>
+RIDGE_SIMD_INLINE void dw_row_any(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
+                                  int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
+    if (S == 3) return dw_row<L, 3>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
+    if (S == 5) return dw_row<L, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
+    dw_row<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
+}
+
+RIDGE_SIMD_CLONES void dw_row16(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
+                                int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
+    dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y);
+}
+
+RIDGE_SIMD_CLONES void dw_row8(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
+                               int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
+    dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y);
+}
+
+// y = conv(x) + b, the weights w in the blocked layout of depthwise_lanes ([cb][r][s][lane], zeros
+// past C), turned or not; b (C) or null. Units of one output row of one channel block, rows of an
+// image in order, so the R input rows a unit reads were mostly read by the one before it.
+void dw_run(const float* x, const float* w, bool turned, const float* b, float* y, const Depthwise& d, int threads) {
+    const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
+    const bool blocked = d.block == L;
+    const int64_t ps = blocked ? L : d.C;
+    // Position (h, w) of channel block cb of image n in a map of H x W.
+    auto at = [&](int64_t n, int64_t cb, int64_t h, int64_t H, int64_t W) {
+        return blocked ? ((n * CB + cb) * H + h) * W * L : (n * H + h) * W * d.C + cb * L;
+    };
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t u = 0; u < d.N * CB * d.P; ++u) {
+        const int64_t n = u / (CB * d.P);
+        const int64_t cb = blocked ? u / d.P % CB : u % CB, p = blocked ? u % d.P : u / CB % d.P;
+        const float* rows[max_taps];
+        for (int64_t r = 0; r < d.R; ++r) {
+            const int64_t h = p - d.pad_t + r;
+            rows[r] = h >= 0 && h < d.H ? x + at(n, cb, h, d.H, d.W) : nullptr;
+        }
+        // The bias of a block that C ends inside, padded with zeros.
+        float padded[16] = {};
+        const float* bias = b ? b + cb * L : nullptr;
+        if (b && (cb + 1) * L > d.C) {
+            std::copy(b + cb * L, b + d.C, padded);
+            bias = padded;
+        }
+        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias,
+                                       y + at(n, cb, p, d.P, d.Q));
+    }
+}
+
+// The weights in dw_run's layout: w itself where blocked_weights, else packed from plain (C,1,R,S).
+const float* dw_weights(const float* w, float* packed, const Depthwise& d) {
+    if (d.blocked_weights) return w;
+    const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
+    std::fill(packed, packed + CB * L * RS, 0.0f);
+    for (int64_t c = 0; c < d.C; ++c)
+        for (int64_t t = 0; t < RS; ++t) packed[(c / L * RS + t) * L + c % L] = w[c * RS + t];
+    return packed;
 }
 
 // ---- grouped 3x3 conv, groups of 4 channels ----
@@ -315,6 +417,35 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
             }
         }
     }
+}
+
+bool depthwise_conv_supported(const Depthwise& d) {
+    const bool layout = d.block == depthwise_lanes(d) || (d.block == d.C && d.C % 8 == 0);
+    const bool taps = d.S == 3 || d.S == 5 || d.S == 7;
+    return layout && taps && d.R >= 1 && d.R <= max_taps && d.P >= 1 && d.Q >= 1 && d.stride_h == 1 &&
+           d.stride_w == 1 && d.dil_h == 1 && d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 &&
+           d.pad_l < d.S &&
+           d.P == d.H + 1 - d.R + 2 * d.pad_t && d.Q == d.W + 1 - d.S + 2 * d.pad_l;
+}
+
+size_t depthwise_conv_packed(const Depthwise& d) {
+    const int64_t L = depthwise_lanes(d);
+    return d.blocked_weights ? 0 : size_t((d.C + L - 1) / L * L * d.R * d.S);
+}
+
+void depthwise_conv(const float* x, const float* w, const float* b, float* y, float* packed, const Depthwise& d,
+                    int threads) {
+    dw_run(x, dw_weights(w, packed, d), false, b, y, d, threads);
+}
+
+// dx[h][w] = the sum over r, s of dy[h + pad_t - r][w + pad_l - s] w[r][s]: the forward over dy
+// with the taps turned half a circle and the padding R - 1 - pad_t, S - 1 - pad_l, which maps the
+// P x Q gradient back onto H x W.
+void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* packed, const Depthwise& d,
+                          int threads) {
+    Depthwise g = d;
+    g.H = d.P, g.W = d.Q, g.P = d.H, g.Q = d.W, g.pad_t = d.R - 1 - d.pad_t, g.pad_l = d.S - 1 - d.pad_l;
+    dw_run(dy, dw_weights(w, packed, d), true, nullptr, dx, g, threads);
 }
 
 bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d) {

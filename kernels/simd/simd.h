@@ -8,9 +8,11 @@
 // gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read
 // it (inference) and its gradient (training: oneDNN's reorders of each piece took 2.5 times memory
 // speed), a linear layer on one row (oneDNN's brgemm inner product streams the weights at four
-// fifths of memory speed), and the weight gradient of a depthwise convolution in the
+// fifths of memory speed), the weight gradient of a depthwise convolution in the
 // channel-blocked layout its forward uses (oneDNN's is the reference implementation there, or a
-// GEMM after reordering both activations).
+// GEMM after reordering both activations), and a depthwise convolution at stride 1 with its data
+// gradient in channels-last (convnext's; oneDNN's data gradient needs its weights reordered each
+// step and ran at up to 8 times its bound).
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -142,6 +144,17 @@ bool grouped4_wgrad_supported(const Grouped4Conv3x3& d);
 size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
                     int threads);
+
+// A depthwise convolution at stride 1, dilation 1, S of 3, 5 or 7, R up to 11, padding under the
+// kernel's size and the same on both sides: y = conv(x) + b (b (C) or null), and its data gradient
+// dx from dy (both overwritten), in the layouts of depthwise_wgrad (below). w is in the blocked
+// weight layout of depthwise_lanes where blocked_weights (read in place), else plain (C,1,R,S) and
+// first packed into `packed`, depthwise_conv_packed floats (0 when blocked).
+bool depthwise_conv_supported(const Depthwise& d);
+size_t depthwise_conv_packed(const Depthwise& d);
+void depthwise_conv(const float* x, const float* w, const float* b, float* y, float* packed, const Depthwise& d,
+                    int threads);
+void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* packed, const Depthwise& d, int threads);
 
 // Block 8 or 16, or channels-last with C a multiple of 8; R and S at most 11.
 bool depthwise_wgrad_supported(const Depthwise& d);

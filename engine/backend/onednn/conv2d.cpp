@@ -47,6 +47,12 @@ std::optional<simd::Depthwise> as_depthwise(const Plan& p, const Layer& l, const
                            .blocked_weights = false};
 }
 
+// A depthwise conv's weights (C,1,1,R,S) blocked by the kernels' lanes: [block][r][s][lane].
+Md depthwise_weights_md(const simd::Depthwise& d) {
+    return Md({d.C, 1, 1, d.R, d.S}, dnnl::memory::data_type::f32,
+              simd::depthwise_lanes(d) == 16 ? Tag::Goihw16g : Tag::Goihw8g);
+}
+
 // A depthwise weight gradient where oneDNN 2.6 has only its reference implementation for the
 // forward's blocked layout (kernels larger than 3x3), or a forward in channels-last, where its
 // weight gradient is the generic jit kernel with each channel padded to a group of 16 (convnext's
@@ -63,10 +69,8 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t C = d.C;
     const Shape& ys = p.shape(l.n.output);
     auto f32 = dnnl::memory::data_type::f32;
-    Md w_blocked({C, 1, 1, op.kernel.h, op.kernel.w}, f32,
-                 simd::depthwise_lanes(d) == 16 ? Tag::Goihw16g : Tag::Goihw8g);
     Md w = p.md(p.param[size_t(l.node)][0]);
-    d.blocked_weights = w == w_blocked;
+    d.blocked_weights = w == depthwise_weights_md(d);
     const Tag layout = block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc;
     int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, layout));
     int dw = p.dparam_mem(l.node, 0, d.blocked_weights ? w : plain({C, 1, 1, op.kernel.h, op.kernel.w}));
@@ -225,6 +229,60 @@ void forward_apart(Plan& p, const Layer& l, const Conv2d& op, const PostOp& dw) 
     forward(p, {dw.node, n, &tail}, std::get<Conv2d>(n.op));
 }
 
+// A depthwise conv on a channels-last input at stride 1 (convnext's 7x7s, which keep channels-last
+// between their permutes) runs kernels/simd's depthwise_conv, its data gradient
+// depthwise_conv_dgrad and its weight gradient depthwise_wgrad, the weights kept in the kernels'
+// blocked layout (Goihw16g or Goihw8g), which all three read or write in place. oneDNN 2.6 ran the
+// forward as brdgmm_dw and the data gradient as jit_dw after reordering the weights into its own
+// layout each step. Alone, 7x7 pad 3, 2 threads, caches flushed before each call, µs, oneDNN's
+// forward + data gradient + reorder against these two: N1 C96 56x56 242 + 276 + 8 -> 239 + 245;
+// C384 14x14 62 + 90 + 14 -> 69 + 68; C768 7x7 34 + 51 + 18 -> 36 + 31; N8 C192 28x28 1034 + 1405
+// + 11 -> 838 + 829. In training only: inference keeps oneDNN's forward, measured there, with its
+// fusions (a depthwise conv taken into the 1x1 conv before it, post-ops).
+bool depthwise_forward(Plan& p, const Layer& l, const Conv2d& op) {
+    if (!p.train || (l.group && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
+    const int x = p.value[size_t(l.x())];
+    const Md md = p.md(x);
+    auto f32 = dnnl::memory::data_type::f32;
+    // channel_block, as depthwise_wgrad reads the layout: a 1x1 map's channels-last is also nchw.
+    if (md != canonical(Md(md.dims(), f32, Tag::nhwc)) || channel_block(md) != md.dims()[1]) return false;
+    const std::optional<simd::Depthwise> found = as_depthwise(p, l, op, md.dims()[1]);
+    if (!found || !simd::depthwise_conv_supported(*found) || !simd::depthwise_wgrad_supported(*found)) return false;
+    simd::Depthwise d = *found;
+    d.blocked_weights = true;
+    const int w = p.param_mem(l.node, 0, depthwise_weights_md(d));
+    const int y = p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, Tag::nhwc)));
+    const int threads = p.step_threads();
+    if (op.bias)
+        p.kernel([=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], a[2], a[3], nullptr, d, threads); },
+                 {x, w, p.param_mem(l.node, 1, Md({d.C}, f32, Tag::a)), y});
+    else
+        p.kernel([=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], nullptr, a[2], nullptr, d, threads); },
+                 {x, w, y});
+    p.value[size_t(l.y(p.g))] = y;
+    if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: depthwise_backward reads this
+    return true;
+}
+
+// The gradients of a conv depthwise_forward ran, in its layouts.
+void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    simd::Depthwise d = *as_depthwise(p, l, op, p.shape(l.x())[1]);
+    d.blocked_weights = true;
+    if (p.needs_grad(l.x())) {
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        const int dy = p.as(p.dy(l.n.output), p.md(s.out));
+        const int dx = p.contribution(l.x(), p.md(s.in[0]));
+        p.kernel([d, threads = p.step_threads()](const std::vector<float*>& a) {
+            simd::depthwise_conv_dgrad(a[0], a[1], a[2], nullptr, d, threads);
+        }, {dy, p.param[size_t(l.node)][0], dx});
+        p.contributed(l.x(), dx);
+    }
+    p.at(&p.bwd, l.node, Phase::wgrad);
+    if (!depthwise_wgrad(p, l, op))
+        throw std::logic_error(cat("onednn: ", l.n.name, ": depthwise_wgrad refused the layout its forward took"));
+}
+
 // Grouped 3x3 convs of 4 channels a group (resnext50's first stage: 128 channels in 32 groups),
 // padding 1, stride 1 or 2, run kernels/simd's grouped4_conv3x3 in the layout their input has
 // (nChw16c, or channels-last at batch 1); in training, at stride 1 without a bias, and
@@ -335,7 +393,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
         if (!few_rows_forward(p, l, op)) inner_product_forward(p, l, *ip);
         return;
     }
-    if (grouped4_forward(p, l, op)) return;
+    if (grouped4_forward(p, l, op) || depthwise_forward(p, l, op)) return;
     ConvGeometry c = geometry(p, l, op);
     bool folded = l.group && l.group->bn >= 0;
     bool bias = op.bias || folded;
@@ -459,7 +517,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
 void backward(Plan& p, const Layer& l, const Conv2d& op) {
     if (auto ip = as_inner_product(p, l, op))
         return p.saved[size_t(l.node)].pd ? inner_product_backward(p, l, *ip) : few_rows_backward(p, l, op);
-    if (!p.saved[size_t(l.node)].pd) return grouped4_backward(p, l, op);
+    if (!p.saved[size_t(l.node)].pd)  // a kernels/simd conv: depthwise, or grouped by 4
+        return op.G == op.K ? depthwise_backward(p, l, op) : grouped4_backward(p, l, op);
     ConvGeometry c = geometry(p, l, op);
     const Plan::Saved& s = p.saved[size_t(l.node)];
     auto fwd = hint<dnnl::convolution_forward::primitive_desc>(s.pd);

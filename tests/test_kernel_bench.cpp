@@ -648,6 +648,11 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                         dw[size_t(c * RS + t)] = dwk[size_t(blocked ? (c / L * RS + t) * L + c % L : c * RS + t)];
                 check("dw", dw, dw_ref, dw_mag);
                 check("db", db, db_ref, db_mag);
+                // A blocked dw's lanes past C (x and dy are zero there) are written, as zeros.
+                int64_t padding = 0;
+                for (int64_t c = s.C; blocked && c < int64_t(wb.size()) / RS; ++c)
+                    for (int64_t t = 0; t < RS; ++t) padding += dwk[size_t((c / L * RS + t) * L + c % L)] != 0.0f;
+                CHECK(padding == 0);
             }
             std::fill(y.begin(), y.end(), NAN);
             v.depthwise_conv(x.data(), wb.data(), nullptr, y.data(), nullptr, d, s.threads);

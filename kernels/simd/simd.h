@@ -149,7 +149,8 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 // kernel's size and the same on both sides: y = conv(x) + b (b (C) or null), and its data gradient
 // dx from dy (both overwritten), in the layouts of depthwise_wgrad (below). w is in the blocked
 // weight layout of depthwise_lanes where blocked_weights (read in place), else plain (C,1,R,S) and
-// first packed into `packed`, depthwise_conv_packed floats (0 when blocked).
+// first packed into `packed`, depthwise_conv_packed floats (0 when blocked). Its shapes are a subset
+// of depthwise_wgrad's.
 bool depthwise_conv_supported(const Depthwise& d);
 size_t depthwise_conv_packed(const Depthwise& d);
 void depthwise_conv(const float* x, const float* w, const float* b, float* y, float* packed, const Depthwise& d,

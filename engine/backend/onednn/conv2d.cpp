@@ -247,7 +247,7 @@ bool depthwise_forward(Plan& p, const Layer& l, const Conv2d& op) {
     // channel_block, as depthwise_wgrad reads the layout: a 1x1 map's channels-last is also nchw.
     if (md != canonical(Md(md.dims(), f32, Tag::nhwc)) || channel_block(md) != md.dims()[1]) return false;
     const std::optional<simd::Depthwise> found = as_depthwise(p, l, op, md.dims()[1]);
-    if (!found || !simd::depthwise_conv_supported(*found) || !simd::depthwise_wgrad_supported(*found)) return false;
+    if (!found || !simd::depthwise_conv_supported(*found)) return false;  // depthwise_wgrad's shapes too
     simd::Depthwise d = *found;
     d.blocked_weights = true;
     const int w = p.param_mem(l.node, 0, depthwise_weights_md(d));
@@ -260,7 +260,7 @@ bool depthwise_forward(Plan& p, const Layer& l, const Conv2d& op) {
         p.kernel([=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], nullptr, a[2], nullptr, d, threads); },
                  {x, w, y});
     p.value[size_t(l.y(p.g))] = y;
-    if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: depthwise_backward reads this
+    p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: depthwise_backward reads this
     return true;
 }
 

@@ -30,6 +30,9 @@ inline int64_t block_row(const Depthwise& d, int64_t L, int64_t n, int64_t cb, i
     return (n * H + h) * W * d.C + cb * L;
 }
 
+// The floats between two positions of a row in that layout.
+inline int64_t position_floats(const Depthwise& d, int64_t L) { return d.block == L ? L : d.C; }
+
 int64_t image_chunks(const Depthwise& d, int threads) {
     int64_t CB = (d.C + depthwise_lanes(d) - 1) / depthwise_lanes(d);
     if (CB >= 2 * threads) return 1;
@@ -120,7 +123,7 @@ RIDGE_SIMD_INLINE void unit(const float* x, const float* dy, float* acc, const D
                             int64_t n1) {
     using V = Vec<B>;
     const int64_t R = d.R, Sn = d.S;
-    const int64_t ps = d.block == B ? B : d.C;  // between positions (block_row)
+    const int64_t ps = position_floats(d, B);
     V taps[max_taps * max_taps] = {};
     V bias = {};
     const Columns cols(d);
@@ -225,7 +228,7 @@ RIDGE_SIMD_CLONES void dw_row8(const float* const* rows, int64_t R, int64_t S, i
 void dw_run(const float* x, const float* w, bool turned, const float* b, float* y, const Depthwise& d, int threads) {
     const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
     const bool blocked = d.block == L;
-    const int64_t ps = blocked ? L : d.C;  // between positions (block_row)
+    const int64_t ps = position_floats(d, L);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t u = 0; u < d.N * CB * d.P; ++u) {
         const int64_t n = u / (CB * d.P);

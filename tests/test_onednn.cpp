@@ -8,9 +8,12 @@
 // table's cases (op_cases.h says why); whole nets' gradients as their test case explains
 // (batchnorm in training makes some of them ill-conditioned).
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -751,6 +754,52 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     for (const auto& [at, steps] : kinds(32)) CHECK_MESSAGE(steps == "kernel ", "node ", at.first, " phase ", int(at.second));
     CHECK(kinds(32).size() == 6);
     for (const auto& [at, steps] : kinds(33)) CHECK(steps.find("inner_product") != std::string::npos);
+}
+
+// On an idle machine where OpenMP threads spin (GOMP_SPINCOUNT above 0), the last one-thread
+// steps before a many-thread step run while the rest of the team spins, so that step does not
+// wait for a sleeping thread. The squeeze-excitation below has such steps in both directions
+// (pool, relu, sigmoid and the gate), its inner products at batch 8 on both threads (few_rows);
+// its numbers must match the reference however they run, and with a spin of 0 nothing is held.
+TEST_CASE("one-thread steps before a many-thread one run in a held team, and match the reference") {
+    const char* before = std::getenv("GOMP_SPINCOUNT");
+    const std::string saved = before ? before : "";
+    auto se = [] {
+        Graph g("se_held");
+        Tensor h = g.input({8, 64, 8, 8}) | conv(96, 1);
+        mul(h | adaptive_avgpool(1) | conv(24, 1, {.bias = true}) | relu() | conv(96, 1, {.bias = true}) | sigmoid(), h)
+            | conv(64, 1);
+        return g;
+    };
+    auto held_steps = [&](Mode m) {
+        Graph g = se();
+        auto ex = make_executor("onednn", g, {.mode = m, .threads = 2});
+        ex->prepare();
+        int held = 0;
+        for (const StepInfo& s : ex->steps()) held += s.held;
+        return held;
+    };
+    double load = 0;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+        std::fclose(f);
+    }
+    setenv("GOMP_SPINCOUNT", "2000", 1);
+    if (load > 2.0 * omp_get_num_procs()) {
+        MESSAGE("load average ", load, " on ", omp_get_num_procs(), " cores: a shared machine holds no team");
+        CHECK(held_steps(Mode::train) == 0);
+    } else {
+        CHECK(held_steps(Mode::train) >= 4);
+        CHECK(held_steps(Mode::infer) >= 1);
+    }
+    check_against_reference(se(), 1e-4, 2e-4);
+    setenv("GOMP_SPINCOUNT", "0", 1);
+    CHECK(held_steps(Mode::train) == 0);
+    CHECK(held_steps(Mode::infer) == 0);
+    if (before)
+        setenv("GOMP_SPINCOUNT", saved.c_str(), 1);
+    else
+        unsetenv("GOMP_SPINCOUNT");
 }
 
 // oneDNN falls back to its reference implementation, hundreds of times slower than its jit kernels,

@@ -86,6 +86,7 @@ struct StepInfo {
     std::string primitive;  // the library's kind ("convolution", "reorder", ...); "kernel": ridge's code
     std::string impl;       // the implementation that runs it ("brg:avx512_core", "jit:avx2", "ref:any")
     std::vector<StepArg> args;
+    bool held = false;  // a one-thread step run while the rest of the team spins (onednn executor.cpp, run())
 };
 
 // Called around every step while set: before() just ahead of it, after() once it has finished

@@ -113,9 +113,13 @@ constexpr int64_t few_rows = 32;
 // 0.23 ms, mobilenet_v3_large's squeezes 2.5-2.6 -> 2.1 ms in all (2 alternated rounds). Below,
 // one, as the plan's step threads would be: waking the second thread cost more than it saved
 // (mobilenet_v3_small's 96 -> 24, 18k: 40 us forward with two threads, 3 with one; regnet_y_400mf's
-// 208 -> 52 at batch 8, 86k: 10 against 50 us in one of two passes).
+// 208 -> 52 at batch 8, 86k: 10 against 50 us in one of two passes). Where the executor holds the
+// team awake (Plan::teams_held) there is no waking, and every thread pays from 64k:
+// regnet_y_400mf's block4-0 squeeze at batch 8 (440 -> 52 -> 440, 183k each, weights read
+// cold) took 18-28 us forward on one thread and 10-12 on two (3 runs each).
 int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
-    return N * C * K >= (1 << 18) || C * K >= (1 << 16) ? p.threads : 1;
+    const int64_t enough = p.teams_held ? (1 << 16) : (1 << 18);
+    return N * C * K >= enough || C * K >= (1 << 16) ? p.threads : 1;
 }
 
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
@@ -129,6 +133,7 @@ bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const bool tr = K > C;
     const int w = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
     const int threads = few_rows_threads(p, N, C, K);
+    p.use_threads(threads);
     std::vector<int> args = {x, w, y};
     if (op.bias) args.push_back(p.param_mem(l.node, 1, Md({K}, f32, Tag::a)));
     p.kernel(
@@ -146,6 +151,7 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const int64_t N = xs[0], C = xs[1], K = op.K;
     const int threads = few_rows_threads(p, N, C, K);
+    p.use_threads(threads);
     const bool tr = K > C;
     const int w = p.param[size_t(l.node)][0];
     p.at(&p.bwd, l.node, Phase::dgrad);

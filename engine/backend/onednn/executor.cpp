@@ -29,13 +29,16 @@
 // to 0.38 s at 3 ms); idle training keeps it too (20 us was not measured there). The CLI also
 // sets how idle OpenMP threads wait (bench/omp_wait.h).
 #include <omp.h>
+#include <strings.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 
 #include "engine/analysis.h"
 #include "engine/backend/fold.h"
@@ -62,15 +65,43 @@ namespace {
 constexpr double core_flops = 50e9, core_bytes_per_s = 20e9;
 constexpr double serial_idle = 20e-6, serial_shared = 100e-6, serial_busy = 3e-3;
 
-// The 1-minute load average over the cores oneDNN may use: above 2 the machine is shared.
-double serial_seconds(bool train) {
+// How much of the one-thread work before a many-thread step runs in a held team (run()), in
+// threads_for's estimate: about twice what waking a sleeping thread takes (27 us median on the
+// 2-core Zen 4 VM), so the wake hides behind it, and no more: a spinning thread holds a core that
+// other work on the machine may want, and while it does, that work takes its slices from the main
+// thread instead (holding whole runs, small nets' steps were up to 1.3x slower, see run()).
+constexpr double held_tail = 50e-6;
+
+// The 1-minute load average over the cores oneDNN may use above 2: the machine is shared.
+bool machine_shared() {
     double load = 0;
     if (FILE* f = std::fopen("/proc/loadavg", "r")) {
         if (std::fscanf(f, "%lf", &load) != 1) load = 0;
         std::fclose(f);
     }
-    if (load > 2.0 * omp_get_num_procs()) return train ? serial_busy : serial_shared;
+    return load > 2.0 * omp_get_num_procs();
+}
+
+double serial_seconds(bool train) {
+    if (machine_shared()) return train ? serial_busy : serial_shared;
     return train ? serial_shared : serial_idle;
+}
+
+// Whether idle OpenMP threads spin before they sleep (libgomp's default, and bench/omp_wait.h's
+// choice on an idle machine), the only case where holding a team across one-thread steps (run())
+// spins no longer than OpenMP itself would choose to.
+bool team_spins() {
+    if (const char* p = std::getenv("OMP_WAIT_POLICY"); p && strcasecmp(p, "passive") == 0) return false;
+    const char* n = std::getenv("GOMP_SPINCOUNT");
+    return !n || std::strtoll(n, nullptr, 10) > 0;
+}
+
+// A thread spinning on a flag: pause lets the core's other hardware thread and the memory
+// system breathe between reads.
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 
 int threads_for(int most, double serial, double flops, double bytes) {
@@ -131,6 +162,7 @@ private:
         std::vector<float*> ptrs;
         int threads;
         StepInfo info;
+        size_t held_to = 0;  // first of a held stretch: the index past its end (run())
     };
 
     void plan_layers();
@@ -138,6 +170,8 @@ private:
     void plan_update();
     std::vector<Compiled> compile(const std::vector<Step>& steps);
     void run(std::vector<Compiled>& steps);
+    void run_step(Compiled& s);
+    double serial_estimate(const Compiled& s) const;
     void set_threads() const { omp_set_num_threads(threads_); }
     void write(int mem, const float* src) const;  // plain host data into a memory of any layout
     HostTensor read(int mem, const Shape& shape) const;
@@ -149,6 +183,7 @@ private:
     int threads_;
     std::vector<Counts> work_;  // per layer: its analytic FLOPs and bytes, which set its threads
     double serial_ = serial_seconds(o_.mode == Mode::train);
+    bool hold_ = !machine_shared() && team_spins();
     int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
@@ -173,6 +208,7 @@ private:
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
+    plan_.teams_held = hold_ && threads_ > 1;
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
@@ -343,41 +379,99 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
         }
         out.push_back(std::move(c));
     }
+    // Each run of one-thread steps before a many-thread one is held from where about held_tail
+    // of its estimated work is left.
+    for (size_t end = 1; plan_.teams_held && end < out.size(); ++end) {
+        if (out[end].threads == 1 || out[end - 1].threads != 1) continue;
+        size_t from = end;
+        for (double left = 0; from > 0 && out[from - 1].threads == 1 && left < held_tail; --from)
+            left += serial_estimate(out[from - 1]);
+        out[from].held_to = end;
+        for (size_t j = from; j < end; ++j) out[j].info.held = true;
+    }
     set_threads();
     return out;
 }
 
-void OnednnExecutor::run(std::vector<Compiled>& steps) {
+// One core's time for a step, at the rates threads_for assumes: its layer's forward work, or its
+// whole backward work for either gradient (a reorder charged to the layer counts as the layer).
+double OnednnExecutor::serial_estimate(const Compiled& s) const {
+    if (s.node < 0) return 0;
+    const Counts& c = work_[size_t(s.node)];
+    if (s.phase == Phase::fwd) return double(c.fwd_flops) / core_flops + double(c.fwd_traffic_bytes) / core_bytes_per_s;
+    return double(c.bwd_flops()) / core_flops + double(c.bwd_traffic_bytes) / core_bytes_per_s;
+}
+
+void OnednnExecutor::run_step(Compiled& s) {
     using clock = std::chrono::steady_clock;
+    if (observer_) observer_->before(s.info);
+    auto t0 = clock::now();
+    try {
+        if (s.kernel)
+            s.kernel(s.ptrs);
+        else
+            RIDGE_DNNL_CHECK(dnnl_primitive_execute(s.prim.get(), stream_.get(), int(s.args.size()), s.args.data()));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
+    }
+    if (!timing_ && !observer_) return;
+    stream_.wait();
+    auto t1 = clock::now();
+    // Before any arithmetic of ridge's own, which a counter range would otherwise include.
+    if (observer_) observer_->after(s.info);
+    if (!timing_) return;
+    double dt = std::chrono::duration<double>(t1 - t0).count();
+    if (s.node < 0) {
+        times_.loss += dt;
+        return;
+    }
+    LayerTime& lt = times_.layers[size_t(s.node)];
+    if (s.phase == Phase::fwd) lt.fwd += dt;
+    if (s.phase == Phase::dgrad) lt.dgrad += dt;
+    if (s.phase == Phase::wgrad) lt.wgrad += dt;
+    if (s.phase == Phase::loss) times_.loss += dt;
+}
+
+// The last one-thread steps before a many-thread one (held_tail of work) run on the main thread
+// inside a team whose other threads spin until they end, so the many-thread step finds them
+// awake. Left to OpenMP they spin a little and sleep, and that step waits for them to be woken:
+// 27 us median on the 2-core Zen 4 VM (a sleeping thread's start after 100 us of one-thread
+// work), more than many a small layer's whole bound. The main thread does not wait for a
+// sleeping thread to join the team, so the wake-up overlaps the held steps. Only where OpenMP
+// would spin as well (team_spins, an idle machine). regnet_y_400mf's training step at batch 8:
+// its squeeze-excitations' forward 2.1-2.4 -> 1.5-1.8 ms (all runs held, 3 alternated pairs), its
+// block4 inner products' forward 40-60 -> 14-25 us (with linear.cpp's prefetch). Holding whole
+// runs instead of their tails made small nets slower in a survey of the zoo (training at batch 8,
+// alternated with f07c617: mobilenet_v3_small 1.26x, shufflenet_v2 1.31x, 14 layers flagged
+// each); with the tails, 7 small nets in 3 alternated pairs: training at batch 8 0.985x in the
+// geometric mean, flags 33 -> 4 (regnet_y_400mf 8-13 -> 1); inference at batch 1 1.00x.
+void OnednnExecutor::run(std::vector<Compiled>& steps) {
     int threads = threads_;
-    for (Compiled& s : steps) {
+    for (size_t i = 0; i < steps.size();) {
+        Compiled& s = steps[i];
         if (s.threads != threads) omp_set_num_threads(threads = s.threads);
-        if (observer_) observer_->before(s.info);
-        auto t0 = clock::now();
-        try {
-            if (s.kernel)
-                s.kernel(s.ptrs);
-            else
-                RIDGE_DNNL_CHECK(dnnl_primitive_execute(s.prim.get(), stream_.get(), int(s.args.size()), s.args.data()));
-        } catch (const std::exception& e) {
-            throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
-        }
-        if (!timing_ && !observer_) continue;
-        stream_.wait();
-        auto t1 = clock::now();
-        // Before any arithmetic of ridge's own, which a counter range would otherwise include.
-        if (observer_) observer_->after(s.info);
-        if (!timing_) continue;
-        double dt = std::chrono::duration<double>(t1 - t0).count();
-        if (s.node < 0) {
-            times_.loss += dt;
+        if (!s.held_to) {
+            run_step(s);
+            ++i;
             continue;
         }
-        LayerTime& lt = times_.layers[size_t(s.node)];
-        if (s.phase == Phase::fwd) lt.fwd += dt;
-        if (s.phase == Phase::dgrad) lt.dgrad += dt;
-        if (s.phase == Phase::wgrad) lt.wgrad += dt;
-        if (s.phase == Phase::loss) times_.loss += dt;
+        std::atomic<bool> done{false};
+        std::exception_ptr failed;
+#pragma omp parallel num_threads(threads_)
+        {
+            if (omp_get_thread_num() == 0) {
+                try {  // an exception must not leave the parallel region
+                    for (size_t j = i; j < s.held_to; ++j) run_step(steps[j]);
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+                done.store(true, std::memory_order_release);
+            } else {
+                while (!done.load(std::memory_order_acquire)) relax();
+            }
+        }
+        if (failed) std::rethrow_exception(failed);
+        i = s.held_to;
     }
     stream_.wait();
     if (threads != threads_) set_threads();

@@ -87,6 +87,9 @@ public:
     const bool train, fused;
     const bool winograd;  // ExecOptions::winograd
     const int threads;  // the most a step runs with (ExecOptions::threads, or every core)
+    // Whether the executor keeps the team awake through runs of one-thread steps (executor.cpp's
+    // run()), so a many-thread step never waits for a sleeping thread to be woken.
+    bool teams_held = false;
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
 
     std::vector<Buffer> buffers;

@@ -88,8 +88,9 @@ double serial_seconds(bool train) {
 }
 
 // Whether idle OpenMP threads spin before they sleep (libgomp's default, and bench/omp_wait.h's
-// choice on an idle machine), the only case where holding a team across one-thread steps (run())
-// spins no longer than OpenMP itself would choose to.
+// choice on an idle machine): only then does the executor hold a team across one-thread steps
+// (run()), where a thread spins for the held steps' time, which may exceed OpenMP's own spin.
+// "infinite" reads as 0 and holds nothing, the cautious side.
 bool team_spins() {
     if (const char* p = std::getenv("OMP_WAIT_POLICY"); p && strcasecmp(p, "passive") == 0) return false;
     const char* n = std::getenv("GOMP_SPINCOUNT");
@@ -208,7 +209,7 @@ private:
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
-    plan_.teams_held = hold_ && threads_ > 1;
+    plan_.teams_held = hold_ && threads_ > 1 && threads_ <= omp_get_num_procs();  // a spinner must not take a held step's core
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);

@@ -54,6 +54,10 @@ struct ExecOptions {
     float momentum = 0, weight_decay = 0;
 };
 
+// The phase of a pass a step is charged to.
+enum class StepPhase { fwd, dgrad, wgrad, loss, update };
+std::string_view step_phase_name(StepPhase p);
+
 // Seconds one layer spent in each phase during the last step timed with time_layers(true).
 // In fused mode a fused group's time is given to its first layer and the others read 0.
 struct LayerTime {
@@ -66,13 +70,23 @@ struct StepTimes {
     // Device time of the last forward(), backward() and update() as a whole, from events on the
     // device's stream (GPU executors); negative where the executor has no device clock.
     double forward = -1, backward = -1, update = -1;
+
+    // A timed step's seconds onto its layer's phase, or the loss's (node -1); an update is no
+    // layer's forward or gradient and is not kept per layer.
+    void charge(int node, StepPhase phase, double seconds) {
+        if (node < 0) {
+            loss += seconds;
+            return;
+        }
+        LayerTime& t = layers[size_t(node)];
+        if (phase == StepPhase::fwd) t.fwd += seconds;
+        if (phase == StepPhase::dgrad) t.dgrad += seconds;
+        if (phase == StepPhase::wgrad) t.wgrad += seconds;
+    }
 };
 
 // One step of a pass as an executor runs it (a library primitive or ridge's own kernel), for
 // profilers: the layer and phase it is charged to, what ran, and the layouts it touched.
-enum class StepPhase { fwd, dgrad, wgrad, loss, update };
-std::string_view step_phase_name(StepPhase p);
-
 struct StepArg {
     std::string name;             // the library's name for it: "src", "weights", "diff_dst", ...
     std::vector<int64_t> dims;    // the tensor's logical shape

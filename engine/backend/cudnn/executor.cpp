@@ -387,15 +387,7 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
         for (Step& s : steps) {
             float t = 0;
             RIDGE_CUDA_CHECK(cudaEventElapsedTime(&t, s.start, s.stop));
-            double sec = t * 1e-3;
-            if (s.node < 0) {
-                times_.loss += sec;
-                continue;
-            }
-            LayerTime& lt = times_.layers[size_t(s.node)];
-            if (s.phase == Phase::fwd) lt.fwd += sec;
-            if (s.phase == Phase::dgrad) lt.dgrad += sec;
-            if (s.phase == Phase::wgrad) lt.wgrad += sec;
+            times_.charge(s.node, s.info.phase, t * 1e-3);
         }
     }
     return ms * 1e-3;

@@ -82,8 +82,8 @@ bool machine_shared() {
     return load > 2.0 * omp_get_num_procs();
 }
 
-double serial_seconds(bool train) {
-    if (machine_shared()) return train ? serial_busy : serial_shared;
+double serial_seconds(bool train, bool shared) {
+    if (shared) return train ? serial_busy : serial_shared;
     return train ? serial_shared : serial_idle;
 }
 
@@ -105,8 +105,10 @@ inline void relax() {
 #endif
 }
 
+double core_seconds(double flops, double bytes) { return flops / core_flops + bytes / core_bytes_per_s; }
+
 int threads_for(int most, double serial, double flops, double bytes) {
-    return flops / core_flops + bytes / core_bytes_per_s < serial ? 1 : most;
+    return core_seconds(flops, bytes) < serial ? 1 : most;
 }
 
 // The plan sized the scratchpad and checked every argument against the descriptor it made; a
@@ -183,8 +185,8 @@ private:
     Plan plan_;
     int threads_;
     std::vector<Counts> work_;  // per layer: its analytic FLOPs and bytes, which set its threads
-    double serial_ = serial_seconds(o_.mode == Mode::train);
-    bool hold_ = !machine_shared() && team_spins();
+    const bool shared_ = machine_shared();  // read once, when the executor is made
+    double serial_ = serial_seconds(o_.mode == Mode::train, shared_);
     int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
@@ -209,7 +211,8 @@ private:
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
-    plan_.teams_held = hold_ && threads_ > 1 && threads_ <= omp_get_num_procs();  // a spinner must not take a held step's core
+    // A spinning thread must not take the core a held step runs on.
+    plan_.teams_held = !shared_ && team_spins() && threads_ > 1 && threads_ <= omp_get_num_procs();
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
@@ -399,8 +402,8 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
 double OnednnExecutor::serial_estimate(const Compiled& s) const {
     if (s.node < 0) return 0;
     const Counts& c = work_[size_t(s.node)];
-    if (s.phase == Phase::fwd) return double(c.fwd_flops) / core_flops + double(c.fwd_traffic_bytes) / core_bytes_per_s;
-    return double(c.bwd_flops()) / core_flops + double(c.bwd_traffic_bytes) / core_bytes_per_s;
+    if (s.phase == Phase::fwd) return core_seconds(double(c.fwd_flops), double(c.fwd_traffic_bytes));
+    return core_seconds(double(c.bwd_flops()), double(c.bwd_traffic_bytes));
 }
 
 void OnednnExecutor::run_step(Compiled& s) {
@@ -420,17 +423,7 @@ void OnednnExecutor::run_step(Compiled& s) {
     auto t1 = clock::now();
     // Before any arithmetic of ridge's own, which a counter range would otherwise include.
     if (observer_) observer_->after(s.info);
-    if (!timing_) return;
-    double dt = std::chrono::duration<double>(t1 - t0).count();
-    if (s.node < 0) {
-        times_.loss += dt;
-        return;
-    }
-    LayerTime& lt = times_.layers[size_t(s.node)];
-    if (s.phase == Phase::fwd) lt.fwd += dt;
-    if (s.phase == Phase::dgrad) lt.dgrad += dt;
-    if (s.phase == Phase::wgrad) lt.wgrad += dt;
-    if (s.phase == Phase::loss) times_.loss += dt;
+    if (timing_) times_.charge(s.node, s.info.phase, std::chrono::duration<double>(t1 - t0).count());
 }
 
 // The last one-thread steps before a many-thread one (held_tail of work) run on the main thread

@@ -878,6 +878,43 @@ bool halves_of_a_shuffle(const Graph& g, const Node& n) {
 }
 }  // namespace
 
+// A permutation of a blocked map (a conv's nChw16c, or nChw8c on AVX2, in training) is one reorder,
+// into the strides under which the permuted tensor is plain, and a flatten of it from H on is a
+// view that keeps the blocks (layout.cpp): ConvNeXt's first block of a stage and ViT's patches.
+TEST_CASE("in training a blocked map's permutation is one reorder, and its flatten from H on a view") {
+    Graph g("blocked_views");
+    Tensor x = g.input({8, 3, 16, 16}) | conv(32, 3, {.pad = 1, .bias = true});
+    Tensor m = x | permute({0, 2, 3, 1}) | ln() | linear(32) | permute({0, 3, 1, 2});
+    add(m, x) | conv(32, 4, {.stride = 4}) | flatten(2) | permute({0, 2, 1}) | ln() | select(1, 0) | linear(10);
+    check_against_reference(g, 1e-4, 2e-4);
+
+    auto ex = make_executor("onednn", g, {.mode = Mode::train});
+    ex->prepare();
+    std::map<int, std::vector<const StepInfo*>> fwd;  // node -> its forward steps
+    for (const StepInfo& s : ex->steps())
+        if (s.phase == StepPhase::fwd && s.node >= 0) fwd[s.node].push_back(&s);
+    int blocked_permutes = 0;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const Node& n = g.nodes()[i];
+        const auto& steps = fwd[int(i)];
+        CHECK_MESSAGE(!(std::holds_alternative<Flatten>(n.op) && !steps.empty()), "a step for the flatten: ",
+                      steps.empty() ? "" : steps[0]->primitive);
+        const auto* perm = std::get_if<Permute>(&n.op);
+        if (!perm) continue;
+        CAPTURE(n.name);
+        if (perm->order == std::vector<int>{0, 3, 1, 2}) {  // of plain NHWC rows: a view
+            CHECK(steps.empty());
+            continue;
+        }
+        REQUIRE(steps.size() == 1);
+        CHECK(steps[0]->primitive == "reorder");
+        CHECK_MESSAGE(!unblocked(steps[0]->args.front()), "reads ", steps[0]->args.front().layout);
+        CHECK_MESSAGE(unblocked(steps[0]->args.back()), "writes ", steps[0]->args.back().layout);
+        ++blocked_permutes;
+    }
+    CHECK(blocked_permutes == 2);
+}
+
 // kernels/simd's concat_backward in each of its layouts, against the layout's index formula
 // (simd.h): pieces of unequal width written, added into, and one without a gradient left alone,
 // over more positions than one of the kernel's chunks.

@@ -85,6 +85,15 @@ void reshape_forward(Plan& p, const Layer& l) {
         p.value[size_t(l.n.output)] = p.alias(v, plain(ydims));
         return;
     }
+    // A blocked layout whose blocks the reshape leaves whole stays a view: ViT's patches, nChw16c
+    // flattened from H on, are nCw16c, which the permutation after it reorders once into its
+    // token rows. Copied to plain here, that was 1.26 ms of a training step at batch 16, counted
+    // as a view.
+    if (!unblocked(xm))
+        if (const Md kept = xm.reshape(ydims, true); !kept.is_zero()) {
+            p.value[size_t(l.n.output)] = p.alias(v, kept);
+            return;
+        }
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     p.value[size_t(l.n.output)] = p.alias(x, plain(ydims));
 }
@@ -533,17 +542,25 @@ void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
 // A permutation is x's bytes read with its dimensions' order changed (oneDNN's permute_axes). Where
 // x's layout has no blocks, the output is that view: ConvNeXt's NCHW -> NHWC of a channels-last map
 // is plain NHWC, and its NHWC -> NCHW back is channels-last, which its next depthwise conv reads as
-// it is (inference at batch 16: the permutations took 29 ms of 450). A blocked x is reordered to
-// plain and then copied in the new order: oneDNN's one reorder from the permuted blocked view was
-// slower than the two (convnext_tiny's training step at batch 8: 1.02x).
+// it is (inference at batch 16: the permutations took 29 ms of 450). A blocked x is reordered once,
+// into the strides under which its permuted view is plain: nChw16c -> channels-last for ConvNeXt's
+// first block of a stage, a reorder oneDNN has a jit kernel for. Through plain NCHW and a strided
+// copy it took 1.14 ms at batch 8 in training (features.3.0, 4.1x its bound); oneDNN's one reorder
+// from the permuted blocked view was slower still.
 void forward(Plan& p, const Layer& l, const Permute& op) {
-    int x = p.value[size_t(l.x())];
-    const Md xm = p.md(x);
-    if (!unblocked(xm))
-        return forward_view(p, l, permuted(p, l, op.order), dims_of(p.shape(l.n.output)));
-    std::vector<int> to(op.order.size());  // permute_axes wants each axis's new position
-    for (size_t i = 0; i < op.order.size(); ++i) to[size_t(normalize_dim(op.order[i], op.order.size()))] = int(i);
-    p.value[size_t(l.n.output)] = p.alias(x, xm.permute_axes(to));
+    const size_t r = op.order.size();
+    std::vector<int> to(r);  // permute_axes wants each axis's new position
+    for (size_t i = 0; i < r; ++i) to[size_t(normalize_dim(op.order[i], r))] = int(i);
+    const Md xm = p.md(p.value[size_t(l.x())]);
+    if (unblocked(xm)) {
+        p.value[size_t(l.n.output)] = p.alias(p.value[size_t(l.x())], xm.permute_axes(to));
+        return;
+    }
+    const Dims yst = row_major(p.shape(l.n.output));
+    Dims xst(r);
+    for (size_t i = 0; i < r; ++i) xst[size_t(normalize_dim(op.order[i], r))] = yst[i];
+    int x = p.value_as(l.x(), strided(dims_of(p.shape(l.x())), xst));
+    p.value[size_t(l.n.output)] = p.alias(x, plain(dims_of(p.shape(l.n.output))));
 }
 
 // The gradient of a permutation is dy read with the dimensions' order changed back: where dy has no

@@ -294,8 +294,9 @@ std::vector<OpCase> elementwise() {
                  Tensor h = x | conv(20, 1);
                  return mul(h | adaptive_avgpool(1) | sigmoid(), h);
              }},
-        // A 1x1 conv of a 1x1 map runs as an inner product on oneDNN (conv2d.cpp), reading the
-        // pooled vector's channel blocks in place, with the group's activation as a post-op.
+        // A 1x1 conv of a 1x1 map runs as an inner product (conv2d.cpp), reading the pooled
+        // vector's channel blocks in place: on up to 32 rows kernels/simd's linear_rows, in fused
+        // inference with a ReLU or sigmoid oneDNN's, the activation a post-op.
         {.name = "se_block", .what = "squeeze-excitation with its two 1x1 convs on the pooled map", .x = {2, 6, 5, 5},
          .body =
              [](Tensor x) {
@@ -304,7 +305,8 @@ std::vector<OpCase> elementwise() {
                                conv(32, 1, {.bias = true}) | hardsigmoid();
                  return mul(gate, h);
              }},
-        // In training they run kernels/simd's linear_rows (conv2d.cpp): 9 rows, 40 and 20 columns
+        // They run kernels/simd's linear_rows (conv2d.cpp), in inference the SiLU in place after
+        // it, in training with its gradients: 9 rows, 40 and 20 columns
         // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
@@ -590,7 +592,8 @@ std::vector<OpCase> fused_groups() {
     };
     // Conv, batchnorm and an activation fuse into one primitive in inference only; in training
     // they run apart, as conv_bn and the activations' own cases check.
-    // On a map of one pixel a SiLU stays a post-op (engine/backend/onednn/fusion.cpp).
+    // On a map of one pixel a SiLU stays in the conv's group (engine/backend/onednn/fusion.cpp),
+    // on two rows applied after linear_rows in the same step (conv2d.cpp).
     cases.push_back({.name = "conv_silu_one_pixel", .what = "1x1 conv of a 1x1 map with bias, silu as its post-op",
                      .x = {2, 16, 1, 1},
                      .body = [](Tensor x) { return x | conv(24, 1, {.bias = true}) | silu(); },

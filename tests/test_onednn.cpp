@@ -736,24 +736,41 @@ TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c
     }
 }
 
-// Squeeze-excitation's two 1x1 convs on the pooled map train on kernels/simd's linear_rows
-// (conv2d.cpp), a squeeze and an expansion, each in forward, data and weight gradient; oneDNN's
+// Squeeze-excitation's two 1x1 convs on the pooled map run on kernels/simd's linear_rows
+// (conv2d.cpp) on up to 32 rows: in training a squeeze and an expansion, each in forward, data and
+// weight gradient; in fused inference a squeeze whose group ends in its SiLU, which runs in the
+// same step, while one ending in a ReLU keeps oneDNN's inner product with the post-op. oneDNN's
 // inner product remains for more than 32 rows. The op table's se_rows checks their numbers.
 TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows") {
-    auto kinds = [](int64_t N) {
+    auto build_se = [](Graph& g, int64_t N, bool silu_squeeze) {
+        Tensor h = g.input({N, 8, 4, 4}) | conv(48, 1);  // nodes: conv, pool, conv, act, conv, sigmoid, mul
+        Tensor s = h | adaptive_avgpool(1) | conv(12, 1, {.bias = true});
+        s = silu_squeeze ? s | silu() : s | relu();
+        mul(s | conv(48, 1, {.bias = true}) | sigmoid(), h);
+    };
+    auto kinds = [&](int64_t N, Mode mode, bool silu_squeeze) {
         Graph g("se");
-        Tensor h = g.input({N, 8, 4, 4}) | conv(48, 1);  // nodes: conv, pool, conv, relu, conv, sigmoid, mul
-        mul(h | adaptive_avgpool(1) | conv(12, 1, {.bias = true}) | relu() | conv(48, 1, {.bias = true}) | sigmoid(), h);
-        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        build_se(g, N, silu_squeeze);
+        auto ex = make_executor("onednn", g, {.mode = mode});
         ex->prepare();
         std::map<std::pair<int, StepPhase>, std::string> k;
         for (const StepInfo& s : ex->steps())
             if ((s.node == 2 || s.node == 4) && s.phase != StepPhase::update) k[{s.node, s.phase}] += s.primitive + " ";
         return k;
     };
-    for (const auto& [at, steps] : kinds(32)) CHECK_MESSAGE(steps == "kernel ", "node ", at.first, " phase ", int(at.second));
-    CHECK(kinds(32).size() == 6);
-    for (const auto& [at, steps] : kinds(33)) CHECK(steps.find("inner_product") != std::string::npos);
+    for (const auto& [at, steps] : kinds(32, Mode::train, false))
+        CHECK_MESSAGE(steps == "kernel ", "node ", at.first, " phase ", int(at.second));
+    CHECK(kinds(32, Mode::train, false).size() == 6);
+    for (const auto& [at, steps] : kinds(33, Mode::train, false)) CHECK(steps.find("inner_product") != std::string::npos);
+    // Inference, fused: the squeeze (node 2) with its SiLU on the kernel, with a ReLU on oneDNN.
+    for (int64_t N : {1, 32}) {
+        CAPTURE(N);
+        auto silu = kinds(N, Mode::infer, true), relu = kinds(N, Mode::infer, false);
+        CHECK(silu[{2, StepPhase::fwd}] == "kernel ");
+        CHECK(relu[{2, StepPhase::fwd}] == "inner_product ");
+        CHECK(silu.size() == 2);  // no backward
+    }
+    CHECK(kinds(33, Mode::infer, true)[{2, StepPhase::fwd}] == "inner_product ");
 }
 
 // On an idle machine where OpenMP threads spin (GOMP_SPINCOUNT above 0, no passive wait policy),
@@ -881,24 +898,37 @@ bool halves_of_a_shuffle(const Graph& g, const Node& n) {
 // A permutation of a blocked map (a conv's nChw16c, or nChw8c on AVX2, in training) is one reorder,
 // into the strides under which the permuted tensor is plain, and a flatten of it from H on is a
 // view that keeps the blocks (layout.cpp): ConvNeXt's first block of a stage and ViT's patches.
+// Backward mirrors it: the gradient of the permutation after the flatten is one reorder into the
+// blocked layout, which the flatten passes on as a view.
 TEST_CASE("in training a blocked map's permutation is one reorder, and its flatten from H on a view") {
+    auto build_net = [](Graph& g, int64_t C) {
+        Tensor x = g.input({8, 3, 16, 16}) | conv(C, 3, {.pad = 1, .bias = true});
+        Tensor m = x | permute({0, 2, 3, 1}) | ln() | linear(C) | permute({0, 3, 1, 2});
+        add(m, x) | conv(C, 4, {.stride = 4}) | flatten(2) | permute({0, 2, 1}) | ln() | select(1, 0) | linear(10);
+    };
+    // 20 channels pad their last block: the flatten is then a copy into plain rows.
+    for (int64_t C : {32, 20}) {
+        Graph g(cat("blocked_views_", C));
+        build_net(g, C);
+        check_against_reference(g, 1e-4, 2e-4);
+    }
     Graph g("blocked_views");
-    Tensor x = g.input({8, 3, 16, 16}) | conv(32, 3, {.pad = 1, .bias = true});
-    Tensor m = x | permute({0, 2, 3, 1}) | ln() | linear(32) | permute({0, 3, 1, 2});
-    add(m, x) | conv(32, 4, {.stride = 4}) | flatten(2) | permute({0, 2, 1}) | ln() | select(1, 0) | linear(10);
-    check_against_reference(g, 1e-4, 2e-4);
+    build_net(g, 32);
 
     auto ex = make_executor("onednn", g, {.mode = Mode::train});
     ex->prepare();
-    std::map<int, std::vector<const StepInfo*>> fwd;  // node -> its forward steps
-    for (const StepInfo& s : ex->steps())
-        if (s.phase == StepPhase::fwd && s.node >= 0) fwd[s.node].push_back(&s);
+    const std::vector<StepInfo> all = ex->steps();
+    std::map<int, std::vector<const StepInfo*>> fwd, bwd;  // node -> its forward, backward steps
+    for (const StepInfo& s : all)
+        if (s.node >= 0) (s.phase == StepPhase::fwd ? fwd : bwd)[s.node].push_back(&s);
     int blocked_permutes = 0;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& n = g.nodes()[i];
         const auto& steps = fwd[int(i)];
-        CHECK_MESSAGE(!(std::holds_alternative<Flatten>(n.op) && !steps.empty()), "a step for the flatten: ",
-                      steps.empty() ? "" : steps[0]->primitive);
+        if (std::holds_alternative<Flatten>(n.op)) {
+            CHECK(steps.empty());
+            CHECK(bwd[int(i)].empty());
+        }
         const auto* perm = std::get_if<Permute>(&n.op);
         if (!perm) continue;
         CAPTURE(n.name);
@@ -907,10 +937,18 @@ TEST_CASE("in training a blocked map's permutation is one reorder, and its flatt
             continue;
         }
         REQUIRE(steps.size() == 1);
-        CHECK(steps[0]->primitive == "reorder");
-        CHECK_MESSAGE(!unblocked(steps[0]->args.front()), "reads ", steps[0]->args.front().layout);
-        CHECK_MESSAGE(unblocked(steps[0]->args.back()), "writes ", steps[0]->args.back().layout);
+        const StepInfo& f = *steps[0];
+        const bool tokens = perm->order == std::vector<int>{0, 2, 1};  // else NCHW -> NHWC
+        CHECK(f.primitive == "reorder");
+        CHECK_MESSAGE(!unblocked(f.args.front()), "reads ", f.args.front().layout);
+        CHECK(f.args.back().layout == (tokens ? "acb" : "acdb"));  // channels-last
         ++blocked_permutes;
+        // NCHW -> NHWC: its gradient is a view, summed into the residual's gradient by a step
+        // charged to the permutation.
+        if (!tokens) continue;
+        REQUIRE(bwd[int(i)].size() == 1);
+        CHECK(bwd[int(i)][0]->primitive == "reorder");
+        CHECK(bwd[int(i)][0]->args.back().layout == f.args.front().layout);  // back into the patches' blocks
     }
     CHECK(blocked_permutes == 2);
 }

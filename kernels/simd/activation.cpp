@@ -95,17 +95,18 @@ RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, fl
     for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > -3.0f && x[i] < 3.0f ? dy[i] / 6.0f : 0.0f;
 }
 
-// A span function over n elements, run piece by piece on the threads.
+// A span function over n elements, run piece by piece on the threads; one piece (a squeeze's few
+// rows) on the calling thread, without a team to start.
 void in_pieces(const float* x, float* y, int64_t n, void (*span)(const float*, float*, int64_t)) {
     const int64_t pieces = (n + piece - 1) / piece;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (pieces > 1)
     for (int64_t u = 0; u < pieces; ++u) span(x + u * piece, y + u * piece, std::min(piece, n - u * piece));
 }
 
 void in_pieces(const float* x, const float* dy, float* dx, int64_t n,
                void (*span)(const float*, const float*, float*, int64_t)) {
     const int64_t pieces = (n + piece - 1) / piece;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (pieces > 1)
     for (int64_t u = 0; u < pieces; ++u)
         span(x + u * piece, dy + u * piece, dx + u * piece, std::min(piece, n - u * piece));
 }

@@ -100,11 +100,14 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
                         plain({N, K}), op.bias};
 }
 
-// In training, those inner products on at most 32 rows (a training batch) run kernels/simd's
-// linear_rows and its gradients: oneDNN's inner product spent 20 to 140 us on each of forward, data
-// and weight gradient at batch 8 (efficientnet_b0's 1152 -> 48 -> 1152, regnet's, the MobileNetV3s'),
+// Those inner products on at most 32 rows (a training batch) run kernels/simd's linear_rows and, in
+// training, its gradients: oneDNN's inner product spent 20 to 140 us on each of forward, data and
+// weight gradient at batch 8 (efficientnet_b0's 1152 -> 48 -> 1152, regnet's, the MobileNetV3s'),
 // 3 to 10 times their bounds. The weights are kept with their longer side contiguous: (K, C) for
-// the squeeze, (C, K) for the expansion (simd.h).
+// the squeeze, (C, K) for the expansion (simd.h). In inference too, with a squeeze's fused SiLU
+// applied in place after (the one post-op taken): efficientnet_b7 at batch 16 had 30 to 35 of its
+// 55 squeezes flagged at 2 to 5 times their bounds on oneDNN's inner product with a swish post-op,
+// 0 to 6 here (2 alternated rounds). Other post-ops (ReLU, a sigmoid) stay on oneDNN.
 constexpr int64_t few_rows = 32;
 
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or
@@ -125,12 +128,17 @@ int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const int64_t N = xs[0], C = xs[1], K = op.K;
-    if (!p.train || N > few_rows || (l.group && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
+    const bool silu = !p.train && l.group && l.group->post.size() == 1 && [&] {
+        const auto* a = std::get_if<Activation>(&p.g.nodes()[size_t(l.group->post[0].node)].op);
+        return a && a->fn == Activation::Fn::silu;
+    }();
+    if (N > few_rows || (l.group && !silu && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
     auto f32 = dnnl::memory::data_type::f32;
     const int v = p.value[size_t(l.x())];
     const int x = rows_in_place(p.md(v)) ? v : p.value_as(l.x(), plain(dims_of(xs)));
     const int y = p.mem(plain(dims_of(p.shape(l.n.output))));
     const bool tr = K > C;
+    const int64_t NK = N * K;
     const int w = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
     const int threads = few_rows_threads(p, N, C, K);
     p.use_threads(threads);
@@ -139,9 +147,10 @@ bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     p.kernel(
         [=, bias = op.bias](const std::vector<float*>& a) {
             simd::linear_rows(a[0], a[1], bias ? a[3] : nullptr, a[2], N, C, K, tr, threads);
+            if (silu) simd::silu_forward(a[2], a[2], NK);
         },
         args);
-    p.value[size_t(l.n.output)] = y;
+    p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: few_rows_backward reads this
     return true;
 }

@@ -31,8 +31,9 @@ bool is_relu(const Op& op) {
 // costs less than the difference. Measured on a 2-core Zen 4, rounds alternated: efficientnet_b0
 // batch 1 7.0 -> 6.3 ms split off (five rounds), 6.7 -> 5.8 ms with the pass in place (three);
 // batch 16 104 -> 89 ms and efficientnet_b7 batch 1 463 -> 418 ms (three, split off). On a
-// squeeze-excitation's pooled vector (one value a channel) the post-op stays: there a pass of its
-// own costs more than it saves.
+// squeeze-excitation's pooled vector (one value a channel) it stays in the conv's group: oneDNN's
+// inner product takes it as a post-op, kernels/simd's linear_rows (on up to 32 rows, conv2d.cpp)
+// in the same step, after.
 bool silu_over_map(const Graph& g, const Node& n) {
     const auto* a = std::get_if<Activation>(&n.op);
     const Shape& s = g.tensor(n.output).shape;

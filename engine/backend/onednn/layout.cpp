@@ -5,9 +5,11 @@
 // over the same bytes (a flatten or reshape whose strides allow it, a permutation, a slice or
 // select that is plain or read only by readers that take strides); else they work on plain
 // row-major copies, a permutation (permute, channel shuffle, a strided slice) as a oneDNN reorder
-// between a strided descriptor and a dense one. Slices that partition a channel shuffle's output
-// are buffers the shuffle writes. Gradients go the other way through plain descriptors, except a
-// permutation's, a view of a dy without blocks. Dropout and stochastic depth are identities:
+// between a strided descriptor and a dense one; a flatten that leaves blocks whole is a blocked
+// view, and a blocked map moving its channels last one reorder into channels-last. Slices that
+// partition a channel shuffle's output are buffers the shuffle writes. Gradients go the other way
+// through plain descriptors, except a permutation's, a view of a dy without blocks or one reorder
+// back into x's blocks, and a reshape's of a blocked dy. Dropout and stochastic depth are identities:
 // their output is their input, and so is their gradient.
 #include <algorithm>
 #include <cmath>
@@ -68,8 +70,22 @@ std::optional<Dims> restrided(const Dims& from, const Dims& st, const Dims& dims
     return out;
 }
 
-// A flatten or reshape: a view of x's bytes where its strides allow (one without blocks), else of
-// a plain copy.
+// Whether a layout's dimensions fill their blocks exactly (no channels padding a block out).
+bool unpadded(const Md& m) {
+    return std::equal(m.data.dims, m.data.dims + m.data.ndims, m.data.padded_dims);
+}
+
+// Whether a permutation moves dimension 1 last and keeps the others in order: NCHW -> NHWC, or
+// (N, C, T) -> (N, T, C). Of a blocked layout it is one jit reorder into channels-last.
+bool channels_to_last(const std::vector<int>& order) {
+    const size_t r = order.size();
+    for (size_t i = 0; i < r; ++i)
+        if (normalize_dim(order[i], r) != (i == 0 ? 0 : i + 1 == r ? 1 : int(i) + 1)) return false;
+    return r >= 3;
+}
+
+// A flatten or reshape: a view of x's bytes where its strides allow (one without blocks, or one
+// whose blocks it leaves whole), else of a plain copy.
 void reshape_forward(Plan& p, const Layer& l) {
     const Dims ydims = dims_of(p.shape(l.n.output));
     int v = p.value[size_t(l.x())];
@@ -89,7 +105,7 @@ void reshape_forward(Plan& p, const Layer& l) {
     // flattened from H on, are nCw16c, which the permutation after it reorders once into its
     // token rows. Copied to plain here, that was 1.26 ms of a training step at batch 16, counted
     // as a view.
-    if (!unblocked(xm))
+    if (!unblocked(xm) && unpadded(xm))
         if (const Md kept = xm.reshape(ydims, true); !kept.is_zero()) {
             p.value[size_t(l.n.output)] = p.alias(v, kept);
             return;
@@ -101,6 +117,11 @@ void reshape_forward(Plan& p, const Layer& l) {
 void reshape_backward(Plan& p, const Layer& l) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
+    // As in forward: ViT's patch gradient arrives in nCw16c (the permutation after the flatten
+    // writes it so) and passes to the patch conv as nChw16c, the layout its backward reads.
+    if (const Md dm = p.md(p.dy(l.n.output)); !unblocked(dm) && unpadded(dm))
+        if (const Md kept = dm.reshape(dims_of(p.shape(l.x())), true); !kept.is_zero())
+            return p.pass(l.x(), p.alias(p.dy(l.n.output), kept), true);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output))));
     p.pass(l.x(), p.alias(dy, plain(dims_of(p.shape(l.x())))), true);
 }
@@ -542,20 +563,23 @@ void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
 // A permutation is x's bytes read with its dimensions' order changed (oneDNN's permute_axes). Where
 // x's layout has no blocks, the output is that view: ConvNeXt's NCHW -> NHWC of a channels-last map
 // is plain NHWC, and its NHWC -> NCHW back is channels-last, which its next depthwise conv reads as
-// it is (inference at batch 16: the permutations took 29 ms of 450). A blocked x is reordered once,
-// into the strides under which its permuted view is plain: nChw16c -> channels-last for ConvNeXt's
-// first block of a stage, a reorder oneDNN has a jit kernel for. Through plain NCHW and a strided
-// copy it took 1.14 ms at batch 8 in training (features.3.0, 4.1x its bound); oneDNN's one reorder
-// from the permuted blocked view was slower still.
+// it is (inference at batch 16: the permutations took 29 ms of 450). A blocked x moving its
+// channels last (ConvNeXt's first block of a stage, ViT's patches) is reordered once into
+// channels-last, under which the permuted view is plain: through plain NCHW and a strided copy
+// convnext_tiny's features.3.0 took 0.58-0.64 ms at batch 8 in training, against 0.22-0.23. Any
+// other blocked x is reordered to plain and then copied in the new order: oneDNN's one reorder
+// from the permuted blocked view was slower than the two (convnext_tiny's step at batch 8: 1.02x).
 void forward(Plan& p, const Layer& l, const Permute& op) {
     const size_t r = op.order.size();
-    std::vector<int> to(r);  // permute_axes wants each axis's new position
-    for (size_t i = 0; i < r; ++i) to[size_t(normalize_dim(op.order[i], r))] = int(i);
     const Md xm = p.md(p.value[size_t(l.x())]);
     if (unblocked(xm)) {
+        std::vector<int> to(r);  // permute_axes wants each axis's new position
+        for (size_t i = 0; i < r; ++i) to[size_t(normalize_dim(op.order[i], r))] = int(i);
         p.value[size_t(l.n.output)] = p.alias(p.value[size_t(l.x())], xm.permute_axes(to));
         return;
     }
+    if (!channels_to_last(op.order))
+        return forward_view(p, l, permuted(p, l, op.order), dims_of(p.shape(l.n.output)));
     const Dims yst = row_major(p.shape(l.n.output));
     Dims xst(r);
     for (size_t i = 0; i < r; ++i) xst[size_t(normalize_dim(op.order[i], r))] = yst[i];
@@ -566,9 +590,11 @@ void forward(Plan& p, const Layer& l, const Permute& op) {
 // The gradient of a permutation is dy read with the dimensions' order changed back: where dy has no
 // blocks and that view is plain or channels-last, it becomes x's gradient with no copy. ConvNeXt's
 // NHWC -> NCHW after its MLP receives a channels-last dy, so its MLP gets plain rows; through plain
-// copies this was two reorders, 1.4 to 2.5 ms of 5 to 6 times the bound at batch 8. Any other view
-// (ViT's q, k, v gradients permuted back to (N, T, 3, H, d)) is copied here, where the cost model
-// counts the copy, not by the reshape after it, whose every reader wants plain rows.
+// copies this was two reorders, 1.4 to 2.5 ms of 5 to 6 times the bound at batch 8. Where the
+// forward reordered a blocked x into channels-last, the gradient is reordered once back into x's
+// blocks. Any other view (ViT's q, k, v gradients permuted back to (N, T, 3, H, d)) is copied here
+// into plain rows, where the cost model counts the copy, not by the reshape after it, whose every
+// reader wants plain rows.
 void backward(Plan& p, const Layer& l, const Permute& op) {
     const Md dm = p.md(p.dy(l.n.output));
     std::vector<int> back(op.order.size());  // y's axis i is x's axis order[i]
@@ -576,9 +602,20 @@ void backward(Plan& p, const Layer& l, const Permute& op) {
     const Dims xd = dims_of(p.shape(l.x()));
     const bool natural = unblocked(dm) && (dm.permute_axes(back) == plain(xd) ||
                                            (xd.size() == 4 && dm.permute_axes(back) == Md(xd, dm.data_type(), Tag::nhwc)));
-    if (!p.needs_grad(l.x()) || !natural) return permute_backward(p, l, permuted(p, l, op.order));
-    p.at(&p.bwd, l.node, Phase::dgrad);
-    p.pass(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), true);
+    if (!p.needs_grad(l.x())) return;
+    if (natural) {
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        return p.pass(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), true);
+    }
+    // ViT's patches, nCw16c: the flatten before passes the reordered gradient on as a view. Through
+    // plain rows it was two copies, the permutation's 0.14 ms against a bound of 0.03 at batch 1 in
+    // training, then 0.02 ms.
+    const Md xm = p.md(p.value[size_t(l.x())]);
+    if (unblocked(dm) && !unblocked(xm) && channels_to_last(op.order)) {
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        return p.pass_reordered(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), xm);
+    }
+    permute_backward(p, l, permuted(p, l, op.order));
 }
 
 void forward(Plan& p, const Layer& l, const Flatten&) { reshape_forward(p, l); }

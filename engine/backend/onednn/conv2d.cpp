@@ -105,9 +105,11 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
 // weight gradient at batch 8 (efficientnet_b0's 1152 -> 48 -> 1152, regnet's, the MobileNetV3s'),
 // 3 to 10 times their bounds. The weights are kept with their longer side contiguous: (K, C) for
 // the squeeze, (C, K) for the expansion (simd.h). In inference too, with a squeeze's fused SiLU
-// applied in place after (the one post-op taken): efficientnet_b7 at batch 16 had 30 to 35 of its
-// 55 squeezes flagged at 2 to 5 times their bounds on oneDNN's inner product with a swish post-op,
-// 0 to 6 here (2 alternated rounds). Other post-ops (ReLU, a sigmoid) stay on oneDNN.
+// applied in place after (the one post-op taken): efficientnet_b7 at batch 1, its 110 inner
+// products' forwards 3.6-4.2 ms on oneDNN's inner product with a swish post-op, 1 to 28 of them
+// flagged slow, against 2.1-2.7 ms and 0 to 2 here (6 alternated pairs). At batch 16 a full
+// survey pass still flagged 28 of its squeezes (20 to 50 us against bounds of 5 to 10), as
+// before. Other post-ops (ReLU, a sigmoid) stay on oneDNN.
 constexpr int64_t few_rows = 32;
 
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or

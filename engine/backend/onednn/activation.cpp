@@ -43,6 +43,14 @@ std::vector<Eltwise> eltwise_of(Activation::Fn fn) {
     throw std::logic_error("onednn: unknown activation");
 }
 
+bool post_ops_all(const Plan& p, const Layer& l, Activation::Fn fn) {
+    if (!l.group) return true;
+    for (const PostOp& po : l.group->post)
+        if (po.kind != PostOp::Kind::eltwise || std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn != fn)
+            return false;
+    return true;
+}
+
 dnnl::post_ops post_ops_of(const Graph& g, const Group& gr) {
     dnnl::post_ops po;
     for (const PostOp& p : gr.post) {

@@ -130,10 +130,7 @@ int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const int64_t N = xs[0], C = xs[1], K = op.K;
-    const bool silu = !p.train && l.group && l.group->post.size() == 1 && [&] {
-        const auto* a = std::get_if<Activation>(&p.g.nodes()[size_t(l.group->post[0].node)].op);
-        return a && a->fn == Activation::Fn::silu;
-    }();
+    const bool silu = !p.train && l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::silu);
     if (N > few_rows || (l.group && !silu && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
     auto f32 = dnnl::memory::data_type::f32;
     const int v = p.value[size_t(l.x())];
@@ -323,13 +320,8 @@ bool grouped4_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
     if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) return false;
-    bool relu = false;
-    if (l.group)
-        for (const PostOp& po : l.group->post) {
-            if (po.kind != PostOp::Kind::eltwise) return false;
-            if (std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn != Activation::Fn::relu) return false;
-            relu = true;
-        }
+    if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
+    const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
     auto f32 = dnnl::memory::data_type::f32;
     const Md md = p.md(x);

@@ -70,17 +70,27 @@ std::optional<Dims> restrided(const Dims& from, const Dims& st, const Dims& dims
     return out;
 }
 
-// Whether a layout's dimensions fill their blocks exactly (no channels padding a block out).
-bool unpadded(const Md& m) {
-    return std::equal(m.data.dims, m.data.dims + m.data.ndims, m.data.padded_dims);
+// A blocked layout (no channels padding a block out) as `dims` where the reshape leaves its blocks
+// whole (oneDNN's memory::desc::reshape): nChw16c flattened from H on is nCw16c. Else none.
+std::optional<Md> blocked_view(const Md& m, const Dims& dims) {
+    if (unblocked(m) || !std::equal(m.data.dims, m.data.dims + m.data.ndims, m.data.padded_dims)) return std::nullopt;
+    const Md kept = m.reshape(dims, true);
+    return kept.is_zero() ? std::nullopt : std::optional<Md>(kept);
+}
+
+// A permutation's order with each axis in [0, rank): y's axis i is x's axis order[i].
+std::vector<int> axes_of(const std::vector<int>& order) {
+    std::vector<int> axes(order.size());
+    for (size_t i = 0; i < order.size(); ++i) axes[i] = normalize_dim(order[i], order.size());
+    return axes;
 }
 
 // Whether a permutation moves dimension 1 last and keeps the others in order: NCHW -> NHWC, or
 // (N, C, T) -> (N, T, C). Of a blocked layout it is one jit reorder into channels-last.
-bool channels_to_last(const std::vector<int>& order) {
-    const size_t r = order.size();
+bool channels_to_last(const std::vector<int>& axes) {
+    const size_t r = axes.size();
     for (size_t i = 0; i < r; ++i)
-        if (normalize_dim(order[i], r) != (i == 0 ? 0 : i + 1 == r ? 1 : int(i) + 1)) return false;
+        if (axes[i] != (i == 0 ? 0 : i + 1 == r ? 1 : int(i) + 1)) return false;
     return r >= 3;
 }
 
@@ -105,11 +115,10 @@ void reshape_forward(Plan& p, const Layer& l) {
     // flattened from H on, are nCw16c, which the permutation after it reorders once into its
     // token rows. Copied to plain here, that was 1.26 ms of a training step at batch 16, counted
     // as a view.
-    if (!unblocked(xm) && unpadded(xm))
-        if (const Md kept = xm.reshape(ydims, true); !kept.is_zero()) {
-            p.value[size_t(l.n.output)] = p.alias(v, kept);
-            return;
-        }
+    if (const std::optional<Md> kept = blocked_view(xm, ydims)) {
+        p.value[size_t(l.n.output)] = p.alias(v, *kept);
+        return;
+    }
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     p.value[size_t(l.n.output)] = p.alias(x, plain(ydims));
 }
@@ -119,9 +128,8 @@ void reshape_backward(Plan& p, const Layer& l) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     // As in forward: ViT's patch gradient arrives in nCw16c (the permutation after the flatten
     // writes it so) and passes to the patch conv as nChw16c, the layout its backward reads.
-    if (const Md dm = p.md(p.dy(l.n.output)); !unblocked(dm) && unpadded(dm))
-        if (const Md kept = dm.reshape(dims_of(p.shape(l.x())), true); !kept.is_zero())
-            return p.pass(l.x(), p.alias(p.dy(l.n.output), kept), true);
+    if (const std::optional<Md> kept = blocked_view(p.md(p.dy(l.n.output)), dims_of(p.shape(l.x()))))
+        return p.pass(l.x(), p.alias(p.dy(l.n.output), *kept), true);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output))));
     p.pass(l.x(), p.alias(dy, plain(dims_of(p.shape(l.x())))), true);
 }
@@ -570,21 +578,19 @@ void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
 // other blocked x is reordered to plain and then copied in the new order: oneDNN's one reorder
 // from the permuted blocked view was slower than the two (convnext_tiny's step at batch 8: 1.02x).
 void forward(Plan& p, const Layer& l, const Permute& op) {
-    const size_t r = op.order.size();
+    const std::vector<int> axes = axes_of(op.order);
+    const Dims yd = dims_of(p.shape(l.n.output));
     const Md xm = p.md(p.value[size_t(l.x())]);
     if (unblocked(xm)) {
-        std::vector<int> to(r);  // permute_axes wants each axis's new position
-        for (size_t i = 0; i < r; ++i) to[size_t(normalize_dim(op.order[i], r))] = int(i);
+        std::vector<int> to(axes.size());  // permute_axes wants each axis's new position
+        for (size_t i = 0; i < axes.size(); ++i) to[size_t(axes[i])] = int(i);
         p.value[size_t(l.n.output)] = p.alias(p.value[size_t(l.x())], xm.permute_axes(to));
         return;
     }
-    if (!channels_to_last(op.order))
-        return forward_view(p, l, permuted(p, l, op.order), dims_of(p.shape(l.n.output)));
-    const Dims yst = row_major(p.shape(l.n.output));
-    Dims xst(r);
-    for (size_t i = 0; i < r; ++i) xst[size_t(normalize_dim(op.order[i], r))] = yst[i];
-    int x = p.value_as(l.x(), strided(dims_of(p.shape(l.x())), xst));
-    p.value[size_t(l.n.output)] = p.alias(x, plain(dims_of(p.shape(l.n.output))));
+    if (!channels_to_last(axes)) return forward_view(p, l, permuted(p, l, op.order), yd);
+    // x laid out so that its permuted view is plain y: y's plain layout with the order undone.
+    int x = p.value_as(l.x(), plain(yd).permute_axes(axes));
+    p.value[size_t(l.n.output)] = p.alias(x, plain(yd));
 }
 
 // The gradient of a permutation is dy read with the dimensions' order changed back: where dy has no
@@ -597,8 +603,7 @@ void forward(Plan& p, const Layer& l, const Permute& op) {
 // reader wants plain rows.
 void backward(Plan& p, const Layer& l, const Permute& op) {
     const Md dm = p.md(p.dy(l.n.output));
-    std::vector<int> back(op.order.size());  // y's axis i is x's axis order[i]
-    for (size_t i = 0; i < op.order.size(); ++i) back[i] = normalize_dim(op.order[i], op.order.size());
+    const std::vector<int> back = axes_of(op.order);
     const Dims xd = dims_of(p.shape(l.x()));
     const bool natural = unblocked(dm) && (dm.permute_axes(back) == plain(xd) ||
                                            (xd.size() == 4 && dm.permute_axes(back) == Md(xd, dm.data_type(), Tag::nhwc)));
@@ -611,7 +616,7 @@ void backward(Plan& p, const Layer& l, const Permute& op) {
     // plain rows it was two copies, the permutation's 0.14 ms against a bound of 0.03 at batch 1 in
     // training, then 0.02 ms.
     const Md xm = p.md(p.value[size_t(l.x())]);
-    if (unblocked(dm) && !unblocked(xm) && channels_to_last(op.order)) {
+    if (unblocked(dm) && !unblocked(xm) && channels_to_last(back)) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         return p.pass_reordered(l.x(), p.alias(p.dy(l.n.output), dm.permute_axes(back)), xm);
     }

@@ -64,13 +64,8 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 // post-op keeps the inner product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M != 1) return false;
-    bool relu = false;
-    if (l.group)
-        for (const PostOp& po : l.group->post) {
-            if (po.kind != PostOp::Kind::eltwise) return false;
-            if (std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn != Activation::Fn::relu) return false;
-            relu = true;
-        }
+    if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
+    const bool relu = l.group && !l.group->post.empty();
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     int y = p.mem(plain(dims_of(p.shape(l.y(p.g)))));
     int w = p.param_mem(l.node, 0, Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::AB16b16a));

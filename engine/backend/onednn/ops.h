@@ -111,6 +111,9 @@ std::vector<Eltwise> eltwise_of(Activation::Fn fn);
 void eltwise_forward(Plan& p, const Layer& l, Eltwise e);
 // The post-ops of a group's activations and residual sum, in order.
 dnnl::post_ops post_ops_of(const Graph& g, const Group& gr);
+// Whether every post-op of l's group (none without a group) is the activation fn: ridge's own
+// kernels that apply a ReLU or a SiLU themselves take such groups.
+bool post_ops_all(const Plan& p, const Layer& l, Activation::Fn fn);
 
 // A binary primitive (elementwise.cpp): Add, Mul, LayerScale, PosEmbedding.
 dnnl::binary::primitive_desc binary_pd(const Plan& p, dnnl::algorithm alg, const Md& a, const Md& b, const Md& y);

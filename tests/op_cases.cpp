@@ -233,10 +233,12 @@ std::vector<OpCase> activations() {
         cases.push_back({.name = cat(fn_name(a.fn), "_padded"),
                          .what = "on a blocked layout whose channels leave a partial block", .x = {2, 6, 4, 4},
                          .body = [a](Tensor x) { return x | conv(20, 1, {.bias = true}) | scale(5.0) | a; }});
-    // kernels/simd's hardsigmoid over a channel-blocked buffer that whole blocks fill (with padded
-    // blocks it runs on a plain copy: hardsigmoid(0) is not 0).
-    cases.push_back({.name = "hardsigmoid_blocked", .what = "on a blocked layout of whole blocks", .x = {2, 6, 4, 4},
-                     .body = [](Tensor x) { return x | conv(32, 1, {.bias = true}) | scale(5.0) | hardsigmoid(); }});
+    // kernels/simd's hardsigmoid and sigmoid over a channel-blocked buffer that whole blocks fill
+    // (with padded blocks they run on a plain copy: neither maps 0 to 0).
+    for (Activation a : {hardsigmoid(), sigmoid()})
+        cases.push_back({.name = cat(fn_name(a.fn), "_blocked"), .what = "on a blocked layout of whole blocks",
+                         .x = {2, 6, 4, 4},
+                         .body = [a](Tensor x) { return x | conv(32, 1, {.bias = true}) | scale(5.0) | a; }});
     return cases;
 }
 

@@ -1069,6 +1069,37 @@ TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities 
     }
 }
 
+// kernels/simd's sigmoid_forward, in place, against 1 / (1 + e^-x) in double, and its gradient
+// from the output against dy * s * (1 - s): near 0, around |x| = 87 where the exp is clamped,
+// beyond, on the infinities (0 and 1) and NaN (NaN, as PyTorch's), over a tail of 7 lanes.
+TEST_CASE("sigmoid_forward in place and sigmoid_backward from the output, at |x| = 87 and beyond, on infinities and NaN") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {-inf, -3e38f, -100.0f, -88.0f, std::nextafter(-87.0f, -88.0f), -87.0f, -86.9f,
+                            -20.0f, -1e-30f, -0.0f, 0.0f, 1e-30f, 20.0f, 86.9f, 87.0f,
+                            std::nextafter(87.0f, 88.0f), 88.0f, 100.0f, 3e38f, inf, nan, -nan};
+    for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);
+    REQUIRE(x.size() % 16 == 7);
+    std::vector<float> y = x;
+    simd::sigmoid_forward(y.data(), y.data(), int64_t(y.size()));
+    std::vector<float> dy(x.size()), dx(x.size(), nan);
+    for (size_t i = 0; i < x.size(); ++i) dy[i] = 1.0f + float(i % 7) * 0.25f;
+    simd::sigmoid_backward(y.data(), dy.data(), dx.data(), int64_t(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+        CAPTURE(x[i]);
+        if (std::isnan(x[i])) {
+            CHECK(std::isnan(y[i]));
+            CHECK(std::isnan(dx[i]));
+            continue;
+        }
+        const double s = 1 / (1 + std::exp(-double(x[i])));
+        // Beyond |x| = 87 the result is the limit, 0 or 1, where the true value is within e^-87 = 1.6e-38.
+        CHECK(std::abs(double(y[i]) - s) <= 1e-6 * s + 1.7e-38);
+        // From y in float: 1 - y keeps only y's absolute error, 6e-8 near y = 1; near -87, y's
+        // absolute error and the subnormal products dy * y add up to a few e-38.
+        CHECK(std::abs(double(dx[i]) - dy[i] * s * (1 - s)) <= 1e-6 * dy[i] * s * (1 - s) + 1.5e-7 * dy[i] * s + 4e-38 * dy[i]);
+    }
+}
+
 TEST_CASE("every zoo net plans oneDNN primitives without its reference implementation where it costs, and no copies") {
     // oneDNN's reference concat (inputs in mixed layouts) runs only in training: inference
     // reorders the odd inputs and concatenates them with kernels/simd (layout.cpp).

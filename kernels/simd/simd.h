@@ -98,6 +98,11 @@ void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, c
 void silu_forward(const float* x, float* y, int64_t n);
 void silu_backward(const float* x, const float* dy, float* dx, int64_t n);
 
+// y = 1 / (1 + e^-x) (sigmoid) and its gradient dx = dy * y * (1 - y), from the output y, over n
+// contiguous floats. Sigmoid(0) is 1/2: callers hand it no padding. y may be x, dx may be dy.
+void sigmoid_forward(const float* x, float* y, int64_t n);
+void sigmoid_backward(const float* y, const float* dy, float* dx, int64_t n);
+
 // y = min(max(x + 3, 0), 6) / 6 (hardsigmoid) and its gradient dx = dy / 6 where -3 < x < 3, else
 // 0, over n contiguous floats. oneDNN 2.6 has no such eltwise (a post-op chain composes it), and
 // its reference kernel took 20 to 35 us for squeeze-excitation's 16x672 gates. Hardsigmoid(0) is

@@ -10,7 +10,8 @@
 // SiLU runs kernels/simd's silu_forward / silu_backward instead (oneDNN's swish is compute-bound
 // at a quarter of memory speed on the efficientnets' maps) wherever its input is a whole dense
 // buffer, blocked or not: elementwise, the kernels need no layout, and padding stays zero.
-// Hardsigmoid, which oneDNN lacks, runs kernels/simd's too, on a buffer without padding.
+// Hardsigmoid, which oneDNN lacks, runs kernels/simd's too, on a buffer without padding, and so
+// does the sigmoid (oneDNN's logistic is compute-bound too, simd.h).
 #include "engine/backend/onednn/ops.h"
 #include "kernels/simd/simd.h"
 
@@ -155,10 +156,12 @@ void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f
     p.saved[size_t(l.node)] = {{}, {x}, y};
 }
 
-void span_backward(Plan& p, const Layer& l, bool keeps_zero, SpanBackward g) {
+// g reads x, or where from_output, y (the sigmoid's gradient).
+void span_backward(Plan& p, const Layer& l, bool keeps_zero, SpanBackward g, bool from_output = false) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
-    const int x = p.saved[size_t(l.node)].in[0];
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const int x = from_output ? s.out : s.in[0];
     const int64_t n = span_elements(p.md(x), keeps_zero);
     int dy = p.as(p.dy(l.n.output), p.md(x));
     int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
@@ -174,12 +177,12 @@ bool silu_forward(Plan& p, const Layer& l) {
     return true;
 }
 
-// Hardsigmoid outside a post-op chain (squeeze-excitation's gate in training and in the unfused
-// pass), over x's buffer, or a plain copy where x has padded blocks or gaps.
-void hardsigmoid_forward(Plan& p, const Layer& l) {
+// Hardsigmoid and the sigmoid outside a post-op chain (squeeze-excitation's gate in training and
+// in the unfused pass), over x's buffer, or a plain copy where x has padded blocks or gaps.
+void gate_forward(Plan& p, const Layer& l, SpanForward f) {
     int x = p.value[size_t(l.x())];
     if (span_elements(p.md(x), false) == 0) x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    span_forward(p, l, x, false, simd::hardsigmoid_forward);
+    span_forward(p, l, x, false, f);
 }
 
 }  // namespace
@@ -200,7 +203,8 @@ void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
 
 void forward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && silu_forward(p, l)) return;
-    if (op.fn == Activation::Fn::hardsigmoid) return hardsigmoid_forward(p, l);
+    if (op.fn == Activation::Fn::hardsigmoid) return gate_forward(p, l, simd::hardsigmoid_forward);
+    if (op.fn == Activation::Fn::sigmoid) return gate_forward(p, l, simd::sigmoid_forward);
     std::vector<Eltwise> e = eltwise_of(op.fn);
     if (p.train) e[0].alg = training_alg(e[0].alg);
     eltwise_forward(p, l, e[0]);
@@ -209,6 +213,7 @@ void forward(Plan& p, const Layer& l, const Activation& op) {
 void backward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && !p.saved[size_t(l.node)].pd) return span_backward(p, l, true, simd::silu_backward);
     if (op.fn == Activation::Fn::hardsigmoid) return span_backward(p, l, false, simd::hardsigmoid_backward);
+    if (op.fn == Activation::Fn::sigmoid) return span_backward(p, l, false, simd::sigmoid_backward, true);
     std::vector<Eltwise> e = eltwise_of(op.fn);
     eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
 }

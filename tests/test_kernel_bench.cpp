@@ -457,7 +457,8 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
                             {3, 5, 7, 1, false},     {16, 445, 111, 2, false}, {5, 1152, 48, 2, false},
                             {2, 13, 600, 2, false},  {4, 9, 9, 2, false},     {7, 3, 1, 1, false},
                             {13, 30, 70, 3, false},  {8, 20, 100, 4, false},  {32, 3, 7, 2, false},
-                            {20, 50, 10, 3, false},  {2, 20, 6, 1, true},     {2, 6, 20, 1, true}};
+                            {20, 50, 10, 3, false},  {2, 20, 6, 1, true},     {2, 6, 20, 1, true},
+                            {5, 20, 6, 1, true}};
     for (const SimdVariant& v : supported())
         for (const Shape& s : shapes) {
             const int64_t N = s.N, C = s.C, K = s.K;

@@ -94,7 +94,7 @@ RIDGE_SIMD_INLINE V fold(V x, V y) {
 
 // Lane i: the sum across lanes of a[i], in three levels of shuffles and adds for all eight (a
 // chain of 7 scalar adds each cost more than the products on short rows).
-RIDGE_SIMD_INLINE V gather_sums(const V (&a)[8]) {
+RIDGE_SIMD_INLINE V gather_sums(const V* a) {
     const V q0 = fold<4>(a[0], a[4]), q1 = fold<4>(a[1], a[5]), q2 = fold<4>(a[2], a[6]), q3 = fold<4>(a[3], a[7]);
     return fold<1>(fold<2>(q0, q2), fold<2>(q1, q3));
 }
@@ -103,7 +103,8 @@ RIDGE_SIMD_INLINE V gather_sums(const V (&a)[8]) {
 // from r, BN x BR = 8 or 16 of them at a time (the missing ones are computed from the last row
 // again and not stored). Each step along L loads BN + BR vectors for BN x BR independent FMA
 // chains. M's vectors are loaded a step ahead: loaded where they are used, GCC folds them into each
-// FMA as a memory operand, loading each once per row of a (10 loads per 8 FMAs instead of 6). The
+// FMA as a memory operand, loading each once per row of a (at 2 x 4, 10 loads per 8 FMAs instead
+// of 6). The
 // tail of L is the last 8 floats again, the lanes already summed cleared in both operands (so an
 // infinity there adds 0 x 0, not 0 x inf), or zero-padded copies where L < 8.
 template <int BN, int BR>
@@ -150,7 +151,7 @@ RIDGE_SIMD_INLINE void dots_block(const float* a, const float* M, const float* b
             for (int i = 0; i < BR; ++i) acc[j * BR + i] += load<V>(ta[j]) * load<V>(tm[i]);
     }
     for (int h = 0; h < chains; h += 8) {
-        const V s = gather_sums(*reinterpret_cast<const V(*)[8]>(acc + h));
+        const V s = gather_sums(acc + h);
         for (int q = 0; q < 8; ++q) {
             const int j = (h + q) / BR, i = (h + q) % BR;
             if (j < rows && i < count) out[(n0 + j) * R + r + i] = s[q] + (bias ? bias[r + i] : 0.0f);
@@ -158,29 +159,29 @@ RIDGE_SIMD_INLINE void dots_block(const float* a, const float* M, const float* b
     }
 }
 
-// Blocks of BR rows of M, each swept by every BN rows of a (from L1 after the first sweep).
-template <int BN, int BR>
-RIDGE_SIMD_INLINE void dots_rows(const float* a, const float* M, const float* bias, float* out, int64_t N, int64_t R,
-                                 int64_t L, int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; r += BR)
-        for (int64_t n = 0; n < N; n += BN) dots_block<BN, BR>(a, M, bias, out, n, N - n, r, r1 - r, R, L);
-}
-
-// One row of a: 8 rows of M at a time. Four or more: 4 x 4 chains where AVX-512 gives 32 vector
-// registers, 8 loads per 16 FMAs instead of 6 per 8 (AVX2's 16 registers hold 2 x 4). In
-// efficientnet_b7's per-layer pass at batch 16 in inference (one run each, median over a stage's
-// squeezes and runs), they took 33 against 41 us at 1344 -> 56 (bound 11 us), 69 against 90 at
-// 2304 -> 96, 165 against 199 at 3840 -> 160; alone with its weights in cache, 1344 -> 56 took 15
-// against 19 us.
+// One row of a: 8 rows of M at a time. Otherwise blocks of 4 rows of M, each swept by the rows of a
+// (from L1 after the first sweep) 4 at a time where AVX-512 gives 32 vector registers, 8 loads per
+// 16 FMAs instead of 6 per 8, and 2 at a time for the last 1 to 3 and on AVX2, whose 16 registers
+// about hold 2 x 4. In efficientnet_b7's per-layer pass at batch 16 in inference (one run each,
+// median over a stage's squeezes and runs), its squeezes took 33 against 41 us at 1344 -> 56
+// (bound 11 us), 69 against 90 at 2304 -> 96, 165 against 199 at 3840 -> 160; alone with its
+// weights in cache, 1344 -> 56 took 15 against 19 us.
 RIDGE_SIMD_CLONES void dots(const float* a, const float* M, const float* bias, float* out, int64_t N, int64_t R,
                             int64_t L, int64_t r0, int64_t r1) {
     if (N == 1) {
         for (int64_t r = r0; r < r1; r += 8) dots_block<1, 8>(a, M, bias, out, 0, 1, r, r1 - r, R, L);
-    } else if (N >= 4 && wide_vectors()) {
-        dots_rows<4, 4>(a, M, bias, out, N, R, L, r0, r1);
-    } else {
-        dots_rows<2, 4>(a, M, bias, out, N, R, L, r0, r1);
+        return;
     }
+    const bool wide = wide_vectors();
+    for (int64_t r = r0; r < r1; r += 4)
+        for (int64_t n = 0; n < N;)
+            if (wide && N - n >= 4) {
+                dots_block<4, 4>(a, M, bias, out, n, N - n, r, r1 - r, R, L);
+                n += 4;
+            } else {
+                dots_block<2, 4>(a, M, bias, out, n, N - n, r, r1 - r, R, L);
+                n += 2;
+            }
 }
 
 // out[j, l..l + U W) = bias[l..] (or 0) + sum over k < K of coef[j cj + k ck] M[k, l..] for the

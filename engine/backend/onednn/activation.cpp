@@ -11,7 +11,7 @@
 // at a quarter of memory speed on the efficientnets' maps) wherever its input is a whole dense
 // buffer, blocked or not: elementwise, the kernels need no layout, and padding stays zero.
 // Hardsigmoid, which oneDNN lacks, runs kernels/simd's too, on a buffer without padding, and so
-// does the sigmoid (oneDNN's logistic is compute-bound too, simd.h).
+// does the sigmoid (oneDNN's logistic is compute-bound too, kernels/simd/activation.cpp).
 #include "engine/backend/onednn/ops.h"
 #include "kernels/simd/simd.h"
 
@@ -103,16 +103,13 @@ Md padded_view(const Md& md) {
     return Md(d, dnnl::memory::data_type::f32, block == 16 ? Tag::nChw16c : Tag::nChw8c);
 }
 
-// Training keeps what backward reads: ReLU and sigmoid differentiate from their output.
+// Training keeps what backward reads: ReLU differentiates from its output (the sigmoid too, on
+// kernels/simd).
 algorithm training_alg(algorithm a) {
-    if (a == algorithm::eltwise_relu) return algorithm::eltwise_relu_use_dst_for_bwd;
-    if (a == algorithm::eltwise_logistic) return algorithm::eltwise_logistic_use_dst_for_bwd;
-    return a;
+    return a == algorithm::eltwise_relu ? algorithm::eltwise_relu_use_dst_for_bwd : a;
 }
 
-bool uses_dst(algorithm a) {
-    return a == algorithm::eltwise_relu_use_dst_for_bwd || a == algorithm::eltwise_logistic_use_dst_for_bwd;
-}
+bool uses_dst(algorithm a) { return a == algorithm::eltwise_relu_use_dst_for_bwd; }
 
 void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
     if (!p.needs_grad(l.x())) return;

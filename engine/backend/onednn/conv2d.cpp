@@ -109,7 +109,8 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
 // products' forwards 3.6-4.2 ms on oneDNN's inner product with a swish post-op, 1 to 28 of them
 // flagged slow, against 2.1-2.7 ms and 0 to 2 here (6 alternated pairs). At batch 16 a full
 // survey pass still flagged 28 of its squeezes (20 to 50 us against bounds of 5 to 10), as
-// before. Other post-ops (ReLU, a sigmoid) stay on oneDNN.
+// before, until the dot products took 4 x 4 chains (kernels/simd/linear.cpp): 1 and 3 flagged
+// in two passes after. Other post-ops (ReLU, a sigmoid) stay on oneDNN.
 constexpr int64_t few_rows = 32;
 
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or

@@ -548,10 +548,12 @@ std::vector<OpCase> fused_groups() {
         // At batch 1 the 1x1 conv writes channels-last and the Winograd 3x3 conv nChw16c: oneDNN
         // concatenates such a mix only in its reference; inference unfused reorders the second
         // and concatenates with kernels/simd (layout.cpp).
-        // Groups of 4 channels, 3x3 pad 1, stride 1 or 2, run kernels/simd's grouped4_conv3x3 in
+        // Groups of 4 channels, 3x3 pad 1, stride 1 or 2, run kernels/simd's grouped_conv3x3 in
         // inference (conv2d.cpp), in nChw16c at batch 2 and channels-last at batch 1 (after a 1x1
         // conv, which picks the layout); rows of 19, 10 and 5 outputs leave partial strips of 8.
-        // Groups of 8 stay oneDNN's.
+        // Groups of 8 run it at stride 2 in inference, channels-last where C is a multiple of 256
+        // (rows of 19 and 18 outputs: strips of 16 and a part), and stay oneDNN's at stride 1 and
+        // in training.
         {.name = "grouped4_bn_relu", .what = "1x1 conv, then grouped 3x3 (32 channels in groups of 4), batchnorm, relu",
          .x = {2, 8, 9, 10}, .body = [](Tensor x) {
              return x | conv(32, 1) | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu();
@@ -571,6 +573,14 @@ std::vector<OpCase> fused_groups() {
          }},
         {.name = "grouped8_one_image", .what = "1x1 conv, then grouped 3x3 (16 channels in groups of 8, oneDNN's), batchnorm",
          .x = {1, 8, 6, 11}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.pad = 1, .groups = 2}) | bn(); }},
+        {.name = "grouped8_stride2", .what = "1x1 conv, then grouped 3x3 stride 2 (48 channels in groups of 8), batchnorm, relu",
+         .x = {2, 8, 9, 37}, .body = [](Tensor x) {
+             return x | conv(48, 1) | conv(48, 3, {.stride = 2, .pad = 1, .groups = 6}) | bn() | relu();
+         }},
+        {.name = "grouped8_stride2_one_image", .what = "1x1 conv, then grouped 3x3 stride 2 (256 channels in groups of 8)",
+         .x = {1, 8, 6, 36}, .body = [](Tensor x) {
+             return x | conv(256, 1) | conv(256, 3, {.stride = 2, .pad = 1, .groups = 32});
+         }},
         {.name = "grouped4_stride2_one_image", .what = "1x1 conv, then grouped 3x3 stride 2 (16 channels in groups of 4)",
          .x = {1, 8, 7, 10}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.stride = 2, .pad = 1, .groups = 4}); }},
         {.name = "concat_mixed_layouts", .what = "a concatenation of a channels-last and an nChw16c (Winograd) tensor",

@@ -529,9 +529,9 @@ TEST_CASE("a linear on one row streams its weights in panels of 16 rows, its bia
 
 // The reference takes ReLU of NaN as 0 (x > 0 ? x : 0); so do the hand kernels that fuse one:
 // linear_row (a hostile review found NaN kept there, where oneDNN's inner product at batch 2 gave
-// 0) and grouped4_conv3x3 where it runs (on AVX-512: oneDNN's own jit convs keep NaN through a
+// 0) and grouped_conv3x3 where it runs (on AVX-512: oneDNN's own jit convs keep NaN through a
 // ReLU post-op, so under the AVX2 cap the grouped conv is not compared).
-TEST_CASE("a NaN through a ReLU fused into linear_row or grouped4_conv3x3 gives 0, as in the reference") {
+TEST_CASE("a NaN through a ReLU fused into linear_row or grouped_conv3x3 gives 0, as in the reference") {
     auto check = [](Graph& g, size_t at, bool compare) {
         Inputs in = inputs(g, 5);
         in.x.data()[at] = std::numeric_limits<float>::quiet_NaN();
@@ -555,19 +555,23 @@ TEST_CASE("a NaN through a ReLU fused into linear_row or grouped4_conv3x3 gives 
         check(g, 3, kernel);
     }
     // The kernel alone, on NaNs of either sign (the sign a NaN has after a conv depends on the
-    // instructions that carried it): one 16-channel block of 3x3 positions, weights 1/2.
-    for (float nan : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
-        const simd::Grouped4Conv3x3 d{1, 16, 3, 3, 3, 3, 1, 16};
-        std::vector<float> x(16 * 9, 1.0f), w(16 * 4 * 9, 0.5f), b(16, 0.0f), y(16 * 9, -1.0f), packed(36 * 16);
-        x[4 * 16 + 5] = nan;  // the centre, channel 5 (group 1)
-        simd::grouped4_conv3x3(x.data(), w.data(), b.data(), true, y.data(), packed.data(), d);
-        for (int64_t s = 0; s < 9; ++s)
-            for (int64_t k = 0; k < 16; ++k) {
-                const float want = k / 4 == 1 ? 0.0f : 2.0f * float((2 + (s / 3 == 1)) * (2 + (s % 3 == 1)));
-                CHECK_MESSAGE(y[size_t(s * 16 + k)] == want, "position ", s, " channel ", k, " NaN sign ",
-                              std::signbit(nan));
-            }
-    }
+    // instructions that carried it), with groups of 4 and of 8 (whose ReLU is a vector compare): one
+    // 16-channel block of 3x3 positions, weights 1/2.
+    for (int64_t width : {4, 8})
+        for (float nan : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
+            const simd::GroupedConv3x3 d{1, 16, 3, 3, 3, 3, 1, 16, width};
+            std::vector<float> x(16 * 9, 1.0f), w(size_t(16 * width * 9), 0.5f), b(16, 0.0f), y(16 * 9, -1.0f);
+            std::vector<float> packed(size_t(9 * width * 16));
+            x[4 * 16 + 5] = nan;  // the centre, channel 5
+            simd::grouped_conv3x3(x.data(), w.data(), b.data(), true, y.data(), packed.data(), d);
+            for (int64_t s = 0; s < 9; ++s)
+                for (int64_t k = 0; k < 16; ++k) {
+                    const float taps = float((2 + (s / 3 == 1)) * (2 + (s % 3 == 1)));
+                    const float want = k / width == 5 / width ? 0.0f : 0.5f * float(width) * taps;
+                    CHECK_MESSAGE(y[size_t(s * 16 + k)] == want, "width ", width, " position ", s, " channel ", k,
+                                  " NaN sign ", std::signbit(nan));
+                }
+        }
 }
 
 // Softmax along the last dimension of a plain tensor runs kernels/simd's softmax_forward, in
@@ -651,6 +655,57 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
     }
 }
 
+// Grouped convs of 8 channels run kernels/simd's grouped_conv3x3 at stride 2 in inference on
+// AVX-512 (conv2d.cpp: oneDNN wants nChw8c there), in nChw16c at batch 2, and channels-last at
+// batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster), with
+// nothing reordered for them; at stride 1 and in training they stay oneDNN's convolutions. The op
+// table's grouped8_* cases check the numbers.
+TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 in inference, oneDNN otherwise") {
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    for (int64_t C : {32, 256})
+        for (int64_t N : {1, 2})
+            for (int64_t stride : {1, 2})
+                for (Mode mode : {Mode::infer, Mode::train}) {
+                    CAPTURE(C);
+                    CAPTURE(N);
+                    CAPTURE(stride);
+                    CAPTURE(int(mode));
+                    Graph g("grouped8");
+                    g.input({N, 3, 12, 12}) | conv(C, 1) | bn() | relu() |
+                        conv(C, 3, {.stride = stride, .pad = 1, .groups = C / 8}) | bn() | relu() | conv(16, 1);
+                    auto ex = make_executor("onednn", g, {.mode = mode});
+                    ex->prepare();
+                    const int grouped = 3;
+                    // The forward's steps as primitive:layout, and where the grouped conv's are.
+                    std::vector<std::string> all;
+                    std::vector<size_t> at;
+                    for (const StepInfo& s : ex->steps()) {
+                        if (s.phase != StepPhase::fwd) continue;
+                        if (s.node == grouped) at.push_back(all.size());
+                        all.push_back(s.primitive + ":" + (s.args.empty() ? "" : s.args[0].layout));
+                    }
+                    std::string ran;
+                    for (const std::string& a : all) ran += a + " ";
+                    INFO("forward steps: ", ran);
+                    REQUIRE(!at.empty());
+                    if (avx512 && stride == 2 && mode == Mode::infer && (N == 2 || C % 256 == 0)) {
+                        // Between the 1x1 convs, in their layout: nChw16c from batch 2 (the first conv
+                        // reads the image), channels-last at batch 1.
+                        REQUIRE(at.size() == 1);
+                        REQUIRE(at[0] > 0);
+                        REQUIRE(at[0] + 1 < all.size());
+                        const std::string layout = N == 1 ? "acdb" : "aBcd16b";
+                        CHECK(all[at[0] - 1].rfind("convolution:", 0) == 0);
+                        CHECK(all[at[0]] == "kernel:" + layout);
+                        CHECK(all[at[0] + 1] == "convolution:" + layout);
+                    } else {
+                        int convs = 0;
+                        for (size_t i : at) convs += all[i].rfind("convolution:", 0) == 0;
+                        CHECK(convs == 1);
+                    }
+                }
+}
+
 // A depthwise conv whose input is channels-last (convnext's, after the permutation back) keeps
 // it in training (conv2d.cpp), where oneDNN's weight gradient is a generic kernel with every
 // channel padded to 16 and kernels/simd's depthwise_wgrad reads it instead; at stride 1 its forward
@@ -691,6 +746,61 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
     }
 }
 
+// The grouped conv's forward alone against its sums written out in double: groups of 4 and 8,
+// stride 1 and 2, both layouts, bias and ReLU. 37 columns give rows of 37 and 19 outputs, so the
+// strips of 8 (groups of 4) and 16 (groups of 8) end part-way and meet both edges; maps of 2x1 and
+// 1x2 are all edge. 48 channels are three blocks of 16, six groups of 8, so a group read from its
+// block's other half shows. 64 floats after y must stay as they were (a strip storing past its
+// end).
+TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 2, nChw16c and channels-last") {
+    const int64_t C = 48, tail = 64;
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    struct Map {
+        int64_t N, H, W;
+    };
+    for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}})
+        for (int64_t width : {4, 8})
+            for (int64_t stride : {1, 2})
+                for (int64_t block : {int64_t(16), C}) {
+                    const int64_t N = m.N, H = m.H, W = m.W, P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
+                    INFO("map ", H, "x", W, " width ", width, " stride ", stride, " block ", block);
+                    const simd::GroupedConv3x3 d{N, C, H, W, P, Q, stride, block, width};
+                    REQUIRE(simd::grouped_conv3x3_supported(d));
+                    auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
+                        return block == 16 ? (n * C + c / 16 * 16) * rows * cols + (h * cols + w) * 16 + c % 16
+                                           : ((n * rows + h) * cols + w) * C + c;
+                    };
+                    std::vector<float> x(size_t(N * C * H * W)), w(size_t(C * width * 9)), b(static_cast<size_t>(C));
+                    for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17);
+                    for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
+                    for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
+                    for (bool relu : {false, true}) {
+                        std::vector<float> y(size_t(N * C * P * Q + tail), -7.0f), packed(size_t(9 * width * C));
+                        simd::grouped_conv3x3(x.data(), w.data(), b.data(), relu, y.data(), packed.data(), d);
+                        int64_t wrong = 0;
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t k = 0; k < C; ++k)
+                                for (int64_t p = 0; p < P; ++p)
+                                    for (int64_t q = 0; q < Q; ++q) {
+                                        double want = b[size_t(k)];
+                                        for (int64_t c = 0; c < width; ++c)
+                                            for (int64_t r = 0; r < 3; ++r)
+                                                for (int64_t t = 0; t < 3; ++t) {
+                                                    const int64_t h = p * stride + r - 1, v = q * stride + t - 1;
+                                                    if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                                    want += double(w[size_t(((k * width + c) * 3 + r) * 3 + t)]) *
+                                                            x[size_t(at(n, k / width * width + c, h, v, H, W))];
+                                                }
+                                        if (relu) want = std::max(want, 0.0);
+                                        const float got = y[size_t(at(n, k, p, q, P, Q))];
+                                        wrong += std::abs(got - want) > 1e-5 * (1 + std::abs(want));
+                                    }
+                        CHECK_MESSAGE(wrong == 0, "relu ", relu);
+                        CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+                    }
+                }
+}
+
 // The grouped conv's training kernels alone, against the sums written out: both layouts, and the
 // weight gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added).
 TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c and channels-last") {
@@ -698,7 +808,7 @@ TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     for (int64_t block : {int64_t(16), C}) {
         INFO("block ", block);
-        const simd::Grouped4Conv3x3 d{N, C, H, W, H, W, 1, block};
+        const simd::GroupedConv3x3 d{N, C, H, W, H, W, 1, block};
         auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
             return block == 16 ? (n * C + c / 16 * 16) * H * W + (h * W + w) * 16 + c % 16 : ((n * H + h) * W + w) * C + c;
         };

@@ -1,6 +1,6 @@
 // A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
-// at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 channels a group:
-// forward, data and weight gradient (simd.h).
+// at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 or 8 channels a
+// group: its forward, and for groups of 4 its data and weight gradient (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -274,7 +274,7 @@ RIDGE_SIMD_INLINE V16 spread(V16 v) {
                                       12 + c, 12 + c, 12 + c});
 }
 
-constexpr int64_t strip = 8;  // output positions of a row held in registers
+constexpr int64_t strip4 = 8;  // output positions of a row held in registers
 
 // One block of 16 output channels along `count` (at most strip) positions of an output row from
 // q0: rows[r] the input row that kernel row r reads (null in the padding), positions `ps` floats
@@ -284,6 +284,7 @@ constexpr int64_t strip = 8;  // output positions of a row held in registers
 template <int stride>
 RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps, int64_t q0, int64_t W,
                                             const float* wp, const float* bias, bool relu, float* y, int64_t count) {
+    constexpr int strip = strip4;
     V16 acc[strip];
     for (auto& a : acc) a = bias ? load<V16>(bias) : V16{};
     const int64_t w0 = q0 * stride - 1;
@@ -312,10 +313,64 @@ RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps
     }
 }
 
+// Groups of 8 channels: one group's 8 output channels in an 8-lane vector, so each input channel
+// is a scalar broadcast from memory (a load, no shuffle) into an FMA with one of the tap's 8 weight
+// vectors, which stay in registers across the strip's outputs. The 16-lane spread that groups of 4
+// take crosses 128-bit lanes here and cost as much as the FMAs. 16 outputs a strip: 16
+// accumulators and 8 weights of the 32 registers AVX-512 has, 8 lanes an FMA at Zen 4's rate of
+// 16-lane ones (two 256-bit pipes).
+constexpr int64_t strip8 = 16;
+
+// One group of 8 output channels along `count` (at most strip8) positions of an output row from
+// q0: rows[r] the group's first channel in the input row kernel row r reads (null in the padding),
+// wp the group's packed weights (for each tap and input channel its 8 output lanes, the next
+// input channel's 16 floats on), bias its 8 (or null), y the group's first output channel.
+// Positions outside the map read `zeros`, 8 of them, which come from the caller: with zeros the
+// compiler can see, it picks each scalar by a branch and broadcasts it from a register (a
+// shuffle) instead of from memory.
+template <int stride>
+RIDGE_SIMD_INLINE void grouped8_strip_fixed(const float* const* rows, int64_t ps, int64_t q0, int64_t W,
+                                            const float* wp, const float* bias, bool relu, float* y, int64_t count,
+                                            const float* zeros) {
+    using V8 = Vec<8>;
+    V8 acc[strip8];
+    for (auto& a : acc) a = bias ? load<V8>(bias) : V8{};
+    const int64_t w0 = q0 * stride - 1;
+    for (int r = 0; r < 3; ++r) {
+        if (!rows[r]) continue;
+        for (int s = 0; s < 3; ++s) {
+            V8 tap[8];  // the weights of tap (r, s), one vector per input channel
+            for (int c = 0; c < 8; ++c) tap[c] = load<V8>(wp + ((r * 3 + s) * 8 + c) * 16);
+#pragma GCC unroll 16
+            for (int q = 0; q < strip8; ++q) {
+                const int64_t w = w0 + q * stride + s;
+                const float* v = w >= 0 && w < W ? rows[r] + w * ps : zeros;
+                V8 sum = acc[q];
+#pragma GCC unroll 8
+                for (int c = 0; c < 8; ++c) sum += tap[c] * v[c];
+                acc[q] = sum;
+            }
+        }
+    }
+    // An 8-lane compare and ?: is one instruction each in the AVX-512 and AVX2 builds (vec.h's
+    // select is for 16 lanes, which AVX2 splits); NaN > 0 is false, so NaN gives 0 as the reference.
+    for (int64_t q = 0; q < count; ++q) {
+        const V8 a = acc[q];
+        store(y + q * ps, relu ? (a > 0 ? a : V8{}) : a);
+    }
+}
+
 RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
                                       const float* bias, bool relu, float* y, int64_t count, int64_t stride) {
     if (stride == 1) return grouped4_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count);
     grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
+}
+
+RIDGE_SIMD_CLONES void grouped8_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
+                                      const float* bias, bool relu, float* y, int64_t count, int64_t stride,
+                                      const float* zeros) {
+    if (stride == 1) return grouped8_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
+    grouped8_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
 }
 
 // One image's share of a block's weight gradient at stride 1, where the output map is the input's:
@@ -355,32 +410,57 @@ RIDGE_SIMD_CLONES void grouped4_wgrad_image(const float* x, const float* dy, flo
 
 // Blocks of 16 channels are independent; with fewer than twice the threads, the images are split
 // into chunks as well (as depthwise_wgrad's).
-int64_t grouped4_chunks(const Grouped4Conv3x3& d, int threads) {
+int64_t grouped4_chunks(const GroupedConv3x3& d, int threads) {
     const int64_t blocks = d.C / 16;
     if (blocks >= 2 * threads) return 1;
     return std::min(d.N, (2 * threads + blocks - 1) / blocks);
 }
 
 // y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
-void grouped4_run(const float* x, const float* packed, const float* b, bool relu, float* y,
-                  const Grouped4Conv3x3& d) {
+// Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
+// the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
+// input was read twice from memory: 7.1 against 4.3 ms).
+void grouped_run(const float* x, const float* packed, const float* b, bool relu, float* y, const GroupedConv3x3& d) {
+    const int64_t width = d.width, strip = width == 4 ? strip4 : strip8;
+    const int64_t lanes = width == 4 ? 16 : 8;  // the output channels of one strip
     const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
-    // Position (n, h, w) of the 16-channel block j in a map of H x W: channel-blocked by 16 or
-    // channels-last alike.
-    auto at = [&d, B](int64_t n, int64_t j, int64_t h, int64_t wi, int64_t H, int64_t W) {
-        return (n * d.C + 16 * j / B * B) * H * W + (h * W + wi) * B + 16 * j % B;
+    const float zeros[8] = {};
+    // Position (n, h, w) of channel c (16j, or 16j + 8 for a block's second group of 8) in a map of
+    // H x W: channel-blocked by 16 or channels-last alike.
+    auto at = [&d, B](int64_t n, int64_t c, int64_t h, int64_t wi, int64_t H, int64_t W) {
+        return (n * d.C + c / B * B) * H * W + (h * W + wi) * B + c % B;
     };
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
         const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
-        const int64_t q0 = u % strips * strip;
-        const float* rows[3];
-        for (int r = 0; r < 3; ++r) {
-            const int64_t h = p * d.stride - 1 + r;
-            rows[r] = h >= 0 && h < d.H ? x + at(n, j, h, 0, d.H, d.W) : nullptr;
+        const int64_t q0 = u % strips * strip, count = std::min(strip, d.Q - q0);
+        // At stride 2 every output row reads two input rows no row before it read: the input
+        // streams in at twice stride 1's rate for the same arithmetic, faster than the hardware
+        // prefetcher brought it (16x48x112x112 in groups of 8 on the 2-core Zen 4: 4.1-4.3 ms
+        // from memory, 2.65 with the input in cache). So each strip prefetches its part of the
+        // next output row's two new rows, with low locality (prefetcht2): 2.95-3.3 ms; into L1
+        // (prefetcht0), 3.8-4.0. One row ahead was the best of 1, 2, 4 and 8. Groups of 4 at
+        // stride 2 (16x128x56x56, 3 alternated pairs) went 1.42-1.55 -> 1.06-1.52 ms.
+        if (d.stride == 2 && p + 1 < d.P)
+            for (int64_t h = 2 * p + 2; h < std::min(2 * p + 4, d.H); ++h) {
+                const float* row = x + at(n, 16 * j, h, 0, d.H, d.W);
+                for (int64_t w = std::max<int64_t>(0, 2 * q0 - 1); w < std::min(d.W, 2 * (q0 + strip)); ++w)
+                    __builtin_prefetch(row + w * B, 0, 1);
+            }
+        for (int64_t c0 = 16 * j; c0 < 16 * j + 16; c0 += lanes) {
+            const float* rows[3];
+            for (int r = 0; r < 3; ++r) {
+                const int64_t h = p * d.stride - 1 + r;
+                rows[r] = h >= 0 && h < d.H ? x + at(n, c0, h, 0, d.H, d.W) : nullptr;
+            }
+            const float* wp = packed + j * 9 * 16 * width + c0 % 16;
+            const float* bias = b ? b + c0 : nullptr;
+            float* out = y + at(n, c0, p, q0, d.P, d.Q);
+            if (width == 4)
+                grouped4_strip(rows, B, q0, d.W, wp, bias, relu, out, count, d.stride);
+            else
+                grouped8_strip(rows, B, q0, d.W, wp, bias, relu, out, count, d.stride, zeros);
         }
-        grouped4_strip(rows, B, q0, d.W, packed + j * 9 * 64, b ? b + 16 * j : nullptr, relu,
-                       y + at(n, j, p, q0, d.P, d.Q), std::min(strip, d.Q - q0), d.stride);
     }
 }
 
@@ -457,40 +537,44 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
     dw_run(dy, dw_weights(w, packed, d), true, nullptr, dx, g, threads);
 }
 
-bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d) {
-    return (d.stride == 1 || d.stride == 2) && d.C % 16 == 0 && (d.block == 16 || d.block == d.C) &&
-           d.P == (d.H - 1) / d.stride + 1 && d.Q == (d.W - 1) / d.stride + 1;
+bool grouped_conv3x3_supported(const GroupedConv3x3& d) {
+    return (d.width == 4 || d.width == 8) && (d.stride == 1 || d.stride == 2) && d.C % 16 == 0 &&
+           (d.block == 16 || d.block == d.C) && d.P == (d.H - 1) / d.stride + 1 && d.Q == (d.W - 1) / d.stride + 1;
 }
 
-void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                      const Grouped4Conv3x3& d) {
+void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
+                     const GroupedConv3x3& d) {
     // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
+    const int64_t width = d.width;
     for (int64_t k = 0; k < d.C; ++k)
-        for (int64_t c = 0; c < 4; ++c)
-            for (int64_t t = 0; t < 9; ++t) packed[((k / 16 * 9 + t) * 4 + c) * 16 + k % 16] = w[(k * 4 + c) * 9 + t];
-    grouped4_run(x, packed, b, relu, y, d);
+        for (int64_t c = 0; c < width; ++c)
+            for (int64_t t = 0; t < 9; ++t)
+                packed[((k / 16 * 9 + t) * width + c) * 16 + k % 16] = w[(k * width + c) * 9 + t];
+    grouped_run(x, packed, b, relu, y, d);
 }
 
 // dx[c][h][w] = sum over k, r, s of w[k][c][r][s] dy[k][h + 1 - r][w + 1 - s]: the same conv over dy
 // with each group's 4x4 weights transposed and the taps turned half a circle (r, s -> 2 - r, 2 - s).
-void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const Grouped4Conv3x3& d) {
+void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d) {
     // packed[j][8 - t][k % 4][lane] = w[k][c % 4][t] for input channel c = 16j + lane, k in c's group
     for (int64_t c = 0; c < d.C; ++c)
         for (int64_t k4 = 0; k4 < 4; ++k4)
             for (int64_t t = 0; t < 9; ++t)
                 packed[((c / 16 * 9 + 8 - t) * 4 + k4) * 16 + c % 16] = w[((c / 4 * 4 + k4) * 4 + c % 4) * 9 + t];
-    grouped4_run(dy, packed, nullptr, false, dx, d);
+    GroupedConv3x3 groups_of_4 = d;  // the weights above are packed for 4, whatever d says
+    groups_of_4.width = 4;
+    grouped_run(dy, packed, nullptr, false, dx, groups_of_4);
 }
 
-bool grouped4_wgrad_supported(const Grouped4Conv3x3& d) {
-    return d.stride == 1 && grouped4_conv3x3_supported(d);
+bool grouped4_wgrad_supported(const GroupedConv3x3& d) {
+    return d.width == 4 && d.stride == 1 && grouped_conv3x3_supported(d);
 }
 
-size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads) {
+size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
     return size_t(d.C / 16 * grouped4_chunks(d, threads) * 9 * 64);
 }
 
-void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
+void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads) {
     const int64_t blocks = d.C / 16, NC = grouped4_chunks(d, threads), B = d.block, HW = d.H * d.W;
     constexpr int64_t per = 9 * 64;  // [r][s][c][lane]

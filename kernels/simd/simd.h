@@ -48,12 +48,13 @@ struct Depthwise {
     bool blocked_weights = true;
 };
 
-// A grouped 3x3 convolution with padding 1 and 4 channels a group (grouped4_conv3x3): x
+// A grouped 3x3 convolution with padding 1 and 4 or 8 channels a group (grouped_conv3x3): x
 // (N,C,H,W), y (N,C,P,Q).
-struct Grouped4Conv3x3 {
+struct GroupedConv3x3 {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0;
     int64_t stride = 1;  // both axes
     int64_t block = 16;  // 16: nChw16c; C: channels-last
+    int64_t width = 4;   // channels a group, 4 or 8
 };
 
 }  // namespace ridge::simd
@@ -132,22 +133,23 @@ void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, in
 void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C, int64_t K,
                        bool transposed, int threads);
 
-// A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have 4 input and 4
-// output channels (resnext50's first stage: 128 channels in 32 groups): y = conv(x) + b, then
-// max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16 or both
-// channels-last (block 16 or C), C a multiple of 16; w (C,4,3,3) plain, as PyTorch stores (K, C/G,
-// R, S); b (C) or null; packed: 36*C floats of scratch, where the weights are laid out per block
-// of 16 output channels.
-bool grouped4_conv3x3_supported(const Grouped4Conv3x3& d);
-void grouped4_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                      const Grouped4Conv3x3& d);
-// Its gradients in training, at stride 1 (P = H, Q = W), in the same layouts: dx = the data
-// gradient from dy (overwritten; packed as above); dw (C,4,3,3) = the weight gradient, overwritten,
-// with scratch of grouped4_wgrad_scratch floats.
-void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const Grouped4Conv3x3& d);
-bool grouped4_wgrad_supported(const Grouped4Conv3x3& d);
-size_t grouped4_wgrad_scratch(const Grouped4Conv3x3& d, int threads);
-void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const Grouped4Conv3x3& d,
+// A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have `width` input and
+// output channels, 4 or 8 (resnext50's first two stages: 128 channels in 32 groups, then 256):
+// y = conv(x) + b, then max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16
+// or both channels-last (block 16 or C), C a multiple of 16; w (C,width,3,3) plain, as PyTorch
+// stores (K, C/G, R, S); b (C) or null; packed: 9*width*C floats of scratch, where the weights are
+// laid out per block of 16 output channels.
+bool grouped_conv3x3_supported(const GroupedConv3x3& d);
+void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
+                     const GroupedConv3x3& d);
+// Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts:
+// dx = the data gradient from dy (overwritten; packed as above); dw (C,4,3,3) = the weight
+// gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as groups of 4
+// whatever its width says.
+void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
+bool grouped4_wgrad_supported(const GroupedConv3x3& d);
+size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
+void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
 
 // A depthwise convolution at stride 1, dilation 1, S of 3, 5 or 7, R up to 11, padding under the

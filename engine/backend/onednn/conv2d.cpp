@@ -299,23 +299,32 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 }
 
 // Grouped 3x3 convs of 4 channels a group (resnext50's first stage: 128 channels in 32 groups),
-// padding 1, stride 1 or 2, run kernels/simd's grouped4_conv3x3 in the layout their input has
+// padding 1, stride 1 or 2, run kernels/simd's grouped_conv3x3 in the layout their input has
 // (nChw16c, or channels-last at batch 1); in training, at stride 1 without a bias, and
 // grouped4_backward then runs their gradients. oneDNN 2.6's jit kernel for them wants nChw4c,
 // 4-lane vectors: at batch 8 on the 2-core Zen 4 it took 2.95 ms there plus 0.7 ms of reorders
 // from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at batch 1 0.56
-// ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms. Groups of 8 were
-// measured too and are left to oneDNN: its 8-lane kernel runs at the same rate per lane on Zen 4,
-// where 16-lane FMAs are two 8-lane halves, and this kernel's shuffles across 128-bit lanes made
-// it 1.3 to 1.5x slower at stride 1 (resnext50's second stage, regnet_y_400mf's). On AVX-512
-// only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): the kernel's 16-lane accumulators
-// spill in the AVX2 build, and there the plans run nChw8c. The group may add a folded batchnorm
-// (the bias) and a ReLU in inference; false, planning nothing, for any other conv or chain.
-bool grouped4_forward(Plan& p, const Layer& l, const Conv2d& op) {
+// ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms.
+// Groups of 8 at stride 2 run it too, in inference: oneDNN's kernel for them wants nChw8c, into
+// which nChw16c neighbours are reordered and back. regnet_y_400mf at batch 16 (the 2-core Zen 4,
+// 3 alternated runs): block1-0.conv2, 16x48x112x112 in, 5.9-6.8 -> 3.5-3.8 ms (bound 1.48),
+// block3-0.conv2 0.88-1.06 -> 0.71-0.73. Channels-last (batch 1) oneDNN's kernel is 1.3x faster
+// than this one (1x48x112x112: 120 against 162 us alone) except where C is a multiple of 256:
+// 1x256x56x56 took it 548 us against 161 at 240 channels and 182 at 272, and 1x512x28x28 270, as if
+// the input positions it reads, a multiple of 2 KB apart, fell into the same L1 sets. There the
+// kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms
+// (bound 0.12). At stride 1 oneDNN is faster in its own layout (1x256x28x28: 0.14 ms plus 0.04 of
+// reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's, as
+// in training, where the kernel has no gradients for them.
+// On AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): the kernel's accumulators
+// and weights (16-lane ones for groups of 4, 24 8-lane registers for groups of 8) spill in the AVX2
+// build, and there the plans run nChw8c. The group may add a folded batchnorm (the bias) and a
+// ReLU in inference; false, planning nothing, for any other conv or chain.
+bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
-    const int64_t C = xs[1];
-    if (op.G < 2 || C != op.K || C != 4 * op.G) return false;
+    const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
+    if (width != 4 && !(width == 8 && op.stride.h == 2 && !p.train)) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
@@ -328,27 +337,28 @@ bool grouped4_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Md md = p.md(x);
     const bool nhwc = md == canonical(Md(md.dims(), f32, Tag::nhwc));
     if (md != canonical(Md(md.dims(), f32, Tag::nChw16c)) && !nhwc) return false;
-    const simd::Grouped4Conv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16};
-    if (!simd::grouped4_conv3x3_supported(d)) return false;
+    if (width == 8 && nhwc && C % 256 != 0) return false;
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16, width};
+    if (!simd::grouped_conv3x3_supported(d)) return false;
     if (p.train && !simd::grouped4_wgrad_supported(d)) return false;
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
-    const int w = p.param_mem(l.node, 0, plain({op.G, 4, 4, 3, 3}));  // PyTorch's (K, C/G, R, S)
+    const int w = p.param_mem(l.node, 0, plain({op.G, width, width, 3, 3}));  // PyTorch's (K, C/G, R, S)
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
-    const int packed = p.mem(plain({36 * C}));
+    const int packed = p.mem(plain({9 * width * C}));
     const int y = p.mem(canonical(Md(dims_of(ys), f32, nhwc ? Tag::nhwc : Tag::nChw16c)));
     if (bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
+        p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
                  {x, w, b, packed, y});
     else
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped4_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
+        p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
                  {x, w, packed, y});
     p.value[size_t(l.y(p.g))] = y;
     if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped4_backward reads this
     return true;
 }
 
-// The gradients of a conv grouped4_forward ran in training, in its layouts: the data gradient is the
+// The gradients of a conv grouped_forward ran in training, in its layouts: the data gradient is the
 // same kernel over dy with the groups' weights transposed and turned, the weight gradient
 // kernels/simd's grouped4_wgrad. oneDNN 2.6 had these in nChw4c or channels-last only: at batch 8
 // (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms bound, the data
@@ -359,7 +369,7 @@ void grouped4_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t C = xs[1];
     const Md ym = p.md(s.out);
     const bool nhwc = ym == canonical(Md(ym.dims(), dnnl::memory::data_type::f32, Tag::nhwc));
-    const simd::Grouped4Conv3x3 d{xs[0], C, xs[2], xs[3], xs[2], xs[3], 1, nhwc ? C : 16};
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], xs[2], xs[3], 1, nhwc ? C : 16};
     const int w = p.param[size_t(l.node)][0];
     int dy = -1;
     if (p.needs_grad(l.x())) {
@@ -403,7 +413,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
         if (!few_rows_forward(p, l, op)) inner_product_forward(p, l, *ip);
         return;
     }
-    if (grouped4_forward(p, l, op) || depthwise_forward(p, l, op)) return;
+    if (grouped_forward(p, l, op) || depthwise_forward(p, l, op)) return;
     ConvGeometry c = geometry(p, l, op);
     bool folded = l.group && l.group->bn >= 0;
     bool bias = op.bias || folded;

@@ -1,5 +1,7 @@
 #include "engine/analysis.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace ridge {
@@ -31,9 +33,41 @@ Ctx context(const Graph& g, const Node& n) {
     return c;
 }
 
+// The interval of its input's dimension `dim` that a slice or select takes; none for other ops.
+struct Region {
+    int dim;
+    int64_t begin, end;
+};
+std::optional<Region> region_of(const Op& op, size_t rank) {
+    if (const auto* s = std::get_if<Slice>(&op)) return Region{normalize_dim(s->dim, rank), s->start, s->start + s->length};
+    if (const auto* s = std::get_if<Select>(&op)) return Region{normalize_dim(s->dim, rank), s->index, s->index + 1};
+    return std::nullopt;
+}
+
+// Whether every reader of n's input is a slice or select along one dimension and their regions
+// tile it, without gap or overlap (ViT's q, k and v; shufflenet's two halves): then each one's
+// gradient is its own region of the input's gradient.
+bool tiles_input(const Graph& g, const Node& n) {
+    const Shape& x = g.tensor(n.inputs[0]).shape;
+    std::vector<Region> regions;
+    for (const Node& m : g.nodes()) {
+        if (std::find(m.inputs.begin(), m.inputs.end(), n.inputs[0]) == m.inputs.end()) continue;
+        const std::optional<Region> r = region_of(m.op, x.size());
+        if (!r || r->dim != region_of(n.op, x.size())->dim) return false;
+        regions.push_back(*r);
+    }
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
+    int64_t covered = 0;
+    for (const Region& r : regions) {
+        if (r.begin != covered) return false;
+        covered = r.end;
+    }
+    return covered == x[size_t(regions.front().dim)];
+}
+
 // Bytes of one layer, noted in w beside its FLOPs. X input elements, Y output elements, Wt weights,
 // Sv saved elements, DX elements of the input gradients, b bytes per element.
-Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
+Counts layer_counts(const Graph& g, const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
     Counts c;
     c.params = w.params;
     c.macs = w.macs;
@@ -42,7 +76,17 @@ Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
     c.wgrad_flops = w.wgrad_flops;
     Ex b = var("b", bytes), Wt = var("Wt", w.params);
     c.param_bytes = checked_mul(Wt.v, bytes);
-    if (op_is_alias(n.op)) return c;  // a view writes nothing and moves nothing
+    if (op_is_alias(n.op)) {
+        // A view writes nothing forward. A slice's or select's gradient is a tensor of its input's
+        // shape, dy in its region and zeros elsewhere (as PyTorch's slice_backward and
+        // select_backward allocate it): read Y, write X; where the views on the input tile it,
+        // each writes its region only.
+        if (region_of(n.op, ctx.in[0].size()) && ctx.needs_grad[0]) {
+            Ex Y = var("Y", numel(ctx.out)), DX = var("DX", tiles_input(g, n) ? numel(ctx.out) : numel(ctx.in[0]));
+            c.bwd_traffic_bytes = w.note("bwd traffic bytes", (Y + DX) * b);
+        }
+        return c;
+    }
 
     int64_t x_elems = 0, dx_elems = 0, saved_elems = 0;
     bool any_dgrad = false;
@@ -79,7 +123,7 @@ Counts layer_counts(const Node& n, const Ctx& ctx, Work& w, int64_t bytes) {
 Work layer_work(const Graph& g, const Node& n, DType dtype) {
     Ctx ctx = context(g, n);
     Work w = op_work(n.op, ctx);
-    layer_counts(n, ctx, w, dtype_bytes(dtype));
+    layer_counts(g, n, ctx, w, dtype_bytes(dtype));
     return w;
 }
 
@@ -93,7 +137,7 @@ Analysis analyze(const Graph& g, DType dtype) {
     for (const Node& n : g.nodes()) {
         Ctx ctx = context(g, n);
         Work w = op_work(n.op, ctx);
-        LayerCost L{n.name, op_kind(n.op), op_category(n.op, ctx.in[0]), ctx.out, layer_counts(n, ctx, w, b)};
+        LayerCost L{n.name, op_kind(n.op), op_category(n.op, ctx.in[0]), ctx.out, layer_counts(g, n, ctx, w, b)};
         if (L.c.saved_bytes) {
             for (int i : w.saved_inputs) saved_storage.insert(g.tensor(n.inputs[i]).storage);
             if (w.saves_output) saved_storage.insert(g.tensor(n.output).storage);

@@ -461,7 +461,7 @@ TEST_CASE("data movement and views") {
         CHECK((p.g.input({2, 3, 4}) | permute({0, 2, 1})).shape() == Shape{2, 4, 3});
         check(p.last(), {.act = 96, .fwd_traffic = 2 * 24 * 4});
     }
-    SUBCASE("views write and move nothing") {
+    SUBCASE("views write nothing; a slice's or select's gradient writes its input's") {
         Probe p;
         Tensor x = p.g.input({2, 3, 4, 5}, true);
         CHECK((x | flatten()).shape() == Shape{2, 60});
@@ -471,7 +471,39 @@ TEST_CASE("data movement and views") {
         CHECK((x | select(1, 0)).shape() == Shape{2, 4, 5});
         CHECK((x | dropout(0.5)).shape() == x.shape());
         CHECK((x | stochastic_depth(0.1)).shape() == x.shape());
-        for (const LayerCost& L : analyze(p.g, DType::fp32).layers) check(L, {});
+        const Analysis a = analyze(p.g, DType::fp32);
+        REQUIRE(a.layers.size() == 7);
+        for (size_t i : {0, 1, 2, 5, 6}) check(a.layers[i], {});
+        // X = 120. The slice: dy (80) read, x's gradient (120) written, zeros outside its region.
+        check(a.layers[3], {.bwd_traffic = (80 + 120) * 4});
+        check(a.layers[4], {.bwd_traffic = (40 + 120) * 4});  // the select: dy (40), dx (120)
+    }
+    SUBCASE("slices or selects that tile their input write their regions only") {
+        Probe p;
+        Tensor x = p.g.input({2, 6, 4}, true);
+        x | slice(1, 0, 2);
+        x | slice(-2, 2, 4);  // the same dimension, counted from the end
+        Tensor y = p.g.input({2, 3, 4}, true);
+        for (int64_t i : {2, 0, 1}) y | select(1, i);
+        Tensor z = p.g.input({2, 6, 4}, true);  // a gap: [0, 2) and [3, 6) leave row 2 to zeros
+        z | slice(1, 0, 2);
+        z | slice(1, 3, 3);
+        Tensor w = p.g.input({2, 3, 4}, true);  // all of dimension 1, and a reader of another
+        w | slice(1, 0, 3);
+        w | select(2, 0);
+        Tensor v = p.g.input({2, 6, 4}, true);  // overlapping: [0, 4) and [2, 6)
+        v | slice(1, 0, 4);
+        v | slice(1, 2, 4);
+        const Analysis a = analyze(p.g, DType::fp32);
+        REQUIRE(a.layers.size() == 11);
+        check(a.layers[0], {.bwd_traffic = (16 + 16) * 4});  // dy (2x2x4), its region of dx
+        check(a.layers[1], {.bwd_traffic = (32 + 32) * 4});
+        for (size_t i : {2, 3, 4}) check(a.layers[i], {.bwd_traffic = (8 + 8) * 4});
+        check(a.layers[5], {.bwd_traffic = (16 + 48) * 4});  // dx (48) written whole
+        check(a.layers[6], {.bwd_traffic = (24 + 48) * 4});
+        check(a.layers[7], {.bwd_traffic = (24 + 24) * 4});
+        check(a.layers[8], {.bwd_traffic = (6 + 24) * 4});
+        for (size_t i : {9, 10}) check(a.layers[i], {.bwd_traffic = (32 + 48) * 4});
     }
 }
 

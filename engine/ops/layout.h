@@ -1,6 +1,7 @@
 #pragma once
 // Ops that move or reinterpret data and compute nothing.
-// Views (Flatten, Reshape, Slice, Select) alias their input: no bytes written, no traffic.
+// Views (Flatten, Reshape, Slice, Select) alias their input: no bytes written, no forward
+// traffic; a slice's or select's gradient is written (engine/analysis.cpp, engine/README.md).
 // Concat, ChannelShuffle and Permute write a new tensor: they read and write every element.
 #include "engine/formula.h"
 #include "engine/ops/traits.h"

@@ -29,7 +29,7 @@ int op_arity(const Op& op);          // inputs it takes; 0 means one or more
 std::string op_kind(const Op& op);   // "conv2d", "relu", "maxpool", ... (the layer's type column)
 std::string op_label(const Op& op);  // base of default layer names: "conv", "bn", "fc", else the kind
 bool op_has_params(const Op& op);
-bool op_is_alias(const Op& op);      // the output is a view of input 0: no bytes, no traffic
+bool op_is_alias(const Op& op);      // the output is a view of input 0: no bytes, no forward traffic
 
 // In a fixed order per op: conv/linear weight then bias; norm gamma, beta (then batchnorm's
 // running mean and variance); layer scale gamma; class token (D); position embedding (T,D).

@@ -494,8 +494,12 @@ TEST_CASE("data movement and views") {
         Tensor v = p.g.input({2, 6, 4}, true);  // overlapping: [0, 4) and [2, 6)
         v | slice(1, 0, 4);
         v | slice(1, 2, 4);
+        Tensor u = p.g.input({2, 4, 4}, true);  // [0, 2) and [2, 4), but of two dimensions
+        u | slice(1, 0, 2);
+        u | slice(2, 2, 2);
+        p.g.input({2, 3, 4}) | slice(1, 0, 1);  // no gradient wanted: no backward
         const Analysis a = analyze(p.g, DType::fp32);
-        REQUIRE(a.layers.size() == 11);
+        REQUIRE(a.layers.size() == 14);
         check(a.layers[0], {.bwd_traffic = (16 + 16) * 4});  // dy (2x2x4), its region of dx
         check(a.layers[1], {.bwd_traffic = (32 + 32) * 4});
         for (size_t i : {2, 3, 4}) check(a.layers[i], {.bwd_traffic = (8 + 8) * 4});
@@ -504,6 +508,8 @@ TEST_CASE("data movement and views") {
         check(a.layers[7], {.bwd_traffic = (24 + 24) * 4});
         check(a.layers[8], {.bwd_traffic = (6 + 24) * 4});
         for (size_t i : {9, 10}) check(a.layers[i], {.bwd_traffic = (32 + 48) * 4});
+        for (size_t i : {11, 12}) check(a.layers[i], {.bwd_traffic = (16 + 32) * 4});
+        check(a.layers[13], {});
     }
 }
 

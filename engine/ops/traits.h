@@ -4,7 +4,8 @@
 // not compile (engine/op.cpp visits them):
 //   static constexpr int arity;               inputs it takes; 0 means one or more
 //   static constexpr bool has_params;         it owns tensors, which params(op, in) lists
-//   static constexpr bool aliases;            its output is a view of input 0: no bytes, no traffic
+//   static constexpr bool aliases;            its output is a view of input 0: no bytes, no forward
+//                                             traffic (a slice's or select's gradient: analysis.cpp)
 //   static constexpr std::string_view label;  base of default layer names ("conv"); "" uses kind()
 // and beside its shape rule:
 //   std::string kind(const Op&);                                 the layer's type column

@@ -9,6 +9,7 @@
 // 31 us for efficientnet_b7's 16x480 to 16x3840 gates at batch 16, the same compute-bound pace.
 // x, y, dy, dx (n) contiguous
 #include <algorithm>
+#include <array>
 
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
@@ -61,36 +62,36 @@ RIDGE_SIMD_INLINE V silu_grad(V x, V dy) {
     return dy * (g.s * (1.0f + x * g.complement));
 }
 
-// f over whole vectors, then the tail through a zero-padded copy (whose extra lanes are dropped).
-template <class F>
-RIDGE_SIMD_INLINE void map_span(const float* x, float* y, int64_t n, F f) {
+// The floats [i, n) of p in a vector's worth, zero-padded.
+RIDGE_SIMD_INLINE std::array<float, 16> tail_of(const float* p, int64_t i, int64_t n) {
+    std::array<float, 16> t{};
+    std::copy(p + i, p + n, t.begin());
+    return t;
+}
+
+// y = f(x...) element by element over n floats of each input: whole vectors, then the tail
+// through zero-padded copies (whose extra lanes are dropped).
+template <class F, class... In>
+RIDGE_SIMD_INLINE void map_span(float* y, int64_t n, F f, const In*... x) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) store(y + i, f(load<V>(x + i)));
+    for (; i + 16 <= n; i += 16) store(y + i, f(load<V>(x + i)...));
     if (i == n) return;
-    float xs[16] = {}, ys[16];
-    std::copy(x + i, x + n, xs);
-    store(ys, f(load<V>(xs)));
+    float ys[16];
+    store(ys, f(load<V>(tail_of(x, i, n).data())...));
     std::copy(ys, ys + (n - i), y + i);
 }
 
 RIDGE_SIMD_CLONES void silu_span(const float* x, float* y, int64_t n) {
-    map_span(x, y, n, [](V v) { return silu(v); });
+    map_span(y, n, [](V v) { return silu(v); }, x);
 }
 
 RIDGE_SIMD_CLONES void silu_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) store(dx + i, silu_grad(load<V>(x + i), load<V>(dy + i)));
-    if (i == n) return;
-    float xs[16] = {}, dys[16] = {}, dxs[16];
-    std::copy(x + i, x + n, xs);
-    std::copy(dy + i, dy + n, dys);
-    store(dxs, silu_grad(load<V>(xs), load<V>(dys)));
-    std::copy(dxs, dxs + (n - i), dx + i);
+    map_span(dx, n, [](V v, V g) { return silu_grad(v, g); }, x, dy);
 }
 
 // sigmoid above takes a NaN as beyond 87 (its limit 0 or 1, by the sign bit): here it stays NaN.
 RIDGE_SIMD_CLONES void sigmoid_span(const float* x, float* y, int64_t n) {
-    map_span(x, y, n, [](V v) { return select(nan_lanes(v), v, sigmoid(v).s); });
+    map_span(y, n, [](V v) { return select(nan_lanes(v), v, sigmoid(v).s); }, x);
 }
 
 // dx = dy * y * (1 - y) from the output y, as oneDNN's logistic_use_dst_for_bwd and the reference

@@ -1246,7 +1246,10 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                 if (s.primitive == "convolution" && s.impl.find("wino") != std::string::npos) winograd.insert(s.node);
             }
             for (const StepInfo& s : ex->steps()) {
-                bool copy = s.phase == StepPhase::fwd && same_layout_copy(s);
+                // The class token puts x into y's rows 1..T with a reorder: a concatenation, which
+                // copies by nature, and whose two sides both read abc at batch 1.
+                const bool token = s.node >= 0 && std::holds_alternative<ClassToken>(g.nodes()[size_t(s.node)].op);
+                bool copy = s.phase == StepPhase::fwd && same_layout_copy(s) && !token;
                 bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
                                      std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op) &&
                                      !winograd.count(s.node) && out_of_channels_last(s);

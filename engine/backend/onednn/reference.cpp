@@ -1,6 +1,6 @@
-// Layers oneDNN 2.6 has no primitive for (the class token, adaptive pooling with unequal windows,
-// ceil-mode average pooling) run the reference kernels of
-// kernels/cpu on plain copies of their inputs. None of them is on a hot path of the zoo.
+// Layers oneDNN 2.6 has no primitive for (adaptive pooling with unequal windows, ceil-mode average
+// pooling) run the reference kernels of kernels/cpu on plain copies of their inputs. None of them
+// is on a hot path of the zoo.
 #include "engine/backend/onednn/ops.h"
 #include "kernels/cpu/kernel.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Writes tests/data/torch_fallback_ops.txt: PyTorch's values for the ops the oneDNN executor
-hands to the reference kernels (class token, ceil-mode average pooling, adaptive average pooling
-with unequal windows, hardsigmoid on its own, the softmax cross-entropy loss).
+"""Writes tests/data/torch_fallback_ops.txt: PyTorch's values for the ops oneDNN 2.6 has no
+primitive for (class token, ceil-mode average pooling, adaptive average pooling with unequal
+windows, hardsigmoid on its own, the softmax cross-entropy loss).
 
     /usr/bin/python3 bench/torch_fallback_ops.py > tests/data/torch_fallback_ops.txt
 

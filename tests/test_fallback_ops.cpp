@@ -1,5 +1,6 @@
-// The ops the oneDNN executor hands to the reference kernels (class token, ceil-mode average
-// pooling, adaptive pooling with unequal windows, hardsigmoid alone, the loss) against PyTorch's
+// The ops oneDNN 2.6 has no primitive for (class token, ceil-mode average pooling, adaptive
+// pooling with unequal windows, hardsigmoid alone, the loss), which the oneDNN executor runs on
+// the reference kernels or on its own (the class token, hardsigmoid), against PyTorch's
 // values, not against the reference: tests/data/torch_fallback_ops.txt, written by
 // bench/torch_fallback_ops.py in float64. Each case is one layer trained one step as every
 // executor does (the output, the mean cross-entropy of it read as (N, numel/N), backward), run on

@@ -59,8 +59,8 @@ void forward(Plan& p, const Layer& l, const ClassToken&) {
 void backward(Plan& p, const Layer& l, const ClassToken&) {
     const Shape& xs = p.shape(l.x());
     const int64_t N = xs[0], T = xs[1], D = xs[2];
-    const int dy = p.as(p.dy(l.n.output), plain({N, T + 1, D}));
     p.at(&p.bwd, l.node, Phase::wgrad);
+    const int dy = p.as(p.dy(l.n.output), plain({N, T + 1, D}));
     p.kernel(
         [N, T, D](const std::vector<float*>& a) {
             std::fill(a[1], a[1] + D, 0.0f);

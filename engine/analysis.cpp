@@ -49,11 +49,12 @@ std::optional<Region> region_of(const Op& op, size_t rank) {
 // gradient is its own region of the input's gradient.
 bool tiles_input(const Graph& g, const Node& n) {
     const Shape& x = g.tensor(n.inputs[0]).shape;
+    const int dim = region_of(n.op, x.size())->dim;
     std::vector<Region> regions;
     for (const Node& m : g.nodes()) {
         if (std::find(m.inputs.begin(), m.inputs.end(), n.inputs[0]) == m.inputs.end()) continue;
         const std::optional<Region> r = region_of(m.op, x.size());
-        if (!r || r->dim != region_of(n.op, x.size())->dim) return false;
+        if (!r || r->dim != dim) return false;
         regions.push_back(*r);
     }
     std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
@@ -62,7 +63,7 @@ bool tiles_input(const Graph& g, const Node& n) {
         if (r.begin != covered) return false;
         covered = r.end;
     }
-    return covered == x[size_t(regions.front().dim)];
+    return covered == x[size_t(dim)];
 }
 
 // Bytes of one layer, noted in w beside its FLOPs. X input elements, Y output elements, Wt weights,

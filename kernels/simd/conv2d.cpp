@@ -360,15 +360,14 @@ RIDGE_SIMD_INLINE void grouped8_strip_fixed(const float* const* rows, int64_t ps
     }
 }
 
-RIDGE_SIMD_CLONES void grouped4_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
-                                      const float* bias, bool relu, float* y, int64_t count, int64_t stride) {
-    if (stride == 1) return grouped4_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count);
-    grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
-}
-
-RIDGE_SIMD_CLONES void grouped8_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
-                                      const float* bias, bool relu, float* y, int64_t count, int64_t stride,
-                                      const float* zeros) {
+// One strip of either kernel, by the group's width and the stride (zeros: groups of 8 only).
+RIDGE_SIMD_CLONES void grouped_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
+                                     const float* bias, bool relu, float* y, int64_t count, int64_t stride,
+                                     int64_t width, const float* zeros) {
+    if (width == 4) {
+        if (stride == 1) return grouped4_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count);
+        return grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
+    }
     if (stride == 1) return grouped8_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
     grouped8_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
 }
@@ -455,11 +454,8 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
             }
             const float* wp = packed + j * 9 * 16 * width + c0 % 16;
             const float* bias = b ? b + c0 : nullptr;
-            float* out = y + at(n, c0, p, q0, d.P, d.Q);
-            if (width == 4)
-                grouped4_strip(rows, B, q0, d.W, wp, bias, relu, out, count, d.stride);
-            else
-                grouped8_strip(rows, B, q0, d.W, wp, bias, relu, out, count, d.stride, zeros);
+            grouped_strip(rows, B, q0, d.W, wp, bias, relu, y + at(n, c0, p, q0, d.P, d.Q), count, d.stride, width,
+                          zeros);
         }
     }
 }

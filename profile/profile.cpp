@@ -99,16 +99,21 @@ int64_t flops_labelled(const std::vector<Counter>& counters, const Measured& m, 
     return s;
 }
 
-// The facts about what ran: implementations, reorders, padding, shared steps.
-void step_facts(Row& r, const std::vector<const StepInfo*>& steps) {
+// The facts about what ran: implementations, reorders, padding, shared steps, and the threads of
+// the main step (the first that is not a reorder) where the executor gave it fewer than the most
+// any step of the run took (`most`): a small layer's time is then one core's, and a held step
+// keeps the other threads spinning through it, awake for the step after.
+void step_facts(Row& r, const std::vector<const StepInfo*>& steps, int most) {
     std::vector<std::string> impls;
     int kernels = 0;
     bool reference = false;
+    const StepInfo* main = nullptr;
     for (const StepInfo* s : steps) {
         if (is_reorder(*s)) continue;
         if (s->primitive == "kernel") ++kernels;
         if (s->impl.rfind("ref", 0) == 0) reference = true;
         if (std::find(impls.begin(), impls.end(), s->impl) == impls.end()) impls.push_back(s->impl);
+        if (!main) main = s;
     }
     if (impls.empty() && !steps.empty()) impls.push_back(steps.front()->impl);
     for (const std::string& i : impls) r.impl += (r.impl.empty() ? "" : ",") + i;
@@ -128,6 +133,9 @@ void step_facts(Row& r, const std::vector<const StepInfo*>& steps) {
                 }
     }
     for (const std::string& f : seen) r.why.push_back(f);
+    if (main && main->threads > 0 && main->threads < most)
+        r.why.push_back(cat("on ", main->threads, " of ", most, " threads: too little work to pay for waking more",
+                            main->held ? "; held: the others spin through it, awake for the step after" : ""));
 }
 
 bool gap(int64_t measured, int64_t reference) {
@@ -234,11 +242,13 @@ void attribute(Profile& p, const Graph& g, const Analysis& a, const std::vector<
         auto it = by.find({node, ph});
         return it == by.end() ? std::vector<size_t>{} : it->second;
     };
+    int most = 0;
+    for (const StepInfo& s : steps) most = std::max(most, s.threads);
     auto make_row = [&](Row r, const std::vector<size_t>& idx) {
         std::vector<const StepInfo*> ss;
         for (size_t i : idx) ss.push_back(&steps[i]);
         r.steps = int(idx.size());
-        step_facts(r, ss);
+        step_facts(r, ss, most);
         r.expected_flops = r.analytic_flops;
         const StepInfo* main = nullptr;
         for (const StepInfo* s : ss)

@@ -286,6 +286,41 @@ TEST_CASE("attribution without counts: implementations and times only") {
     CHECK(!p.total.measured);
 }
 
+// The oneDNN executor gives a small step one thread (executor.cpp, threads_for) and may hold the
+// team across it; the why column says so where a layer's main step ran on fewer threads than the
+// most any step took, and only there: a reorder's threads do not count, nor do steps of a library
+// that picks its own (threads 0).
+TEST_CASE("the why column names a layer's threads where they are fewer than the run's most") {
+    Graph g = tiny();
+    const int conv_n = node(g, "conv"), relu_n = node(g, "relu"), pool_n = node(g, "pool"), fc_n = node(g, "fc");
+    auto on = [](StepInfo s, int threads, bool held = false) {
+        s.threads = threads;
+        s.held = held;
+        return s;
+    };
+    std::vector<StepInfo> steps = {
+        on(step(conv_n, StepPhase::fwd, "convolution", "jit:avx2"), 2),
+        on(step(relu_n, StepPhase::fwd, "reorder", "jit:uni"), 1),
+        on(step(relu_n, StepPhase::fwd, "eltwise", "jit:avx2"), 2),
+        on(step(pool_n, StepPhase::fwd, "pooling", "jit:avx2"), 1, true),
+        on(step(fc_n, StepPhase::fwd, "inner_product", "brgemm:avx2"), 1),
+    };
+    Profile p;
+    attribute(p, g, analyze(g, DType::fp32), steps, {}, {}, PhaseTimes{});
+    CHECK_MESSAGE(!has_fact(row(p, "conv", "fwd"), "threads"), facts(row(p, "conv", "fwd")));
+    CHECK_MESSAGE(!has_fact(row(p, "relu", "fwd"), "threads"), facts(row(p, "relu", "fwd")));
+    CHECK_MESSAGE(has_fact(row(p, "pool", "fwd"), "on 1 of 2 threads: too little work to pay for waking more; held"),
+                  facts(row(p, "pool", "fwd")));
+    const Row& fc = row(p, "fc", "fwd");
+    CHECK_MESSAGE(has_fact(fc, "on 1 of 2 threads"), facts(fc));
+    CHECK_MESSAGE(!has_fact(fc, "held"), facts(fc));
+
+    for (StepInfo& s : steps) s.threads = 0;  // cuDNN's steps
+    Profile gpu;
+    attribute(gpu, g, analyze(g, DType::fp32), steps, {}, {}, PhaseTimes{});
+    for (const Row& r : gpu.rows) CHECK_MESSAGE(!has_fact(r, "threads"), r.name, ": ", facts(r));
+}
+
 TEST_CASE("attribution refuses counts that do not line up with the steps") {
     Graph g = tiny();
     Profile p;

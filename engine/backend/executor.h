@@ -101,6 +101,7 @@ struct StepInfo {
     std::string impl;       // the implementation that runs it ("brg:avx512_core", "jit:avx2", "ref:any")
     std::vector<StepArg> args;
     bool held = false;  // a one-thread step run while the rest of the team spins (onednn executor.cpp, run())
+    int threads = 0;    // the CPU threads it runs on (onednn); 0 where the library decides (cudnn)
 };
 
 // Called around every step while set: before() just ahead of it, after() once it has finished

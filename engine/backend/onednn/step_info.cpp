@@ -78,6 +78,7 @@ std::string layout_name(const dnnl_memory_desc_t& d) {
 StepInfo describe_step(const Plan& p, const Step& s) {
     StepInfo info;
     info.node = s.node;
+    info.threads = s.threads;
     switch (s.phase) {
         case Phase::fwd: info.phase = StepPhase::fwd; break;
         case Phase::dgrad: info.phase = StepPhase::dgrad; break;

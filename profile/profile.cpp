@@ -100,20 +100,18 @@ int64_t flops_labelled(const std::vector<Counter>& counters, const Measured& m, 
 }
 
 // The facts about what ran: implementations, reorders, padding, shared steps, and the threads of
-// the main step (the first that is not a reorder) where the executor gave it fewer than the most
-// any step of the run took (`most`): a small layer's time is then one core's, and a held step
-// keeps the other threads spinning through it, awake for the step after.
-void step_facts(Row& r, const std::vector<const StepInfo*>& steps, int most) {
+// the main step where the executor gave it fewer than the most any step of the run took (`most`):
+// a small layer's time is then one core's, and a held step keeps the other threads spinning
+// through it, awake for the step after.
+void step_facts(Row& r, const std::vector<const StepInfo*>& steps, const StepInfo* main, int most) {
     std::vector<std::string> impls;
     int kernels = 0;
     bool reference = false;
-    const StepInfo* main = nullptr;
     for (const StepInfo* s : steps) {
         if (is_reorder(*s)) continue;
         if (s->primitive == "kernel") ++kernels;
         if (s->impl.rfind("ref", 0) == 0) reference = true;
         if (std::find(impls.begin(), impls.end(), s->impl) == impls.end()) impls.push_back(s->impl);
-        if (!main) main = s;
     }
     if (impls.empty() && !steps.empty()) impls.push_back(steps.front()->impl);
     for (const std::string& i : impls) r.impl += (r.impl.empty() ? "" : ",") + i;
@@ -248,12 +246,13 @@ void attribute(Profile& p, const Graph& g, const Analysis& a, const std::vector<
         std::vector<const StepInfo*> ss;
         for (size_t i : idx) ss.push_back(&steps[i]);
         r.steps = int(idx.size());
-        step_facts(r, ss, most);
-        r.expected_flops = r.analytic_flops;
+        // The main step: the first that is not a reorder, else the first.
         const StepInfo* main = nullptr;
         for (const StepInfo* s : ss)
             if (!is_reorder(*s) && !main) main = s;
         if (!main && !ss.empty()) main = ss.front();
+        step_facts(r, ss, main, most);
+        r.expected_flops = r.analytic_flops;
         if (main && !r.with_wgrad)
             if (auto e = expected_flops(g, r.layer, r.phase, main->impl, r.analytic_flops)) {
                 r.expected_flops = e->flops;

@@ -93,7 +93,7 @@ void from_storage(const char* x, int64_t n, DType t, float scale, float* y) {
     }
 }
 
-enum class Phase { fwd, dgrad, wgrad, loss, update };
+using Phase = StepPhase;
 
 struct Step {
     int node;
@@ -281,11 +281,7 @@ void CudnnExecutor::build_steps() {
     for (auto* pass : {&fwd_, &bwd_, &upd_})
         for (Step& s : *pass) {
             s.info.node = s.node;
-            s.info.phase = s.phase == Phase::fwd     ? StepPhase::fwd
-                           : s.phase == Phase::dgrad ? StepPhase::dgrad
-                           : s.phase == Phase::wgrad ? StepPhase::wgrad
-                           : s.phase == Phase::loss  ? StepPhase::loss
-                                                     : StepPhase::update;
+            s.info.phase = s.phase;
             s.info.primitive = s.node < 0 ? "kernel" : std::string(op_kind(g_.nodes()[size_t(s.node)].op));
             s.info.impl = s.node < 0 ? "ridge" : layers_[size_t(s.node)]->algorithm();
         }

@@ -22,7 +22,7 @@ using Md = dnnl::memory::desc;
 using Dims = dnnl::memory::dims;
 using Tag = dnnl::memory::format_tag;
 
-enum class Phase { fwd, dgrad, wgrad, loss, update };
+using Phase = StepPhase;  // executor.h: the phase a step's time is charged to
 
 // A piece of the arena. Its place in the arena is chosen in prepare() from the steps that use it,
 // so buffers whose uses do not overlap in time share bytes.

@@ -79,13 +79,7 @@ StepInfo describe_step(const Plan& p, const Step& s) {
     StepInfo info;
     info.node = s.node;
     info.threads = s.threads;
-    switch (s.phase) {
-        case Phase::fwd: info.phase = StepPhase::fwd; break;
-        case Phase::dgrad: info.phase = StepPhase::dgrad; break;
-        case Phase::wgrad: info.phase = StepPhase::wgrad; break;
-        case Phase::loss: info.phase = StepPhase::loss; break;
-        case Phase::update: info.phase = StepPhase::update; break;
-    }
+    info.phase = s.phase;
     if (!s.pd) {
         info.primitive = "kernel";
         info.impl = "ridge";

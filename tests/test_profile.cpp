@@ -288,8 +288,8 @@ TEST_CASE("attribution without counts: implementations and times only") {
 
 // The oneDNN executor gives a small step one thread (executor.cpp, threads_for) and may hold the
 // team across it; the why column says so where a layer's main step ran on fewer threads than the
-// most any step took, and only there: a reorder's threads do not count, nor do steps of a library
-// that picks its own (threads 0).
+// most any step took, and only there: a reorder beside the main step does not count, nor do steps
+// of a library that picks its own (threads 0).
 TEST_CASE("the why column names a layer's threads where they are fewer than the run's most") {
     Graph g = tiny();
     const int conv_n = node(g, "conv"), relu_n = node(g, "relu"), pool_n = node(g, "pool"), fc_n = node(g, "fc");

@@ -155,15 +155,13 @@ public:
 
 private:
     // A step ready to run: a primitive with its arguments as the C API takes them (the C++
-    // execute() builds that array from a map on every call), or a kernel with its addresses.
+    // execute() builds that array from a map on every call), or a kernel with its addresses; its
+    // layer, phase and threads are those of its StepInfo.
     struct Compiled {
-        int node;
-        Phase phase;
         dnnl::primitive prim;
         std::vector<dnnl_exec_arg_t> args;
         Kernel kernel;
         std::vector<float*> ptrs;
-        int threads;
         StepInfo info;
         size_t held_to = 0;  // first of a held stretch: the index past its end (run())
     };
@@ -367,7 +365,7 @@ void OnednnExecutor::prepare() {
 std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<Step>& steps) {
     std::vector<Compiled> out;
     for (const Step& s : steps) {
-        Compiled c{s.node, s.phase, {}, {}, s.kernel, {}, s.threads, describe_step(plan_, s)};
+        Compiled c{{}, {}, s.kernel, {}, describe_step(plan_, s)};
         if (s.pd) {
             omp_set_num_threads(s.threads);
             try {
@@ -386,9 +384,9 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
     // Each run of one-thread steps before a many-thread one is held from where about held_tail
     // of its estimated work is left.
     for (size_t end = 1; plan_.teams_held && end < out.size(); ++end) {
-        if (out[end].threads == 1 || out[end - 1].threads != 1) continue;
+        if (out[end].info.threads == 1 || out[end - 1].info.threads != 1) continue;
         size_t from = end;
-        for (double left = 0; from > 0 && out[from - 1].threads == 1 && left < held_tail; --from)
+        for (double left = 0; from > 0 && out[from - 1].info.threads == 1 && left < held_tail; --from)
             left += serial_estimate(out[from - 1]);
         out[from].held_to = end;
         for (size_t j = from; j < end; ++j) out[j].info.held = true;
@@ -400,9 +398,9 @@ std::vector<OnednnExecutor::Compiled> OnednnExecutor::compile(const std::vector<
 // One core's time for a step, at the rates threads_for assumes: its layer's forward work, or its
 // whole backward work for either gradient (a reorder charged to the layer counts as the layer).
 double OnednnExecutor::serial_estimate(const Compiled& s) const {
-    if (s.node < 0) return 0;
-    const Counts& c = work_[size_t(s.node)];
-    if (s.phase == Phase::fwd) return core_seconds(double(c.fwd_flops), double(c.fwd_traffic_bytes));
+    if (s.info.node < 0) return 0;
+    const Counts& c = work_[size_t(s.info.node)];
+    if (s.info.phase == Phase::fwd) return core_seconds(double(c.fwd_flops), double(c.fwd_traffic_bytes));
     return core_seconds(double(c.bwd_flops()), double(c.bwd_traffic_bytes));
 }
 
@@ -416,14 +414,14 @@ void OnednnExecutor::run_step(Compiled& s) {
         else
             RIDGE_DNNL_CHECK(dnnl_primitive_execute(s.prim.get(), stream_.get(), int(s.args.size()), s.args.data()));
     } catch (const std::exception& e) {
-        throw std::runtime_error(cat("onednn: running ", describe(g_, s.node), ": ", e.what()));
+        throw std::runtime_error(cat("onednn: running ", describe(g_, s.info.node), ": ", e.what()));
     }
     if (!timing_ && !observer_) return;
     stream_.wait();
     auto t1 = clock::now();
     // Before any arithmetic of ridge's own, which a counter range would otherwise include.
     if (observer_) observer_->after(s.info);
-    if (timing_) times_.charge(s.node, s.info.phase, std::chrono::duration<double>(t1 - t0).count());
+    if (timing_) times_.charge(s.info.node, s.info.phase, std::chrono::duration<double>(t1 - t0).count());
 }
 
 // The last one-thread steps before a many-thread one (held_tail of work) run on the main thread
@@ -443,7 +441,7 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
     int threads = threads_;
     for (size_t i = 0; i < steps.size();) {
         Compiled& s = steps[i];
-        if (s.threads != threads) omp_set_num_threads(threads = s.threads);
+        if (s.info.threads != threads) omp_set_num_threads(threads = s.info.threads);
         if (!s.held_to) {
             run_step(s);
             ++i;

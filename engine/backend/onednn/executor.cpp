@@ -26,8 +26,14 @@
 // load average 10 to 11, took 2.4 to 2.8 s with serial_idle, 1.7 to 2.4 s at 300 us, 0.7 to 1.1 s
 // at 1 ms and 0.22 to 0.26 s at serial_busy (3 ms), which training then uses. Inference has no
 // such spins and keeps serial_shared there (mobilenet_v2 at batch 16: 0.16 to 0.26 s against 0.19
-// to 0.38 s at 3 ms); idle training keeps it too (20 us was not measured there). The CLI also
-// sets how idle OpenMP threads wait (bench/omp_wait.h).
+// to 0.38 s at 3 ms). Idle training draws the line at serial_idle too: with the last one-thread
+// steps held (run()) the team is mostly awake at a many-thread step, and on the 2-core Zen 4 VM
+// (training steps, batch 1, 3 alternated rounds against serial_shared) mobilenet_v3_small took
+// 5.3-5.4 against 6.2-8.7 ms, efficientnet_b0 23.9-24.2 against 25.5-27.1, shufflenet_v2 9.3-9.5
+// against 9.9-10.1, convnext_tiny 154-156 against 156-158 (its 7x7 depthwise convs on 768
+// channels of 7x7 now run on both cores: 0.03 against 0.06-0.08 ms), resnet18 and densenet121
+// level; at batch 8 six small nets 0.95x to 1.0x. The CLI also sets how idle OpenMP threads wait
+// (bench/omp_wait.h).
 #include <omp.h>
 #include <strings.h>
 #include <sys/mman.h>
@@ -84,7 +90,7 @@ bool machine_shared() {
 
 double serial_seconds(bool train, bool shared) {
     if (shared) return train ? serial_busy : serial_shared;
-    return train ? serial_shared : serial_idle;
+    return serial_idle;
 }
 
 // Whether idle OpenMP threads spin before they sleep (libgomp's default, and bench/omp_wait.h's

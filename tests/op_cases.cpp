@@ -545,6 +545,28 @@ std::vector<OpCase> fused_groups() {
                  Tensor g = mul(x, x | adaptive_avgpool(1) | conv(8, 1) | sigmoid());  // x's last reader
                  return add(a, g | ln(1));
              }},
+        // In training a ReLU writes over its input where only its own output is read afterwards
+        // (activation.cpp, relu_over_input): over a batchnorm's output, but not over a tensor a
+        // conv read before it, whose weight gradient reads that tensor, nor one read after it.
+        {.name = "relu_over_bn", .what = "a ReLU over its batchnorm's output, then a conv",
+         .x = {2, 8, 6, 6},
+         .body = [](Tensor x) { return x | conv(16, 1) | bn() | relu() | conv(8, 3, {.pad = 1}); }},
+        {.name = "relu_input_saved", .what = "a ReLU over a tensor a conv read before it",
+         .x = {2, 8, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(16, 1);
+                 Tensor a = h | conv(16, 1);
+                 return add(a, h | relu());
+             }},
+        {.name = "relu_input_read_after", .what = "a ReLU over a tensor read after it",
+         .x = {2, 8, 6, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(16, 1);
+                 Tensor r = h | relu();
+                 return add(r | conv(16, 1), h);
+             }},
         // At batch 1 the 1x1 conv writes channels-last and the Winograd 3x3 conv nChw16c: oneDNN
         // concatenates such a mix only in its reference; inference unfused reorders the second
         // and concatenates with kernels/simd (layout.cpp).

@@ -182,11 +182,33 @@ void gate_forward(Plan& p, const Layer& l, SpanForward f) {
     span_forward(p, l, x, false, f);
 }
 
+// In training a ReLU keeps only its output for the backward, so it may write over its input x
+// where no later layer reads x and no layer's backward reads x's bytes: none saved x as an input,
+// and x's producer is one whose backward reads only its output's descriptor. A ReLU that wrote a
+// fresh buffer read a tensor its producer had just left in cache and wrote one nobody had touched
+// since the step before.
+bool relu_over_input(const Plan& p, const Layer& l, int x) {
+    if (!p.train || p.buffers[size_t(p.mems[size_t(x)].buffer)].pinned || !read_last_by(p, l, l.x())) return false;
+    const int buffer = p.mems[size_t(x)].buffer;
+    auto in_buffer = [&](int m) { return m >= 0 && p.mems[size_t(m)].buffer == buffer; };
+    for (size_t m = 0; m < p.saved.size(); ++m) {
+        const Plan::Saved& s = p.saved[m];
+        for (int i : s.in)
+            if (in_buffer(i)) return false;
+        if (in_buffer(s.ws) || in_buffer(s.mean) || in_buffer(s.var)) return false;
+        const Node& n = p.g.nodes()[m];
+        const bool reads_md_only = std::holds_alternative<BatchNorm>(n.op) || std::holds_alternative<Conv2d>(n.op) ||
+                                   std::holds_alternative<Linear>(n.op) || std::holds_alternative<Add>(n.op);
+        if (in_buffer(s.out) && !reads_md_only) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
     int x = p.value[size_t(l.x())];
-    int y = p.mem(p.md(x));
+    int y = uses_dst(e.alg) && relu_over_input(p, l, x) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     // The primitive runs over views: the padded shape where that keeps the padding zero.
     Md view = keeps_zero(e) ? padded_view(p.md(x)) : p.md(x);
     int xv = view == p.md(x) ? x : p.alias(x, view), yv = view == p.md(x) ? y : p.alias(y, view);

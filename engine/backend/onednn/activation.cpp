@@ -186,7 +186,11 @@ void gate_forward(Plan& p, const Layer& l, SpanForward f) {
 // where no later layer reads x and no layer's backward reads x's bytes: none saved x as an input,
 // and x's producer is one whose backward reads only its output's descriptor. A ReLU that wrote a
 // fresh buffer read a tensor its producer had just left in cache and wrote one nobody had touched
-// since the step before.
+// since the step before. This rests on two things true of the planner, not checked here: backward
+// reads forward bytes only through p.saved, and no other training step writes over a value (a
+// workspace or a batch statistic is always a buffer of its own). No op today both reads its
+// output's bytes in its backward and can write a negative number, so no case fails without the
+// producer check; it keeps such an op's output from being overwritten.
 bool relu_over_input(const Plan& p, const Layer& l, int x) {
     if (!p.train || p.buffers[size_t(p.mems[size_t(x)].buffer)].pinned || !read_last_by(p, l, l.x())) return false;
     const int buffer = p.mems[size_t(x)].buffer;
@@ -195,7 +199,6 @@ bool relu_over_input(const Plan& p, const Layer& l, int x) {
         const Plan::Saved& s = p.saved[m];
         for (int i : s.in)
             if (in_buffer(i)) return false;
-        if (in_buffer(s.ws) || in_buffer(s.mean) || in_buffer(s.var)) return false;
         const Node& n = p.g.nodes()[m];
         const bool reads_md_only = std::holds_alternative<BatchNorm>(n.op) || std::holds_alternative<Conv2d>(n.op) ||
                                    std::holds_alternative<Linear>(n.op) || std::holds_alternative<Add>(n.op);

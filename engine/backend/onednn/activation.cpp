@@ -192,17 +192,18 @@ void gate_forward(Plan& p, const Layer& l, SpanForward f) {
 // output's bytes in its backward and can write a negative number, so no case fails without the
 // producer check; it keeps such an op's output from being overwritten.
 bool relu_over_input(const Plan& p, const Layer& l, int x) {
-    if (!p.train || p.buffers[size_t(p.mems[size_t(x)].buffer)].pinned || !read_last_by(p, l, l.x())) return false;
+    if (!p.train || !free_after(p, l, x, l.x())) return false;
     const int buffer = p.mems[size_t(x)].buffer;
     auto in_buffer = [&](int m) { return m >= 0 && p.mems[size_t(m)].buffer == buffer; };
+    auto reads_output_md_only = [](const Op& op) {
+        return std::holds_alternative<BatchNorm>(op) || std::holds_alternative<Conv2d>(op) ||
+               std::holds_alternative<Linear>(op) || std::holds_alternative<Add>(op);
+    };
     for (size_t m = 0; m < p.saved.size(); ++m) {
         const Plan::Saved& s = p.saved[m];
         for (int i : s.in)
             if (in_buffer(i)) return false;
-        const Node& n = p.g.nodes()[m];
-        const bool reads_md_only = std::holds_alternative<BatchNorm>(n.op) || std::holds_alternative<Conv2d>(n.op) ||
-                                   std::holds_alternative<Linear>(n.op) || std::holds_alternative<Add>(n.op);
-        if (in_buffer(s.out) && !reads_md_only) return false;
+        if (in_buffer(s.out) && !reads_output_md_only(p.g.nodes()[m].op)) return false;
     }
     return true;
 }

@@ -26,11 +26,14 @@ inline bool read_last_by(const Plan& p, const Layer& l, int t) {
     return p.last_read[size_t(p.g.tensor(t).storage)] <= (l.group ? l.group->last : l.node);
 }
 
-// Whether l may write its output over memory m, which holds tensor t, in inference: m's buffer is
-// the plan's own (not pinned) and nothing reads t after l.
-inline bool overwritable(const Plan& p, const Layer& l, int m, int t) {
-    return !p.train && !p.buffers[size_t(p.mems[size_t(m)].buffer)].pinned && read_last_by(p, l, t);
+// Whether l may write its output over memory m, which holds tensor t, as far as the forward goes:
+// m's buffer is the plan's own (not pinned) and nothing reads t after l.
+inline bool free_after(const Plan& p, const Layer& l, int m, int t) {
+    return !p.buffers[size_t(p.mems[size_t(m)].buffer)].pinned && read_last_by(p, l, t);
 }
+
+// The same in inference, where nothing is kept for a backward.
+inline bool overwritable(const Plan& p, const Layer& l, int m, int t) { return !p.train && free_after(p, l, m, t); }
 
 // An inner product of plain rows: x (M, C) or (N, C, 1, 1), y (M, K), weights
 // (K, C) or (K, C, 1, 1) in the layout oneDNN picks (format any), bias (K). Linear layers, and 1x1

@@ -573,9 +573,8 @@ std::vector<OpCase> fused_groups() {
         // Groups of 4 channels, 3x3 pad 1, stride 1 or 2, run kernels/simd's grouped_conv3x3 in
         // inference (conv2d.cpp), in nChw16c at batch 2 and channels-last at batch 1 (after a 1x1
         // conv, which picks the layout); rows of 19, 10 and 5 outputs leave partial strips of 8.
-        // Groups of 8 run it at stride 2 in inference, channels-last where C is a multiple of 256
-        // (rows of 19 and 18 outputs: strips of 16 and a part), and stay oneDNN's at stride 1 and
-        // in training.
+        // Groups of 8 run it at stride 2, in inference channels-last where C is a multiple of 256
+        // (rows of 19 and 18 outputs: strips of 16 and a part), and stay oneDNN's at stride 1.
         {.name = "grouped4_bn_relu", .what = "1x1 conv, then grouped 3x3 (32 channels in groups of 4), batchnorm, relu",
          .x = {2, 8, 9, 10}, .body = [](Tensor x) {
              return x | conv(32, 1) | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu();
@@ -592,6 +591,15 @@ std::vector<OpCase> fused_groups() {
         {.name = "grouped4_train", .what = "grouped 3x3 (32 channels in groups of 4) between batchnorms, trained",
          .x = {3, 16, 7, 9}, .body = [](Tensor x) {
              return x | conv(32, 1) | bn() | relu() | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu();
+         }},
+        // In training at stride 2: the forward, grouped8_conv3x3_dgrad and grouped8_wgrad (3 images
+        // over 3 blocks: the wgrad adds chunks of images; 10 rows meet the bottom edge with every
+        // tap, 37 columns the right edge with one missing, and leave a partial strip of 5).
+        {.name = "grouped8_stride2_train",
+         .what = "grouped 3x3 stride 2 (48 channels in groups of 8) between batchnorms, trained",
+         .x = {3, 8, 10, 37}, .body = [](Tensor x) {
+             return x | conv(48, 1) | bn() | relu() | conv(48, 3, {.stride = 2, .pad = 1, .groups = 6}) | bn() |
+                    relu();
          }},
         {.name = "grouped8_one_image", .what = "1x1 conv, then grouped 3x3 (16 channels in groups of 8, oneDNN's), batchnorm",
          .x = {1, 8, 6, 11}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.pad = 1, .groups = 2}) | bn(); }},

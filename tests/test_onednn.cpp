@@ -655,12 +655,13 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
     }
 }
 
-// Grouped convs of 8 channels run kernels/simd's grouped_conv3x3 at stride 2 in inference on
-// AVX-512 (conv2d.cpp: oneDNN wants nChw8c there), in nChw16c at batch 2, and channels-last at
-// batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster), with
-// nothing reordered for them; at stride 1 and in training they stay oneDNN's convolutions. The op
-// table's grouped8_* cases check the numbers.
-TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 in inference, oneDNN otherwise") {
+// Grouped convs of 8 channels run kernels/simd's grouped_conv3x3 at stride 2 on AVX-512
+// (conv2d.cpp: oneDNN wants nChw8c there): in inference in nChw16c at batch 2, and channels-last at
+// batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster); in
+// training in the nChw16c of their neighbours, with their gradients kernels too. Nothing is
+// reordered for them. At stride 1 they stay oneDNN's convolutions. The op table's grouped8_* cases
+// check the numbers.
+TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2, oneDNN otherwise") {
     const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
     for (int64_t C : {32, 256})
         for (int64_t N : {1, 2})
@@ -688,16 +689,27 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 in inference
                     for (const std::string& a : all) ran += a + " ";
                     INFO("forward steps: ", ran);
                     REQUIRE(!at.empty());
-                    if (avx512 && stride == 2 && mode == Mode::infer && (N == 2 || C % 256 == 0)) {
-                        // Between the 1x1 convs, in their layout: nChw16c from batch 2 (the first conv
-                        // reads the image), channels-last at batch 1.
+                    const bool train = mode == Mode::train;
+                    if (avx512 && stride == 2 && (train || N == 2 || C % 256 == 0)) {
+                        // Between the 1x1 conv's batchnorm and its own, in their layout: nChw16c in
+                        // training and from batch 2 in inference (the first conv reads the image),
+                        // channels-last at batch 1.
                         REQUIRE(at.size() == 1);
                         REQUIRE(at[0] > 0);
                         REQUIRE(at[0] + 1 < all.size());
-                        const std::string layout = N == 1 ? "acdb" : "aBcd16b";
-                        CHECK(all[at[0] - 1].rfind("convolution:", 0) == 0);
+                        const std::string layout = N == 1 && !train ? "acdb" : "aBcd16b";
+                        CHECK(all[at[0] - 1].rfind(train ? "batch_normalization:" : "convolution:", 0) == 0);
                         CHECK(all[at[0]] == "kernel:" + layout);
-                        CHECK(all[at[0] + 1] == "convolution:" + layout);
+                        CHECK(all[at[0] + 1].rfind(train ? "batch_normalization:" : "convolution:", 0) == 0);
+                        CHECK(all[at[0] + 1].substr(all[at[0] + 1].find(':')) == ":" + layout);
+                        if (train)
+                            for (StepPhase phase : {StepPhase::dgrad, StepPhase::wgrad}) {
+                                std::vector<std::string> steps;
+                                for (const StepInfo& s : ex->steps())
+                                    if (s.node == grouped && s.phase == phase) steps.push_back(s.primitive);
+                                CAPTURE(int(phase));
+                                CHECK(steps == std::vector<std::string>{"kernel"});
+                            }
                     } else {
                         int convs = 0;
                         for (size_t i : at) convs += all[i].rfind("convolution:", 0) == 0;

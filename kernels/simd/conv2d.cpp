@@ -1,6 +1,7 @@
 // A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
 // at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 or 8 channels a
-// group: its forward, and for groups of 4 its data and weight gradient (simd.h).
+// group: its forward, and its data and weight gradient for groups of 4 at stride 1 and groups of
+// 8 at stride 2 (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -407,9 +408,103 @@ RIDGE_SIMD_CLONES void grouped4_wgrad_image(const float* x, const float* dy, flo
     }
 }
 
+// The gradients of groups of 8 at stride 2, where the output positions (p, q) meet the input at
+// (2p - 1 + r, 2q - 1 + s).
+//
+// dx at one strip of `count` (at most strip8) positions of input row h from w0, even, for one group
+// of 8 channels: dx[c][h][w] = the sum over k, r, s of w[k][c][r][s] dy[k][p][q] where
+// 2p - 1 + r = h and 2q - 1 + s = w. rows[r] is the group's first channel in dy's row p for kernel
+// row r (null where p is not a whole row of dy), wp the group's weights packed as the forward's with
+// input and output channels exchanged ([r][s][k], for each its 8 input-channel lanes, the next k's
+// 16 floats on); zeros as the forward's. With w0 even, a tap meets every other position of the
+// strip, half of the 9 x 16 pairs, as half the positions of a row lie between two of dy's. (With
+// the taps unrolled, or the odd positions fed by both of their taps from each dy value in turn, the
+// compiler spilled sums and broadcasts to the stack: 1.2x slower on 8x48x112x112.)
+RIDGE_SIMD_CLONES void grouped8_dgrad_strip(const float* const* rows, int64_t ps, int64_t w0, int64_t Q,
+                                            const float* wp, float* dx, int64_t count, const float* zeros) {
+    using V8 = Vec<8>;
+    V8 acc[strip8] = {};
+    for (int r = 0; r < 3; ++r) {
+        if (!rows[r]) continue;
+        for (int s = 0; s < 3; ++s) {
+            V8 tap[8];
+            for (int k = 0; k < 8; ++k) tap[k] = load<V8>(wp + ((r * 3 + s) * 8 + k) * 16);
+#pragma GCC unroll 16
+            for (int t = 0; t < strip8; ++t) {
+                if ((t + 1 - s) % 2 != 0) continue;
+                const int64_t q2 = w0 + t + 1 - s, q = q2 / 2;  // q2 = 2q
+                const float* v = q2 >= 0 && q < Q ? rows[r] + q * ps : zeros;
+                V8 sum = acc[t];
+#pragma GCC unroll 8
+                for (int k = 0; k < 8; ++k) sum += tap[k] * v[k];
+                acc[t] = sum;
+            }
+        }
+    }
+    for (int64_t t = 0; t < count; ++t) store(dx + t * ps, acc[t]);
+}
+
+// One image's share of a block's weight gradient, both groups: acc[r][s][k][lane] += x[c][2p - 1 +
+// r][2q - 1 + s] dy[k][p][q] over every output position, lane the input channel c of output
+// channel k's group (lanes 0-7 the block's first group, 8-15 its second). For each output row, a
+// kernel row and a group at a time: 24 8-lane sums in registers, and at each output position the
+// three input positions it meets loaded once as vectors and each of its 8 dy values broadcast once
+// into 3 FMAs. Broadcasting the input instead (8 channels at each of the 3 positions, one per FMA)
+// and running the whole image per kernel row and group, which read the input 6 times over, it took
+// 2.9 ms for 8x48x112x112 on the 2-core Zen 4 (61 GFLOP/s).
+RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, float* acc, const GroupedConv3x3& d) {
+    using V8 = Vec<8>;
+    const int64_t ps = d.block;
+    const float zeros[8] = {};
+    for (int64_t p = 0; p < d.P; ++p)
+        for (int r = 0; r < 3; ++r) {
+            const int64_t h = 2 * p - 1 + r;
+            if (h < 0 || h >= d.H) continue;
+            for (int64_t g = 0; g < 16; g += 8) {
+                const float *xr = x + h * d.W * ps + g, *gr = dy + p * d.Q * ps + g;
+                V8 a[3][8];
+#pragma GCC unroll 3
+                for (int s = 0; s < 3; ++s)
+#pragma GCC unroll 8
+                    for (int k = 0; k < 8; ++k) a[s][k] = load<V8>(acc + ((r * 3 + s) * 8 + k) * 16 + g);
+                // The next output row's two new input rows, as the forward's (grouped_run), once.
+                const bool ahead = r == 1 && g == 0 && 2 * p + 3 < d.H;
+                const float* next = x + (2 * p + 2) * d.W * ps;
+                for (int64_t q = 0; q < d.Q; ++q) {
+                    if (ahead)
+                        for (int64_t w = 2 * q; w < 2 * q + 2; ++w) {
+                            __builtin_prefetch(next + w * ps, 0, 1);
+                            __builtin_prefetch(next + (d.W + w) * ps, 0, 1);
+                        }
+                    V8 v[3];
+#pragma GCC unroll 3
+                    for (int s = 0; s < 3; ++s) {
+                        const int64_t w = 2 * q - 1 + s;
+                        v[s] = load<V8>(w >= 0 && w < d.W ? xr + w * ps : zeros);
+                    }
+                    const float* e = gr + q * ps;
+#pragma GCC unroll 8
+                    for (int k = 0; k < 8; ++k)
+#pragma GCC unroll 3
+                        for (int s = 0; s < 3; ++s) a[s][k] += v[s] * e[k];
+                }
+#pragma GCC unroll 3
+                for (int s = 0; s < 3; ++s)
+#pragma GCC unroll 8
+                    for (int k = 0; k < 8; ++k) store(acc + ((r * 3 + s) * 8 + k) * 16 + g, a[s][k]);
+            }
+        }
+}
+
+// Position (n, h, w) of channel c (16j, or 16j + 8 for a block's second group of 8) in a map of
+// H x W: channel-blocked by 16 or channels-last alike.
+inline int64_t grouped_at(const GroupedConv3x3& d, int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
+    return (n * d.C + c / d.block * d.block) * H * W + (h * W + w) * d.block + c % d.block;
+}
+
 // Blocks of 16 channels are independent; with fewer than twice the threads, the images are split
 // into chunks as well (as depthwise_wgrad's).
-int64_t grouped4_chunks(const GroupedConv3x3& d, int threads) {
+int64_t grouped_chunks(const GroupedConv3x3& d, int threads) {
     const int64_t blocks = d.C / 16;
     if (blocks >= 2 * threads) return 1;
     return std::min(d.N, (2 * threads + blocks - 1) / blocks);
@@ -424,11 +519,6 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
     const int64_t lanes = width == 4 ? 16 : 8;  // the output channels of one strip
     const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
     const float zeros[8] = {};
-    // Position (n, h, w) of channel c (16j, or 16j + 8 for a block's second group of 8) in a map of
-    // H x W: channel-blocked by 16 or channels-last alike.
-    auto at = [&d, B](int64_t n, int64_t c, int64_t h, int64_t wi, int64_t H, int64_t W) {
-        return (n * d.C + c / B * B) * H * W + (h * W + wi) * B + c % B;
-    };
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
         const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
@@ -442,7 +532,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
         // stride 2 (16x128x56x56, 3 alternated pairs) went 1.42-1.55 -> 1.06-1.52 ms.
         if (d.stride == 2 && p + 1 < d.P)
             for (int64_t h = 2 * p + 2; h < std::min(2 * p + 4, d.H); ++h) {
-                const float* row = x + at(n, 16 * j, h, 0, d.H, d.W);
+                const float* row = x + grouped_at(d, n, 16 * j, h, 0, d.H, d.W);
                 for (int64_t w = std::max<int64_t>(0, 2 * q0 - 1); w < std::min(d.W, 2 * (q0 + strip)); ++w)
                     __builtin_prefetch(row + w * B, 0, 1);
             }
@@ -450,12 +540,12 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
             const float* rows[3];
             for (int r = 0; r < 3; ++r) {
                 const int64_t h = p * d.stride - 1 + r;
-                rows[r] = h >= 0 && h < d.H ? x + at(n, c0, h, 0, d.H, d.W) : nullptr;
+                rows[r] = h >= 0 && h < d.H ? x + grouped_at(d, n, c0, h, 0, d.H, d.W) : nullptr;
             }
             const float* wp = packed + j * 9 * 16 * width + c0 % 16;
             const float* bias = b ? b + c0 : nullptr;
-            grouped_strip(rows, B, q0, d.W, wp, bias, relu, y + at(n, c0, p, q0, d.P, d.Q), count, d.stride, width,
-                          zeros);
+            grouped_strip(rows, B, q0, d.W, wp, bias, relu, y + grouped_at(d, n, c0, p, q0, d.P, d.Q), count,
+                          d.stride, width, zeros);
         }
     }
 }
@@ -567,12 +657,12 @@ bool grouped4_wgrad_supported(const GroupedConv3x3& d) {
 }
 
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
-    return size_t(d.C / 16 * grouped4_chunks(d, threads) * 9 * 64);
+    return size_t(d.C / 16 * grouped_chunks(d, threads) * 9 * 64);
 }
 
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads) {
-    const int64_t blocks = d.C / 16, NC = grouped4_chunks(d, threads), B = d.block, HW = d.H * d.W;
+    const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads), B = d.block, HW = d.H * d.W;
     constexpr int64_t per = 9 * 64;  // [r][s][c][lane]
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t u = 0; u < blocks * NC; ++u) {
@@ -592,6 +682,62 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
             for (int64_t k = 0; k < NC; ++k) sum += scratch[(j * NC + k) * per + i];
             const int64_t t = i / 64, c = i / 16 % 4, lane = i % 16;
             dw[((16 * j + lane) * 4 + c) * 9 + t] = sum;
+        }
+}
+
+bool grouped8_backward_supported(const GroupedConv3x3& d) {
+    return d.width == 8 && d.stride == 2 && grouped_conv3x3_supported(d);
+}
+
+void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d) {
+    // packed[j][r][s][k][lane] = w[k of input channel c's group][c % 8][r][s] for c = 16j + lane
+    for (int64_t c = 0; c < d.C; ++c)
+        for (int64_t k = 0; k < 8; ++k)
+            for (int64_t t = 0; t < 9; ++t)
+                packed[((c / 16 * 9 + t) * 8 + k) * 16 + c % 16] = w[((c / 8 * 8 + k) * 8 + c % 8) * 9 + t];
+    const int64_t blocks = d.C / 16, strips = (d.W + strip8 - 1) / strip8;
+    const float zeros[8] = {};
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < d.N * blocks * d.H * strips; ++u) {
+        const int64_t n = u / (blocks * d.H * strips), j = u / (d.H * strips) % blocks, h = u / strips % d.H;
+        const int64_t w0 = u % strips * strip8, count = std::min(strip8, d.W - w0);
+        for (int64_t c0 = 16 * j; c0 < 16 * j + 16; c0 += 8) {
+            const float* rows[3];
+            for (int r = 0; r < 3; ++r) {
+                const int64_t p2 = h + 1 - r, p = p2 / 2;  // p2 = 2p
+                rows[r] = p2 >= 0 && p2 % 2 == 0 && p < d.P ? dy + grouped_at(d, n, c0, p, 0, d.P, d.Q) : nullptr;
+            }
+            grouped8_dgrad_strip(rows, d.block, w0, d.Q, packed + j * 9 * 8 * 16 + c0 % 16,
+                                 dx + grouped_at(d, n, c0, h, w0, d.H, d.W), count, zeros);
+        }
+    }
+}
+
+size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads) {
+    return size_t(d.C / 16 * grouped_chunks(d, threads) * 9 * 8 * 16);
+}
+
+void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
+                    int threads) {
+    const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads);
+    constexpr int64_t per = 9 * 8 * 16;  // [r][s][k][lane]
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t u = 0; u < blocks * NC; ++u) {
+        const int64_t j = u / NC, k = u % NC;
+        float* acc = scratch + u * per;
+        std::fill(acc, acc + per, 0.0f);
+        for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n)
+            grouped8_wgrad_image(x + grouped_at(d, n, 16 * j, 0, 0, d.H, d.W),
+                                 dy + grouped_at(d, n, 16 * j, 0, 0, d.P, d.Q), acc, d);
+    }
+    // dw[k][c][r][s], PyTorch's (K, C/G, R, S), from the sums' [r][s][k % 8][group lane]
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t j = 0; j < blocks; ++j)
+        for (int64_t i = 0; i < per; ++i) {
+            float sum = 0;
+            for (int64_t u = 0; u < NC; ++u) sum += scratch[(j * NC + u) * per + i];
+            const int64_t t = i / 128, k = 16 * j + i % 16 / 8 * 8 + i / 16 % 8, c = i % 8;
+            dw[(k * 8 + c) * 9 + t] = sum;
         }
 }
 

@@ -151,6 +151,14 @@ bool grouped4_wgrad_supported(const GroupedConv3x3& d);
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
+// Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage), in the same layouts: dx from
+// dy, overwritten, packed as the forward's; dw (C,8,3,3) overwritten, with grouped8_wgrad_scratch
+// floats of scratch.
+bool grouped8_backward_supported(const GroupedConv3x3& d);
+void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
+size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads);
+void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
+                    int threads);
 
 // A depthwise convolution at stride 1, dilation 1, S of 3, 5 or 7, R up to 11, padding under the
 // kernel's size and the same on both sides: y = conv(x) + b (b (C) or null), and its data gradient

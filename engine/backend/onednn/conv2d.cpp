@@ -301,12 +301,12 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // Grouped 3x3 convs of 4 channels a group (resnext50's first stage: 128 channels in 32 groups),
 // padding 1, stride 1 or 2, run kernels/simd's grouped_conv3x3 in the layout their input has
 // (nChw16c, or channels-last at batch 1); in training, at stride 1 without a bias, and
-// grouped4_backward then runs their gradients. oneDNN 2.6's jit kernel for them wants nChw4c,
+// grouped_backward then runs their gradients. oneDNN 2.6's jit kernel for them wants nChw4c,
 // 4-lane vectors: at batch 8 on the 2-core Zen 4 it took 2.95 ms there plus 0.7 ms of reorders
 // from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at batch 1 0.56
 // ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms.
-// Groups of 8 at stride 2 run it too, in inference: oneDNN's kernel for them wants nChw8c, into
-// which nChw16c neighbours are reordered and back. regnet_y_400mf at batch 16 (the 2-core Zen 4,
+// Groups of 8 at stride 2 run it too, and in training without a bias grouped_backward: oneDNN's
+// kernel for them wants nChw8c, into which nChw16c neighbours are reordered and back. regnet_y_400mf at batch 16 (the 2-core Zen 4,
 // 3 alternated runs): block1-0.conv2, 16x48x112x112 in, 5.9-6.8 -> 3.5-3.8 ms (bound 1.48),
 // block3-0.conv2 0.88-1.06 -> 0.71-0.73. Channels-last (batch 1) oneDNN's kernel is 1.3x faster
 // than this one (1x48x112x112: 120 against 162 us alone) except where C is a multiple of 256:
@@ -314,8 +314,7 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // the input positions it reads, a multiple of 2 KB apart, fell into the same L1 sets. There the
 // kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms
 // (bound 0.12). At stride 1 oneDNN is faster in its own layout (1x256x28x28: 0.14 ms plus 0.04 of
-// reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's, as
-// in training, where the kernel has no gradients for them.
+// reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's.
 // On AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): the kernel's accumulators
 // and weights (16-lane ones for groups of 4, 24 8-lane registers for groups of 8) spill in the AVX2
 // build, and there the plans run nChw8c. The group may add a folded batchnorm (the bias) and a
@@ -324,7 +323,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
-    if (width != 4 && !(width == 8 && op.stride.h == 2 && !p.train)) return false;
+    if (width != 4 && !(width == 8 && op.stride.h == 2)) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
@@ -340,7 +339,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (width == 8 && nhwc && C % 256 != 0) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
-    if (p.train && !simd::grouped4_wgrad_supported(d)) return false;
+    if (p.train && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d)) return false;
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
     const int w = p.param_mem(l.node, 0, plain({op.G, width, width, 3, 3}));  // PyTorch's (K, C/G, R, S)
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
@@ -354,39 +353,48 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
         p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
                  {x, w, packed, y});
     p.value[size_t(l.y(p.g))] = y;
-    if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped4_backward reads this
+    if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped_backward reads this
     return true;
 }
 
-// The gradients of a conv grouped_forward ran in training, in its layouts: the data gradient is the
-// same kernel over dy with the groups' weights transposed and turned, the weight gradient
-// kernels/simd's grouped4_wgrad. oneDNN 2.6 had these in nChw4c or channels-last only: at batch 8
-// (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms bound, the data
-// gradient 2.9 ms, the forward 3.8 ms with its reorders.
-void grouped4_backward(Plan& p, const Layer& l, const Conv2d& op) {
+// The gradients of a conv grouped_forward ran in training, in its layouts. Groups of 4 (stride 1):
+// the data gradient is the same kernel over dy with the groups' weights transposed and turned, the
+// weight gradient kernels/simd's grouped4_wgrad. oneDNN 2.6 had these in nChw4c or channels-last
+// only: at batch 8 (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms
+// bound, the data gradient 2.9 ms, the forward 3.8 ms with its reorders. Groups of 8 (stride 2):
+// grouped8_conv3x3_dgrad and grouped8_wgrad; oneDNN's convs in nChw8c had regnet_y_400mf's
+// block1-0.f.conv2 reorder its 8x48x112x112 input from nChw16c and the data gradient back, 1.1-1.2
+// ms each. Per layer on the 2-core Zen 4, its three phases and the reorder back: batch 8 8.0 and
+// 9.5 -> 6.2 ms, batch 16 19.6 -> 11.3. oneDNN's data gradient itself is faster: on resnext50's
+// layer2.0.conv2 at batch 8 (8x256x56x56) 1.9-2.8 ms against this one's 4.4-5.1, its phases 9.5-10.8
+// -> 11.0-11.5 ms in all (of a 1.2 s step).
+void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
-    const Shape& xs = p.shape(l.x());
-    const int64_t C = xs[1];
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    const int64_t C = xs[1], width = C / op.G;
     const Md ym = p.md(s.out);
     const bool nhwc = ym == canonical(Md(ym.dims(), dnnl::memory::data_type::f32, Tag::nhwc));
-    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], xs[2], xs[3], 1, nhwc ? C : 16};
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16, width};
     const int w = p.param[size_t(l.node)][0];
     int dy = -1;
     if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         dy = p.as(p.dy(l.n.output), ym);
-        const int packed = p.mem(plain({36 * C}));
+        const int packed = p.mem(plain({9 * width * C}));
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
-        p.kernel([d](const std::vector<float*>& a) { simd::grouped4_conv3x3_dgrad(a[0], a[1], a[3], a[2], d); },
-                 {dy, w, packed, dx});
+        const auto dgrad = width == 4 ? simd::grouped4_conv3x3_dgrad : simd::grouped8_conv3x3_dgrad;
+        p.kernel([d, dgrad](const std::vector<float*>& a) { dgrad(a[0], a[1], a[3], a[2], d); }, {dy, w, packed, dx});
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
     if (dy < 0) dy = p.as(p.dy(l.n.output), ym);
     const int threads = p.step_threads();
-    const int dw = p.dparam_mem(l.node, 0, plain({op.G, 4, 4, 3, 3}));
-    const int scratch = p.mem(plain({int64_t(simd::grouped4_wgrad_scratch(d, threads))}));
-    p.kernel([d, threads](const std::vector<float*>& a) { simd::grouped4_wgrad(a[0], a[1], a[2], a[3], d, threads); },
+    const int dw = p.dparam_mem(l.node, 0, plain({op.G, width, width, 3, 3}));
+    const size_t scratch_floats =
+        width == 4 ? simd::grouped4_wgrad_scratch(d, threads) : simd::grouped8_wgrad_scratch(d, threads);
+    const int scratch = p.mem(plain({int64_t(scratch_floats)}));
+    const auto wgrad = width == 4 ? simd::grouped4_wgrad : simd::grouped8_wgrad;
+    p.kernel([d, threads, wgrad](const std::vector<float*>& a) { wgrad(a[0], a[1], a[2], a[3], d, threads); },
              {s.in[0], dy, dw, scratch});
 }
 
@@ -537,8 +545,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
 void backward(Plan& p, const Layer& l, const Conv2d& op) {
     if (auto ip = as_inner_product(p, l, op))
         return p.saved[size_t(l.node)].pd ? inner_product_backward(p, l, *ip) : few_rows_backward(p, l, op);
-    if (!p.saved[size_t(l.node)].pd)  // a kernels/simd conv: depthwise, or grouped by 4
-        return op.G == op.K ? depthwise_backward(p, l, op) : grouped4_backward(p, l, op);
+    if (!p.saved[size_t(l.node)].pd)  // a kernels/simd conv: depthwise, or grouped by 4 or 8
+        return op.G == op.K ? depthwise_backward(p, l, op) : grouped_backward(p, l, op);
     ConvGeometry c = geometry(p, l, op);
     const Plan::Saved& s = p.saved[size_t(l.node)];
     auto fwd = hint<dnnl::convolution_forward::primitive_desc>(s.pd);

@@ -593,13 +593,20 @@ std::vector<OpCase> fused_groups() {
              return x | conv(32, 1) | bn() | relu() | conv(32, 3, {.pad = 1, .groups = 8}) | bn() | relu();
          }},
         // In training at stride 2: the forward, grouped8_conv3x3_dgrad and grouped8_wgrad (3 images
-        // over 3 blocks: the wgrad adds chunks of images; 10 rows meet the bottom edge with every
-        // tap, 37 columns the right edge with one missing, and leave a partial strip of 5).
+        // over 3 blocks: with 2 threads the wgrad adds chunks of images; 10 rows meet the bottom
+        // edge with every tap, 37 columns the right edge with one missing, and leave a partial
+        // strip of 5; then 9 rows, whose last output row's bottom tap falls outside, and 8 columns,
+        // less than one strip, the last with no output to its right for the data gradient).
         {.name = "grouped8_stride2_train",
          .what = "grouped 3x3 stride 2 (48 channels in groups of 8) between batchnorms, trained",
          .x = {3, 8, 10, 37}, .body = [](Tensor x) {
              return x | conv(48, 1) | bn() | relu() | conv(48, 3, {.stride = 2, .pad = 1, .groups = 6}) | bn() |
                     relu();
+         }},
+        {.name = "grouped8_stride2_train_edges",
+         .what = "grouped 3x3 stride 2 (16 channels in groups of 8) on 9 rows of 8, trained",
+         .x = {2, 8, 9, 8}, .body = [](Tensor x) {
+             return x | conv(16, 1) | bn() | relu() | conv(16, 3, {.stride = 2, .pad = 1, .groups = 2}) | bn();
          }},
         {.name = "grouped8_one_image", .what = "1x1 conv, then grouped 3x3 (16 channels in groups of 8, oneDNN's), batchnorm",
          .x = {1, 8, 6, 11}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.pad = 1, .groups = 2}) | bn(); }},

@@ -467,15 +467,14 @@ RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, flo
                 for (int s = 0; s < 3; ++s)
 #pragma GCC unroll 8
                     for (int k = 0; k < 8; ++k) a[s][k] = load<V8>(acc + ((r * 3 + s) * 8 + k) * 16 + g);
-                // The next output row's two new input rows, as the forward's (grouped_run), once.
-                const bool ahead = r == 1 && g == 0 && 2 * p + 3 < d.H;
+                // The next output row's new input rows (2p + 2 and 2p + 3 where the map has them), as
+                // the forward's (grouped_run), once.
+                const int64_t ahead =
+                    r == 1 && g == 0 ? std::min<int64_t>(2, std::max<int64_t>(0, d.H - 2 * p - 2)) : 0;
                 const float* next = x + (2 * p + 2) * d.W * ps;
                 for (int64_t q = 0; q < d.Q; ++q) {
-                    if (ahead)
-                        for (int64_t w = 2 * q; w < 2 * q + 2; ++w) {
-                            __builtin_prefetch(next + w * ps, 0, 1);
-                            __builtin_prefetch(next + (d.W + w) * ps, 0, 1);
-                        }
+                    for (int64_t w = 2 * q; w < std::min(2 * q + 2, d.W); ++w)
+                        for (int64_t i = 0; i < ahead; ++i) __builtin_prefetch(next + (i * d.W + w) * ps, 0, 1);
                     V8 v[3];
 #pragma GCC unroll 3
                     for (int s = 0; s < 3; ++s) {

@@ -151,8 +151,9 @@ bool grouped4_wgrad_supported(const GroupedConv3x3& d);
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
-// Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage), in the same layouts: dx from
-// dy, overwritten, packed as the forward's; dw (C,8,3,3) overwritten, with grouped8_wgrad_scratch
+// Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage, resnext50's layer2.0), in the
+// same layouts: dx from dy, overwritten, with packed of the forward's size (the weights laid out
+// with input and output channels exchanged); dw (C,8,3,3) overwritten, with grouped8_wgrad_scratch
 // floats of scratch.
 bool grouped8_backward_supported(const GroupedConv3x3& d);
 void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);

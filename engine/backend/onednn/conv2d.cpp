@@ -306,10 +306,11 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at batch 1 0.56
 // ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms.
 // Groups of 8 at stride 2 run it too, and in training without a bias grouped_backward: oneDNN's
-// kernel for them wants nChw8c, into which nChw16c neighbours are reordered and back. regnet_y_400mf at batch 16 (the 2-core Zen 4,
-// 3 alternated runs): block1-0.conv2, 16x48x112x112 in, 5.9-6.8 -> 3.5-3.8 ms (bound 1.48),
-// block3-0.conv2 0.88-1.06 -> 0.71-0.73. Channels-last (batch 1) oneDNN's kernel is 1.3x faster
-// than this one (1x48x112x112: 120 against 162 us alone) except where C is a multiple of 256:
+// kernel for them wants nChw8c, into which nChw16c neighbours are reordered and back. In
+// inference, regnet_y_400mf at batch 16 (the 2-core Zen 4, 3 alternated runs): block1-0.conv2,
+// 16x48x112x112 in, 5.9-6.8 -> 3.5-3.8 ms (bound 1.48), block3-0.conv2 0.88-1.06 -> 0.71-0.73.
+// Channels-last (batch 1) oneDNN's kernel is 1.3x faster than this one (1x48x112x112: 120 against
+// 162 us alone) except where C is a multiple of 256:
 // 1x256x56x56 took it 548 us against 161 at 240 channels and 182 at 272, and 1x512x28x28 270, as if
 // the input positions it reads, a multiple of 2 KB apart, fell into the same L1 sets. There the
 // kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms

@@ -451,8 +451,8 @@ RIDGE_SIMD_CLONES void grouped8_dgrad_strip(const float* const* rows, int64_t ps
 // three input positions it meets loaded once as vectors and each of its 8 dy values broadcast once
 // into 3 FMAs. Broadcasting the input instead (8 channels at each of the 3 positions, one per FMA)
 // and running the whole image per kernel row and group, which read the input 6 times over, it took
-// 1.9-2.9 ms for 8x48x112x112 on the 2-core Zen 4 where this takes 1.1-1.4 (the two alternated in
-// one process; the host's speed varied between runs).
+// 1.9-2.9 ms for 8x48x112x112 on the 2-core Zen 4 where this took 1.1-2.0, 0.56x-0.71x of it in
+// each of 13 runs (the two alternated in one process; the host's speed varied between runs).
 RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, float* acc, const GroupedConv3x3& d) {
     using V8 = Vec<8>;
     const int64_t ps = d.block;

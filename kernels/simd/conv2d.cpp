@@ -510,6 +510,30 @@ int64_t grouped_chunks(const GroupedConv3x3& d, int threads) {
     return std::min(d.N, (2 * threads + blocks - 1) / blocks);
 }
 
+// A grouped conv's weight gradient, in units of one block and one chunk of images, each summing
+// into its own `per` floats of scratch: image(n, j, acc) adds image n's share of block j into acc.
+// The chunks of a block are then added in order, and the sum of element i of block j goes to
+// dw[place(j, i)].
+template <class Image, class Place>
+void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int threads, int64_t per, Image image,
+                       Place place) {
+    const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t u = 0; u < blocks * NC; ++u) {
+        const int64_t j = u / NC, k = u % NC;
+        float* acc = scratch + u * per;
+        std::fill(acc, acc + per, 0.0f);
+        for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n) image(n, j, acc);
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t j = 0; j < blocks; ++j)
+        for (int64_t i = 0; i < per; ++i) {
+            float sum = 0;
+            for (int64_t k = 0; k < NC; ++k) sum += scratch[(j * NC + k) * per + i];
+            dw[place(j, i)] = sum;
+        }
+}
+
 // y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
 // Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
@@ -662,27 +686,14 @@ size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
 
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads) {
-    const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads), B = d.block, HW = d.H * d.W;
-    constexpr int64_t per = 9 * 64;  // [r][s][c][lane]
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < blocks * NC; ++u) {
-        const int64_t j = u / NC, k = u % NC;
-        float* acc = scratch + u * per;
-        std::fill(acc, acc + per, 0.0f);
-        for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n) {
-            const int64_t at = (n * d.C + 16 * j / B * B) * HW + 16 * j % B;
-            grouped4_wgrad_image(x + at, dy + at, acc, d.H, d.W, B);
-        }
-    }
-    // dw[16j + lane][c][r][s], PyTorch's (K, C/G, R, S)
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t j = 0; j < blocks; ++j)
-        for (int64_t i = 0; i < per; ++i) {
-            float sum = 0;
-            for (int64_t k = 0; k < NC; ++k) sum += scratch[(j * NC + k) * per + i];
-            const int64_t t = i / 64, c = i / 16 % 4, lane = i % 16;
-            dw[((16 * j + lane) * 4 + c) * 9 + t] = sum;
-        }
+    grouped_wgrad_run(
+        dw, scratch, d, threads, 9 * 64,
+        [&](int64_t n, int64_t j, float* acc) {
+            const int64_t at = grouped_at(d, n, 16 * j, 0, 0, d.H, d.W);  // stride 1: dy's map is x's
+            grouped4_wgrad_image(x + at, dy + at, acc, d.H, d.W, d.block);
+        },
+        // dw[16j + lane][c][r][s], PyTorch's (K, C/G, R, S), from the sums' [r][s][c][lane]
+        [](int64_t j, int64_t i) { return ((16 * j + i % 16) * 4 + i / 16 % 4) * 9 + i / 64; });
 }
 
 bool grouped8_backward_supported(const GroupedConv3x3& d) {
@@ -719,26 +730,14 @@ size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads) {
 
 void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads) {
-    const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads);
-    constexpr int64_t per = 9 * 8 * 16;  // [r][s][k][lane]
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < blocks * NC; ++u) {
-        const int64_t j = u / NC, k = u % NC;
-        float* acc = scratch + u * per;
-        std::fill(acc, acc + per, 0.0f);
-        for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n)
+    grouped_wgrad_run(
+        dw, scratch, d, threads, 9 * 8 * 16,
+        [&](int64_t n, int64_t j, float* acc) {
             grouped8_wgrad_image(x + grouped_at(d, n, 16 * j, 0, 0, d.H, d.W),
                                  dy + grouped_at(d, n, 16 * j, 0, 0, d.P, d.Q), acc, d);
-    }
-    // dw[k][c][r][s], PyTorch's (K, C/G, R, S), from the sums' [r][s][k % 8][group lane]
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t j = 0; j < blocks; ++j)
-        for (int64_t i = 0; i < per; ++i) {
-            float sum = 0;
-            for (int64_t u = 0; u < NC; ++u) sum += scratch[(j * NC + u) * per + i];
-            const int64_t t = i / 128, k = 16 * j + i % 16 / 8 * 8 + i / 16 % 8, c = i % 8;
-            dw[(k * 8 + c) * 9 + t] = sum;
-        }
+        },
+        // dw[k][c][r][s], PyTorch's (K, C/G, R, S), from the sums' [r][s][k % 8][group lane]
+        [](int64_t j, int64_t i) { return ((16 * j + i % 16 / 8 * 8 + i / 16 % 8) * 8 + i % 8) * 9 + i / 128; });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -111,6 +111,10 @@ void reshape_forward(Plan& p, const Layer& l) {
         p.value[size_t(l.n.output)] = p.alias(v, plain(ydims));
         return;
     }
+    if (std::holds_alternative<Flatten>(l.n.op) && classifier_reads_map(p, l.x(), xm)) {
+        p.value[size_t(l.n.output)] = v;
+        return;
+    }
     // A blocked layout whose blocks the reshape leaves whole stays a view: ViT's patches, nChw16c
     // flattened from H on, are nCw16c, which the permutation after it reorders once into its
     // token rows. Copied to plain here, that was 1.26 ms of a training step at batch 16, counted
@@ -127,7 +131,8 @@ void reshape_backward(Plan& p, const Layer& l) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     // As in forward: ViT's patch gradient arrives in nCw16c (the permutation after the flatten
-    // writes it so) and passes to the patch conv as nChw16c, the layout its backward reads.
+    // writes it so) and passes to the patch conv as nChw16c, the layout its backward reads; from a
+    // linear that read the map itself (classifier_reads_map) it is the map's already.
     if (const std::optional<Md> kept = blocked_view(p.md(p.dy(l.n.output)), dims_of(p.shape(l.x()))))
         return p.pass(l.x(), p.alias(p.dy(l.n.output), *kept), true);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output))));

@@ -139,10 +139,17 @@ void backward(Plan& p, const Layer& l, const Pool2d& op) {
 // training a gradient reordered back into the input's layout. From nChw16c (batch 2 and more) that
 // one reorder replaces the pool's copy and the flatten's (0.05 to 0.1 ms each at batch 16); in
 // training oneDNN's pooling backward on the 1x1 window took 4x its bound (0.2 ms at batch 8).
+// Where the classifier reads the map as it lies (training at one or two images, linear.cpp), the
+// pool is a view and its gradient the classifier's.
 void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
     if (to_own_size(p, l)) {
+        int x = p.value[size_t(l.x())];
+        if (classifier_reads_map(p, l.n.output, p.md(x))) {
+            p.value[size_t(l.n.output)] = x;
+            return;
+        }
         int y = p.mem(plain(dims_of(p.shape(l.n.output))));
-        p.reorder_into(p.value[size_t(l.x())], y);
+        p.reorder_into(x, y);
         p.value[size_t(l.n.output)] = y;
         return;
     }
@@ -155,6 +162,7 @@ void backward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
     if (to_own_size(p, l)) {
         if (!p.needs_grad(l.x())) return;
         p.at(&p.bwd, l.node, Phase::dgrad);
+        if (p.md(p.dy(l.n.output)) == p.md(p.value[size_t(l.x())])) return p.pass(l.x(), p.dy(l.n.output), true);
         return p.pass_reordered(l.x(), p.dy(l.n.output), p.md(p.value[size_t(l.x())]));
     }
     if (global_pool_backward(p, l)) return;

@@ -2,6 +2,9 @@
 // oneDNN matmul, one row on kernels/simd's linear_row.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
+#include <algorithm>
+#include <optional>
+
 #include "engine/backend/onednn/ops.h"
 #include "kernels/simd/simd.h"
 

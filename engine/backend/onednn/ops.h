@@ -48,8 +48,8 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
 // plain rows (N, C).
 bool rows_in_place(const Md& md);
 // Whether tensor t, a map held in layout m, is read only by a flatten whose rows only linear
-// layers read, and these read the map as it lies (linear.cpp says when): then the flatten, and an
-// identity pool that makes t, are views.
+// layers read (directly or through dropouts), and these read the map as it lies (linear.cpp says
+// when): then the flatten, and an identity pool that makes t, are views.
 bool classifier_reads_map(const Plan& p, int t, const Md& m);
 
 void plan_forward(Plan& p, const Layer& l);

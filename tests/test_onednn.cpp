@@ -1176,6 +1176,48 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
     }
 }
 
+// kernels/simd's broadcast_channels (the global pool's gradient) and add_broadcast_channels (the
+// same added to squeeze-excitation's scale gradient, pool.cpp) in each layout, against the index
+// formula: every real element k * s, or that plus what was there; the padded channels of the last
+// block stay zero. The executor takes both on blocked layouts; plain and channels-last are
+// checked here.
+TEST_CASE("broadcast_channels and add_broadcast_channels in plain, channels-last and blocked layouts") {
+    const int64_t N = 3, C = 20, HW = 37;
+    const float k = 1.0f / 37;
+    std::vector<float> s(size_t(N * C));
+    for (size_t i = 0; i < s.size(); ++i) s[i] = (float(i * 29 % 53) - 26.5f) * 0.5f;
+    auto before = [](int64_t n, int64_t c, int64_t p) { return float((n * 131 + c * 17 + p * 7) % 101) * 0.25f - 12.0f; };
+    for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)})
+        for (bool add : {false, true}) {
+            const simd::ChannelLayout l{N, C, HW, block};
+            std::vector<float> y(size_t(N * l.batch_stride()), 0.0f);
+            auto at = [&](int64_t n, int64_t c, int64_t p) {
+                return size_t(n * l.batch_stride() + c / block * l.block_stride() + p * block + c % block);
+            };
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t p = 0; p < HW; ++p) y[at(n, c, p)] = before(n, c, p);
+            if (add)
+                simd::add_broadcast_channels(s.data(), k, y.data(), l);
+            else
+                simd::broadcast_channels(s.data(), k, y.data(), l);
+            const int64_t padded = block > 1 && block < C ? l.blocks() * block : C;
+            int64_t wrong = 0, dirty = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < padded; ++c)
+                    for (int64_t p = 0; p < HW; ++p) {
+                        if (c >= C) {
+                            dirty += y[at(n, c, p)] != 0.0f;
+                            continue;
+                        }
+                        const double want = double(k) * s[size_t(n * C + c)] + (add ? before(n, c, p) : 0.0);
+                        wrong += std::abs(y[at(n, c, p)] - want) > 1e-5;
+                    }
+            CHECK_MESSAGE(wrong == 0, "block ", block, add ? ", added" : "");
+            CHECK_MESSAGE(dirty == 0, "block ", block, add ? ", added" : "");
+        }
+}
+
 // kernels/simd's hardsigmoid at and around its kinks, where PyTorch's backward puts the slope on
 // the open interval (-3, 3), and on NaN and infinities, against the formula in double.
 TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks") {

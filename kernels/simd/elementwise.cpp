@@ -95,6 +95,21 @@ RIDGE_SIMD_CLONES void fill_rows(const float* g, float* y, int64_t rows, int64_t
     for (int64_t r = 0; r < rows; ++r) std::copy(g, g + width, y + r * width);
 }
 
+// g added to each row of `width` lanes.
+template <int width>
+RIDGE_SIMD_INLINE void add_rows_fixed(const float* g, float* y, int64_t rows) {
+    using V = Vec<width>;
+    V gv = load<V>(g);
+    for (int64_t r = 0; r < rows; ++r) store(y + r * width, load<V>(y + r * width) + gv);
+}
+
+RIDGE_SIMD_CLONES void add_rows(const float* g, float* y, int64_t rows, int64_t width) {
+    if (width == 16) return add_rows_fixed<16>(g, y, rows);
+    if (width == 8) return add_rows_fixed<8>(g, y, rows);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < width; ++c) y[r * width + c] += g[c];
+}
+
 // Spatial chunks of this many positions split an (image, block) unit, so a few large images
 // still spread over every thread.
 constexpr int64_t chunk = 512;
@@ -173,18 +188,28 @@ void channel_means(const float* x, float* out, const ChannelLayout& l) {
     }
 }
 
-void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) {
+namespace {
+
+// y = k * s broadcast, or y += it where add.
+void broadcast(const float* s, float k, float* y, const ChannelLayout& l, bool add) {
     const int64_t CB = l.blocks(), B = l.block, chunks = (l.HW + chunk - 1) / chunk;
     if (B == 1) {
 #pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < l.N * l.C; ++nc) std::fill(y + nc * l.HW, y + (nc + 1) * l.HW, k * s[nc]);
+        for (int64_t nc = 0; nc < l.N * l.C; ++nc) {
+            float* row = y + nc * l.HW;
+            const float v = k * s[nc];
+            if (add)
+                for (int64_t i = 0; i < l.HW; ++i) row[i] += v;
+            else
+                std::fill(row, row + l.HW, v);
+        }
     } else if (B == l.C) {  // channels-last: every position holds the image's row of values
 #pragma omp parallel for schedule(static)
         for (int64_t u = 0; u < l.N * chunks; ++u) {
             int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, l.HW - s0);
             float* row = y + n * l.batch_stride() + s0 * B;
             for (int64_t r = 0; r < rows; ++r, row += B)
-                for (int64_t c = 0; c < B; ++c) row[c] = k * s[n * l.C + c];
+                for (int64_t c = 0; c < B; ++c) row[c] = (add ? row[c] : 0.0f) + k * s[n * l.C + c];
         }
     } else {
 #pragma omp parallel for schedule(static)
@@ -192,9 +217,19 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
             int64_t n = u / (CB * chunks), cb = u / chunks % CB, s0 = u % chunks * chunk;
             float g[max_block] = {};  // zero on the padded channels, which stay zero
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) g[j] = k * s[n * l.C + cb * B + j];
-            fill_rows(g, y + n * l.batch_stride() + cb * l.block_stride() + s0 * B, std::min(chunk, l.HW - s0), B);
+            float* at = y + n * l.batch_stride() + cb * l.block_stride() + s0 * B;
+            if (add)
+                add_rows(g, at, std::min(chunk, l.HW - s0), B);
+            else
+                fill_rows(g, at, std::min(chunk, l.HW - s0), B);
         }
     }
 }
+
+}  // namespace
+
+void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, false); }
+
+void add_broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, true); }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

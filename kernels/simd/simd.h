@@ -78,6 +78,9 @@ void channel_means(const float* x, float* out, const ChannelLayout& l);
 // y[n, c, s] = k * s[n, c] at every position s (global average pooling's gradient, k = 1 / HW);
 // s is (N,C) plain.
 void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);
+// y[n, c, s] += k * s[n, c]: the same gradient added to one already there (squeeze-excitation's
+// pool, whose input the scale's gradient reached first).
+void add_broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l);
 
 // y = the concatenation of the pieces x[0..pieces) along channels, x[i] with channels[i] of them,
 // then y[n, c, s] * a[c] + b[c] and max(0, .) when relu: batchnorm in inference (and its ReLU)

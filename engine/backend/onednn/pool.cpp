@@ -95,6 +95,14 @@ bool global_pool_backward(Plan& p, const Layer& l) {
     const simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
     const float k = 1.0f / float(xs[2] * xs[3]);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(ys)));
+    // Squeeze-excitation's scale reached x's gradient first: the broadcast adds into it while it is
+    // in cache, where writing a map of its own and adding that were two passes over memory
+    // (regnet_y_400mf's block3-0 at batch 1: 0.022 to 0.023 ms against the 20 us floor).
+    if (int gr = p.grad[size_t(p.grad_root[size_t(l.x())])]; gr >= 0 && p.md(gr) == p.md(s.in[0])) {
+        p.kernel([lay, k](const std::vector<float*>& a) { simd::add_broadcast_channels(a[0], k, a[1], lay); },
+                 {dy, gr});
+        return true;
+    }
     int dx = p.contribution(l.x(), p.md(s.in[0]));
     p.kernel([lay, k](const std::vector<float*>& a) { simd::broadcast_channels(a[0], k, a[1], lay); }, {dy, dx});
     p.contributed(l.x(), dx);

@@ -36,7 +36,8 @@ constexpr int64_t gemm_rows = 2;
 // same one: channel blocks the channels fill. Else none.
 std::optional<Tag> map_tag(const Md& m) {
     const int64_t block = channel_block(m);
-    if (block != 8 && block != 16) return std::nullopt;
+    // channel_block says C for channels-last, which is 8 or 16 for maps that narrow.
+    if ((block != 8 && block != 16) || unblocked(m)) return std::nullopt;
     if (m.dims()[1] % block != 0) return std::nullopt;
     return block == 16 ? Tag::nChw16c : Tag::nChw8c;
 }
@@ -137,7 +138,8 @@ bool classifier_reads_map(const Plan& p, int t, const Md& m) {
     const std::vector<int> r = readers_of(p.g, t);
     if (r.size() != 1 || !std::holds_alternative<Flatten>(p.g.nodes()[size_t(r[0])].op)) return false;
     const int rows = p.g.nodes()[size_t(r[0])].output;
-    return p.shape(rows).size() == 2 && only_linears_read(p.g, rows);
+    const Dims d = m.dims();  // one row an image: flattened from C to the end
+    return p.shape(rows) == Shape{d[0], d[1] * d[2] * d[3]} && only_linears_read(p.g, rows);
 }
 
 // Squeeze-excitation's pooled vector is read in place, not reordered (5 us a layer).

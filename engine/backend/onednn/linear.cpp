@@ -53,16 +53,12 @@ bool only_linears_read(const Graph& g, int t) {
     });
 }
 
-// Whether the linear's rows are a map in channel blocks (classifier_reads_map).
-bool reads_map(const Plan& p, const Layer& l) {
-    const Md& v = p.md(p.value[size_t(l.x())]);
-    return p.shape(l.x()).size() == 2 && v.dims().size() == 4 && map_tag(v);
-}
-
 InnerProduct rows(const Plan& p, const Layer& l, const LinearShape& s, const Linear& op) {
     auto f32 = dnnl::memory::data_type::f32;
     const Md& v = p.md(p.value[size_t(l.x())]);
-    if (std::optional<Tag> tag = reads_map(p, l) ? map_tag(v) : std::nullopt) {
+    // Rows held as a map in channel blocks (classifier_reads_map).
+    const bool map = p.shape(l.x()).size() == 2 && v.dims().size() == 4;
+    if (std::optional<Tag> tag = map ? map_tag(v) : std::nullopt) {
         const Dims d = v.dims();
         return {v, Md({s.K, d[1], d[2], d[3]}, f32, *tag), plain({s.M, s.K}), op.bias};
     }
@@ -129,10 +125,10 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 }  // namespace
 
 // A classifier's flatten in training at one or two images, from a map in channel blocks (after
-// dropouts, if any): the inner products read the map itself, their weights (K,C,H,W) in its layout, so neither the
-// flatten nor an identity pool before it copies (a 100 KB transpose of VGG's 512x7x7 took 0.02 to
-// 0.03 ms each way, most of it writing memory that the classifier's weights had pushed out of
-// the caches), and oneDNN runs its gemm as on plain rows (gemm_rows).
+// dropouts, if any): the inner products read the map itself, their weights (K,C,H,W) in its
+// layout, so neither the flatten nor an identity pool before it copies (a 100 KB transpose of
+// VGG's 512x7x7 took 0.02 to 0.03 ms each way, most of it writing memory that the classifier's
+// weights had pushed out of the caches), and oneDNN runs its gemm as on plain rows (gemm_rows).
 bool classifier_reads_map(const Plan& p, int t, const Md& m) {
     if (!p.train || m.dims().size() != 4 || m.dims()[0] > gemm_rows || !map_tag(m)) return false;
     const std::vector<int> r = readers_of(p.g, t);

@@ -3,7 +3,8 @@
 // shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel),
-// softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), SiLU and
+// softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), layernorm
+// and its gradients (oneDNN's are portable C++ without vector code), SiLU and
 // its gradient (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its
 // gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read
 // it (inference) and its gradient (training: oneDNN's reorders of each piece took 2.5 times memory
@@ -121,6 +122,18 @@ void softmax_forward(const float* x, float* y, int64_t rows, int64_t n);
 // dx = y * (dy - sum over the row of dy * y) for `rows` rows of n contiguous elements: softmax's
 // gradient along the last dimension of a plain tensor, from its output y. dx may be dy.
 void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);
+
+// LayerNorm over `rows` rows of D contiguous floats: y = (x - mean) / sqrt(var + eps) * gamma + beta,
+// each row's mean and biased variance written to mean and var (rows) for the backward, unless null.
+void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
+                       int64_t rows, int64_t D, float eps);
+// Its gradients from the forward's x, mean and var: dx (rows, D), overwritten, or added to where
+// add_dx (a residual's gradient that arrived first), or null where none is needed; dgamma, dbeta
+// (D), overwritten; scratch of layernorm_backward_scratch floats.
+size_t layernorm_backward_scratch(int64_t D, int threads);
+void layernorm_backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* var,
+                        float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows, int64_t D,
+                        float eps, int threads);
 
 // y = w x + b, then max(0, .) when relu: a linear layer on one row, whose time is streaming the
 // weights once. x (C), b (K) or null, y (K); w (K,C) in oneDNN's AB16b16a (panels of 16 rows, each

@@ -2,11 +2,14 @@
 // BatchNorm: x (N,C,H,W) in any layout; inference reads the running statistics (use_global_stats),
 // training computes batch statistics (biased variance) and keeps them for backward. A batchnorm
 // that feeds only a ReLU runs it inside (fuse_norm_relu) when fused.
-// LayerNorm: oneDNN normalizes the last dimension of a dense tensor; ConvNeXt's channels-first
-// LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is (N,H,W,C) with C last.
+// LayerNorm: kernels/simd's, over rows of the last dimension of a dense tensor (oneDNN 2.6's
+// layernorm is portable C++ without vector code, kernels/simd/layernorm.cpp says how slow);
+// ConvNeXt's channels-first LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is
+// (N,H,W,C) with C last.
 #include "engine/ops/norm.h"
 
 #include "engine/backend/onednn/ops.h"
+#include "kernels/simd/simd.h"
 
 namespace ridge::onednn {
 
@@ -102,17 +105,19 @@ void backward(Plan& p, const Layer& l, const BatchNorm&) {
 
 namespace {
 
-// The layout LayerNorm reads its input in, and the same bytes as oneDNN's (..., D) data.
-struct LnLayout {
-    Md value, data;
+// The layout LayerNorm reads its input in: dense with the normalized dimension innermost, so that
+// the tensor is `rows` rows of D contiguous floats.
+struct LnRows {
+    Md value;
+    int64_t rows, D;
 };
 
-LnLayout ln_layout(const Plan& p, const Layer& l, const LayerNorm& op) {
+LnRows ln_rows(const Plan& p, const Layer& l, const LayerNorm& op) {
     const Shape& xs = p.shape(l.x());
     int d = normalize_dim(op.dim, xs.size());
-    if (d == int(xs.size()) - 1) return {plain(dims_of(xs)), plain(dims_of(xs))};
-    if (xs.size() == 4 && d == 1)
-        return {Md(dims_of(xs), dnnl::memory::data_type::f32, Tag::nhwc), plain({xs[0], xs[2], xs[3], xs[1]})};
+    const int64_t D = xs[size_t(d)], rows = numel(xs) / D;
+    if (d == int(xs.size()) - 1) return {plain(dims_of(xs)), rows, D};
+    if (xs.size() == 4 && d == 1) return {Md(dims_of(xs), dnnl::memory::data_type::f32, Tag::nhwc), rows, D};
     throw std::invalid_argument(cat("onednn: layernorm over dimension ", d, " of ", to_string(xs),
                                     " (only the last, or channels of (N,C,H,W))"));
 }
@@ -120,50 +125,49 @@ LnLayout ln_layout(const Plan& p, const Layer& l, const LayerNorm& op) {
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const LayerNorm& op) {
-    LnLayout lay = ln_layout(p, l, op);
-    int64_t D = lay.data.dims().back();
-    Flags flags = Flags::use_scale | Flags::use_shift;
-    prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
-    dnnl::layer_normalization_forward::desc d(prop, lay.data, eps, flags);
-    dnnl::layer_normalization_forward::primitive_desc pd(d, p.attr(), p.eng);
-
-    int x = p.alias(p.value_as(l.x(), lay.value), lay.data);
-    int y = p.mem(lay.value);
-    Plan::Saved s{pd, {x}, p.alias(y, lay.data)};
-    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x},
-                                             {DNNL_ARG_DST, s.out},
-                                             {DNNL_ARG_SCALE, p.param_mem(l.node, 0, vec(D))},
-                                             {DNNL_ARG_SHIFT, p.param_mem(l.node, 1, vec(D))}};
-    if (p.train) {
-        args.push_back({DNNL_ARG_MEAN, s.mean = p.mem(pd.mean_desc())});
-        args.push_back({DNNL_ARG_VARIANCE, s.var = p.mem(pd.variance_desc())});
-    }
-    p.primitive(pd, args);
+    const auto [value, rows, D] = ln_rows(p, l, op);
+    int x = p.value_as(l.x(), value);
+    int y = p.mem(value);
+    Plan::Saved s{{}, {x}, y};
+    std::vector<int> args = {x, p.param_mem(l.node, 0, vec(D)), p.param_mem(l.node, 1, vec(D)), y};
+    if (p.train) args.push_back(s.mean = p.mem(vec(rows))), args.push_back(s.var = p.mem(vec(rows)));
+    p.kernel(
+        [rows, D](const std::vector<float*>& a) {
+            const bool stats = a.size() > 4;
+            simd::layernorm_forward(a[0], a[1], a[2], a[3], stats ? a[4] : nullptr, stats ? a[5] : nullptr, rows, D,
+                                    eps);
+        },
+        args);
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = s;
 }
 
 void backward(Plan& p, const Layer& l, const LayerNorm& op) {
-    p.at(&p.bwd, l.node, p.needs_grad(l.x()) ? Phase::dgrad : Phase::wgrad);
-    LnLayout lay = ln_layout(p, l, op);
-    int64_t D = lay.data.dims().back();
+    const bool dgrad = p.needs_grad(l.x());
+    p.at(&p.bwd, l.node, dgrad ? Phase::dgrad : Phase::wgrad);
+    const auto [value, rows, D] = ln_rows(p, l, op);
     const Plan::Saved& s = p.saved[size_t(l.node)];
-    Flags flags = Flags::use_scale | Flags::use_shift;
-    dnnl::layer_normalization_backward::desc d(prop_kind::backward, lay.data, lay.data, eps, flags);
-    dnnl::layer_normalization_backward::primitive_desc pd(
-        d, p.attr(), p.eng, hint<dnnl::layer_normalization_forward::primitive_desc>(s.pd));
-    int dy = p.alias(p.as(p.dy(l.n.output), lay.value), lay.data);
-    int dx = p.needs_grad(l.x()) ? p.contribution(l.x(), lay.value) : p.mem(lay.value);
-    p.primitive(pd, {{DNNL_ARG_SRC, s.in[0]},
-                     {DNNL_ARG_MEAN, s.mean},
-                     {DNNL_ARG_VARIANCE, s.var},
-                     {DNNL_ARG_SCALE, p.param[size_t(l.node)][0]},
-                     {DNNL_ARG_SHIFT, p.param[size_t(l.node)][1]},
-                     {DNNL_ARG_DIFF_DST, dy},
-                     {DNNL_ARG_DIFF_SRC, p.alias(dx, lay.data)},
-                     {DNNL_ARG_DIFF_SCALE, p.dparam_mem(l.node, 0, vec(D))},
-                     {DNNL_ARG_DIFF_SHIFT, p.dparam_mem(l.node, 1, vec(D))}});
-    if (p.needs_grad(l.x())) p.contributed(l.x(), dx);
+    const int threads = p.step_threads();
+    std::vector<int> args = {s.in[0],
+                             p.as(p.dy(l.n.output), value),
+                             p.param[size_t(l.node)][0],
+                             s.mean,
+                             s.var,
+                             p.dparam_mem(l.node, 0, vec(D)),
+                             p.dparam_mem(l.node, 1, vec(D)),
+                             p.mem(plain({int64_t(simd::layernorm_backward_scratch(D, threads))}))};
+    // A residual's gradient that reached x first is added to in the same pass: in vit_b_16 that saved
+    // a binary add over 197x768 floats after each layernorm's gradient.
+    const bool add = dgrad && p.dy(l.x()) >= 0 && p.md(p.dy(l.x())) == canonical(value);
+    int dx = !dgrad ? -1 : add ? p.dy(l.x()) : p.contribution(l.x(), value);
+    if (dgrad) args.push_back(dx);
+    p.kernel(
+        [rows, D, threads, add](const std::vector<float*>& a) {
+            simd::layernorm_backward(a[0], a[1], a[2], a[3], a[4], a.size() > 8 ? a[8] : nullptr, add, a[5], a[6],
+                                     a[7], rows, D, eps, threads);
+        },
+        args);
+    if (dgrad && !add) p.contributed(l.x(), dx);
 }
 
 }  // namespace ridge::onednn

@@ -1301,6 +1301,23 @@ TEST_CASE("layernorm_forward and layernorm_backward match their formulas; the ex
                     CHECK_MESSAGE(wrong == 0, "D ", D, ", rows ", rows, ", threads ", threads, ", dx ", dmode);
                 }
 
+    // A mean of 10000 over a spread of 1: the forward's y keeps its digits (its mean corrected by
+    // the deviations' sum); the backward's xhat would carry half an ulp of the stored mean, 5e-4.
+    {
+        const int64_t D = 768;
+        const size_t n = size_t(D);
+        std::vector<float> x(n), gamma(n, 1.0f), beta(n, 0.0f), y(n);
+        for (int64_t i = 0; i < D; ++i) x[size_t(i)] = 10000.0f + float((i * 11) % 29) * 0.125f - 1.75f;
+        simd::layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, 1, D, eps);
+        double m = 0, v = 0;
+        for (float e : x) m += e / double(D);
+        for (float e : x) v += (e - m) * (e - m) / double(D);
+        double worst = 0;
+        for (int64_t i = 0; i < D; ++i)
+            worst = std::max(worst, std::abs(y[size_t(i)] - (x[size_t(i)] - m) / std::sqrt(v + eps)));
+        CHECK(worst < 1e-4);
+    }
+
     Graph g("norms");
     Tensor t = g.input({2, 24, 3, 5}) | conv(32, 1) | ln(1) | flatten(2) | permute({0, 2, 1});
     add(t, t | ln() | linear(32)) | ln() | relu();

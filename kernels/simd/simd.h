@@ -124,7 +124,8 @@ void softmax_forward(const float* x, float* y, int64_t rows, int64_t n);
 void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);
 
 // LayerNorm over `rows` rows of D contiguous floats: y = (x - mean) / sqrt(var + eps) * gamma + beta,
-// each row's mean and biased variance written to mean and var (rows) for the backward, unless null.
+// each row's mean and biased variance written to mean and var (rows) for the backward, each unless
+// null.
 void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
                        int64_t rows, int64_t D, float eps);
 // Its gradients from the forward's x, mean and var: dx (rows, D), overwritten, or added to where

@@ -56,6 +56,19 @@ void check_against_reference(const Graph& g, double tol, std::optional<double> g
     }
 }
 
+// The primitive of each step the oneDNN executor plans for layers of type Op, in plan order
+// ("kernel" for kernels/simd's), of one phase or of all.
+template <class Op>
+std::vector<std::string> step_kinds(const Graph& g, Mode mode, std::optional<StepPhase> phase = {}) {
+    auto ex = make_executor("onednn", g, {.mode = mode});
+    ex->prepare();
+    std::vector<std::string> kinds;
+    for (const StepInfo& s : ex->steps())
+        if ((!phase || s.phase == *phase) && std::holds_alternative<Op>(g.nodes()[size_t(s.node)].op))
+            kinds.push_back(s.primitive);
+    return kinds;
+}
+
 }  // namespace
 
 // Every case of the op table (op_cases.h) at its oneDNN tolerance, in the modes it states; a case
@@ -626,15 +639,8 @@ TEST_CASE("softmax along the last dimension runs kernels/simd's forward, along a
     Graph g("attention");
     g.input({2, 3, 70}) | softmax() | scale(100.0) | softmax(1);
     check_against_reference(g, 1e-4, 1e-4);
-    for (Mode mode : {Mode::infer, Mode::train}) {
-        auto ex = make_executor("onednn", g, {.mode = mode});
-        ex->prepare();
-        std::vector<std::string> kinds;
-        for (const StepInfo& s : ex->steps())
-            if (s.phase == StepPhase::fwd && std::holds_alternative<Softmax>(g.nodes()[size_t(s.node)].op))
-                kinds.push_back(s.primitive);
-        CHECK(kinds == std::vector<std::string>{"kernel", "softmax"});
-    }
+    for (Mode mode : {Mode::infer, Mode::train})
+        CHECK(step_kinds<Softmax>(g, mode, StepPhase::fwd) == std::vector<std::string>{"kernel", "softmax"});
 }
 
 // Squeeze-excitation's global pool of a blocked map whose channels pad the last block (76 in
@@ -1323,11 +1329,7 @@ TEST_CASE("layernorm_forward and layernorm_backward match their formulas; the ex
     add(t, t | ln() | linear(32)) | ln() | relu();
     check_against_reference(g, 1e-4, 1e-4);
     for (Mode mode : {Mode::infer, Mode::train}) {
-        auto ex = make_executor("onednn", g, {.mode = mode});
-        ex->prepare();
-        std::vector<std::string> kinds;
-        for (const StepInfo& s : ex->steps())
-            if (std::holds_alternative<LayerNorm>(g.nodes()[size_t(s.node)].op)) kinds.push_back(s.primitive);
+        const std::vector<std::string> kinds = step_kinds<LayerNorm>(g, mode);
         const auto kernels = std::count(kinds.begin(), kinds.end(), "kernel");
         CHECK(kernels == (mode == Mode::train ? 6 : 3));  // forward, and backward in training, of each
         CHECK(kernels + std::count(kinds.begin(), kinds.end(), "reorder") == int64_t(kinds.size()));

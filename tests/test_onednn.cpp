@@ -57,14 +57,16 @@ void check_against_reference(const Graph& g, double tol, std::optional<double> g
 }
 
 // The primitive of each step the oneDNN executor plans for layers of type Op, in plan order
-// ("kernel" for kernels/simd's), of one phase or of all.
+// ("kernel" for kernels/simd's), of one phase or of all. The loss's step is charged to no layer
+// (node -1).
 template <class Op>
 std::vector<std::string> step_kinds(const Graph& g, Mode mode, std::optional<StepPhase> phase = {}) {
     auto ex = make_executor("onednn", g, {.mode = mode});
     ex->prepare();
     std::vector<std::string> kinds;
     for (const StepInfo& s : ex->steps())
-        if ((!phase || s.phase == *phase) && std::holds_alternative<Op>(g.nodes()[size_t(s.node)].op))
+        if (s.node >= 0 && (!phase || s.phase == *phase) &&
+            std::holds_alternative<Op>(g.nodes()[size_t(s.node)].op))
             kinds.push_back(s.primitive);
     return kinds;
 }

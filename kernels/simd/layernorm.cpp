@@ -27,18 +27,12 @@ namespace {
 
 using V = Vec<16>;
 
-RIDGE_SIMD_INLINE float lanes_sum(V v) {
-    float s = 0;
-    for (int j = 0; j < 16; ++j) s += v[j];
-    return s;
-}
-
 RIDGE_SIMD_CLONES void ln_forward_row(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                       float* var, int64_t D, float eps) {
     V s = {};
     int64_t i = 0;
     for (; i + 16 <= D; i += 16) s += load<V>(x + i);
-    float sum = lanes_sum(s);
+    float sum = sum_lanes(s);
     for (; i < D; ++i) sum += x[i];
     const float m0 = sum / float(D);
 
@@ -52,7 +46,7 @@ RIDGE_SIMD_CLONES void ln_forward_row(const float* x, const float* gamma, const 
         V d = load<V>(x + i) - m0;
         e += d, q += d * d;
     }
-    float sq = lanes_sum(q), err = lanes_sum(e);
+    float sq = sum_lanes(q), err = sum_lanes(e);
     for (; i < D; ++i) err += x[i] - m0, sq += (x[i] - m0) * (x[i] - m0);
     const float c = err / float(D), m = m0 + c, v = std::max(sq / float(D) - c * c, 0.0f);
     const float r = 1.0f / std::sqrt(v + eps);
@@ -82,7 +76,7 @@ RIDGE_SIMD_CLONES void ln_backward_rows(const float* x, const float* dy, const f
             store(dg + i, load<V>(dg + i) + d * xh);
             store(db + i, load<V>(db + i) + d);
         }
-        float g_sum = lanes_sum(sg), gx_sum = lanes_sum(sgx);
+        float g_sum = sum_lanes(sg), gx_sum = sum_lanes(sgx);
         for (; i < D; ++i) {
             const float xh = (x[i] - m) * r, g = dy[i] * gamma[i];
             g_sum += g, gx_sum += g * xh;

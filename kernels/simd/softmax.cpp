@@ -65,9 +65,7 @@ RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) 
         store(tail, e);
         std::copy(tail, tail + (n - i), y + i);
     }
-    float sum = 0;
-    for (int j = 0; j < 16; ++j) sum += sv[j];
-    const float k = 1.0f / sum;
+    const float k = 1.0f / sum_lanes(sv);
     i = 0;
     for (; i + 16 <= n; i += 16) store(y + i, load<Vec16>(y + i) * k);
     for (; i < n; ++i) y[i] *= k;

@@ -120,6 +120,13 @@ RIDGE_SIMD_INLINE Vec16 exp_bounded(Vec16 t) {
     return floats(VI(VU(bits(p)) + (k << 23)));
 }
 
+// The sum of a 16-lane vector's lanes, first to last.
+RIDGE_SIMD_INLINE float sum_lanes(Vec16 v) {
+    float s = 0;
+    for (int j = 0; j < 16; ++j) s += v[j];
+    return s;
+}
+
 // sum of a[i] * b[i] over n floats: two chains of 16-lane partial sums to hide the FMA latency,
 // then the tail in scalar. Inlined into each caller's clone, so it is built per instruction set.
 RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
@@ -130,9 +137,7 @@ RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
         s0 += load<V>(a + i) * load<V>(b + i);
         s1 += load<V>(a + i + 16) * load<V>(b + i + 16);
     }
-    s0 += s1;
-    float s = 0;
-    for (int j = 0; j < 16; ++j) s += s0[j];
+    float s = sum_lanes(s0 + s1);
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
 }

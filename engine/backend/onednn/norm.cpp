@@ -158,8 +158,9 @@ void backward(Plan& p, const Layer& l, const LayerNorm& op) {
                              p.mem(plain({int64_t(simd::layernorm_backward_scratch(D, threads))}))};
     // A residual's gradient that reached x first is added to in the same pass: in vit_b_16 that saved
     // a binary add over 197x768 floats after each layernorm's gradient.
-    const bool add = dgrad && p.dy(l.x()) >= 0 && p.md(p.dy(l.x())) == canonical(value);
-    int dx = !dgrad ? -1 : add ? p.dy(l.x()) : p.contribution(l.x(), value);
+    const int arrived = dgrad ? p.arrived_as(l.x(), value) : -1;
+    const bool add = arrived >= 0;
+    int dx = !dgrad ? -1 : add ? arrived : p.contribution(l.x(), value);
     if (dgrad) args.push_back(dx);
     p.kernel(
         [rows, D, threads, add](const std::vector<float*>& a) {

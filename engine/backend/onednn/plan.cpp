@@ -255,6 +255,11 @@ void Plan::contributed(int t, int m) {
     if (m != gr) accumulate(gr, m);
 }
 
+int Plan::arrived_as(int t, const Md& want) const {
+    const int gr = dy(t);
+    return gr >= 0 && md(gr) == canonical(want) ? gr : -1;
+}
+
 int Plan::accumulator(int t) {
     Md want = plain(dims_of(shape(t)));
     int& gr = grad[size_t(grad_root[size_t(t)])];

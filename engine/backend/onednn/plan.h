@@ -137,6 +137,9 @@ public:
     // nothing arrived yet and the layouts agree: eltwise backward may overwrite its diff_dst.
     int contribution_over(int t, int src);
     void contributed(int t, int m);
+    // t's gradient where some arrived already in layout `want`: a kernel may add its share into it
+    // in the same pass, instead of writing a contribution that contributed() adds. Else -1.
+    int arrived_as(int t, const Md& want) const;
     // Selects that partition a tensor (ViT's q, k and v of the packed in_proj output) have their
     // gradients planned as regions of one buffer, the tensor's gradient (layout.cpp): per tensor,
     // that region (-1: none). placed_contribution(t) is it while nothing arrived yet, taken as t's

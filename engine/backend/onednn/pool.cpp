@@ -98,7 +98,7 @@ bool global_pool_backward(Plan& p, const Layer& l) {
     // Squeeze-excitation's scale reached x's gradient first: the broadcast adds into it while it is
     // in cache, where writing a map of its own and adding that were two passes over memory
     // (regnet_y_400mf's block3-0 at batch 1: 0.022 to 0.023 ms against the 20 us floor).
-    if (int gr = p.dy(l.x()); gr >= 0 && p.md(gr) == p.md(s.in[0])) {
+    if (int gr = p.arrived_as(l.x(), p.md(s.in[0])); gr >= 0) {
         p.kernel([lay, k](const std::vector<float*>& a) { simd::add_broadcast_channels(a[0], k, a[1], lay); },
                  {dy, gr});
         return true;

@@ -1181,6 +1181,94 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
 // index formula (simd.h); the blocked ones with channels that pad the last block. The executor calls
 // it on padded blocks only (pool.cpp); the plain and channels-last branches are checked here.
+// kernels/simd's max_pool against the window's maximum written out, in nChw8c, nChw16c and
+// channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), odd maps
+// at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), and a
+// NaN that must win its windows as in PyTorch. The windows it must refuse: padding as large as the
+// kernel, and a last window wholly past the map.
+TEST_CASE("max_pool takes each window's maximum in blocked and channels-last layouts, a NaN winning") {
+    struct Window {
+        int64_t H, W, R, S, stride, pad, P, Q;
+    };
+    // P, Q as PyTorch gives them: floor((H + 2 pad - R) / stride) + 1, or ceil in ceil mode.
+    const std::vector<Window> windows = {
+        {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode: the last window holds 1 row and column
+        {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's, W odd: floor
+        {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool, with padding
+        {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
+        {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
+    };
+    const int64_t N = 2;
+    int64_t cases = 0;
+    for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
+        for (int64_t block : {int64_t(8), int64_t(16), C})
+            for (const Window& w : windows) {
+                if (block == C && C % 8) continue;
+                const simd::MaxPool d{N, C, w.H, w.W, w.P, w.Q, w.R, w.S, w.stride, w.stride, w.pad, w.pad, block};
+                REQUIRE(simd::max_pool_supported(d));
+                const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
+                auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                    return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block);
+                };
+                std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), y(size_t(N * yl.batch_stride()), -7.0f);
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < C; ++c)
+                        for (int64_t s = 0; s < w.H * w.W; ++s)
+                            x[at(xl, n, c, s)] = float((n * 131 + c * 17 + s * 29) % 103) - 60.0f;
+                const int64_t nan_c = C - 1, nan_s = w.W + 1;  // one NaN in the last channel
+                x[at(xl, 1, nan_c, nan_s)] = std::numeric_limits<float>::quiet_NaN();
+                simd::max_pool(x.data(), y.data(), d);
+                int64_t wrong = 0, nans = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < C; ++c)
+                        for (int64_t p = 0; p < w.P; ++p)
+                            for (int64_t q = 0; q < w.Q; ++q) {
+                                float m = -std::numeric_limits<float>::infinity();
+                                bool nan = false;
+                                for (int64_t r = 0; r < w.R; ++r)
+                                    for (int64_t t = 0; t < w.S; ++t) {
+                                        const int64_t h = p * w.stride - w.pad + r, v = q * w.stride - w.pad + t;
+                                        if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
+                                        const float e = x[at(xl, n, c, h * w.W + v)];
+                                        nan |= std::isnan(e);
+                                        m = std::max(m, e);
+                                    }
+                                const float got = y[at(yl, n, c, p * w.Q + q)];
+                                nans += nan;
+                                wrong += nan ? !std::isnan(got) : got != m;
+                            }
+                int64_t padding = 0;  // the padded channels of the last block
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = C; c < yl.padded_channels(); ++c)
+                        for (int64_t s = 0; s < w.P * w.Q; ++s) padding += y[at(yl, n, c, s)] != 0.0f;
+                INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad);
+                CHECK(nans > 0);
+                CHECK(wrong == 0);
+                CHECK(padding == 0);
+                ++cases;
+            }
+    CHECK(cases == 40);
+    simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
+    d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
+    CHECK(!simd::max_pool_supported(d));
+    d = {1, 16, 8, 8, 5, 4, 2, 2, 2, 2, 0, 0, 16};  // a fifth row of windows starts past the map
+    CHECK(!simd::max_pool_supported(d));
+    d = {1, 20, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 20};  // channels-last with C not a multiple of 8
+    CHECK(!simd::max_pool_supported(d));
+}
+
+// Max pools in inference run kernels/simd's max_pool on the blocked or channels-last map they are
+// given, and match the reference (ceil mode, padding, a channel count that pads its blocks); in
+// training oneDNN's pooling keeps them, its workspace read by the backward.
+TEST_CASE("max pools run kernels/simd in inference and oneDNN's pooling in training") {
+    Graph g("pools");
+    Tensor h = g.input({2, 3, 19, 19}) | conv(20, 3, {.pad = 1}) | relu() | maxpool(3, {.stride = 2, .ceil_mode = true});
+    h | conv(24, 1) | maxpool(3, {.stride = 1, .pad = 1}) | maxpool(2) | conv(8, 1);
+    check_against_reference(g, 1e-4, 1e-4);
+    CHECK(step_kinds<Pool2d>(g, Mode::infer, StepPhase::fwd) == std::vector<std::string>(3, "kernel"));
+    CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, "pooling_v2"));
+}
+
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
     const int64_t N = 3, C = 20, HW = 37;
     for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {

@@ -49,6 +49,15 @@ struct Depthwise {
     bool blocked_weights = true;
 };
 
+// A max pooling window (max_pool) over x (N,C,H,W) into y (N,C,P,Q), both channel-blocked by
+// `block` (8 or 16) or both channels-last (block C, a multiple of 8). The padding is where a
+// window reaches past the map (ceil mode's last window too): it never wins.
+struct MaxPool {
+    int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
+    int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0;
+    int64_t block = 8;
+};
+
 // A grouped 3x3 convolution with padding 1 and 4 or 8 channels a group (grouped_conv3x3): x
 // (N,C,H,W), y (N,C,P,Q).
 struct GroupedConv3x3 {
@@ -149,6 +158,12 @@ void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, in
                        int threads);
 void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C, int64_t K,
                        bool transposed, int threads);
+
+// y = the maximum of each window of x (max pooling in inference), a NaN in a window winning as in
+// PyTorch; the padded channels of a block stay zero. Supported where the layouts are as MaxPool
+// says and every window holds at least one element of x.
+bool max_pool_supported(const MaxPool& d);
+void max_pool(const float* x, float* y, const MaxPool& d);
 
 // A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have `width` input and
 // output channels, 4 or 8 (resnext50's first two stages: 128 channels in 32 groups, then 256):

@@ -127,12 +127,33 @@ bool global_pool_into_rows(Plan& p, const Layer& l) {
     return true;
 }
 
+// Max pooling in inference on a channel-blocked or channels-last map runs kernels/simd's max_pool,
+// in the map's layout: oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed (see
+// kernels/simd/pool.cpp). Training keeps oneDNN's, whose workspace of argmax positions its
+// backward reads.
+bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
+    if (p.train || op.kind != Pool2d::Kind::max) return false;
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    int x = p.value[size_t(l.x())];
+    const simd::MaxPool d{xs[0],     xs[1],         xs[2],         xs[3],       ys[2],        ys[3],
+                          op.kernel.h, op.kernel.w, op.stride.h, op.stride.w, op.pad.top, op.pad.left,
+                          channel_block(p.md(x))};
+    if (!simd::max_pool_supported(d)) return false;
+    const Tag tag = d.block == 8 ? Tag::nChw8c : d.block == 16 ? Tag::nChw16c : Tag::nhwc;
+    int y = p.mem(canonical(Md(dims_of(ys), dnnl::memory::data_type::f32, tag)));
+    p.kernel([d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
+    p.value[size_t(l.n.output)] = y;
+    p.saved[size_t(l.node)] = {{}, {x}, y};
+    return true;
+}
+
 // An adaptive pool whose output is its input's size.
 bool to_own_size(const Plan& p, const Layer& l) { return p.shape(l.x()) == p.shape(l.n.output); }
 
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const Pool2d& op) {
+    if (max_pool_forward(p, l, op)) return;
     if (auto pl = pooling_of(p, l, op)) return pool_forward(p, l, *pl);
     forward_reference(p, l);
 }

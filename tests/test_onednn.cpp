@@ -1178,14 +1178,12 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
     }
 }
 
-// kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
-// index formula (simd.h); the blocked ones with channels that pad the last block. The executor calls
-// it on padded blocks only (pool.cpp); the plain and channels-last branches are checked here.
 // kernels/simd's max_pool against the window's maximum written out, in nChw8c, nChw16c and
 // channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), odd maps
-// at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), and a
-// NaN that must win its windows as in PyTorch. The windows it must refuse: padding as large as the
-// kernel, and a last window wholly past the map.
+// at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
+// window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
+// PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past
+// the map (each on either axis), and an empty map.
 TEST_CASE("max_pool takes each window's maximum in blocked and channels-last layouts, a NaN winning") {
     struct Window {
         int64_t H, W, R, S, stride, pad, P, Q;
@@ -1198,13 +1196,18 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
         {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
         {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
     };
+    // And one whose axes differ in kernel, stride and padding: 3x2, stride (2, 1), padding (1, 0).
+    const int64_t H = 12, W = 9, P = 6, Q = 8;
     const int64_t N = 2;
     int64_t cases = 0;
     for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
         for (int64_t block : {int64_t(8), int64_t(16), C})
-            for (const Window& w : windows) {
+            for (size_t i = 0; i <= windows.size(); ++i) {
                 if (block == C && C % 8) continue;
-                const simd::MaxPool d{N, C, w.H, w.W, w.P, w.Q, w.R, w.S, w.stride, w.stride, w.pad, w.pad, block};
+                const bool uneven = i == windows.size();
+                const Window w = uneven ? Window{H, W, 3, 2, 2, 1, P, Q} : windows[i];
+                const int64_t stride_w = uneven ? 1 : w.stride, pad_l = uneven ? 0 : w.pad;
+                const simd::MaxPool d{N, C, w.H, w.W, w.P, w.Q, w.R, w.S, w.stride, stride_w, w.pad, pad_l, block};
                 REQUIRE(simd::max_pool_supported(d));
                 const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
                 auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
@@ -1227,7 +1230,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                                 bool nan = false;
                                 for (int64_t r = 0; r < w.R; ++r)
                                     for (int64_t t = 0; t < w.S; ++t) {
-                                        const int64_t h = p * w.stride - w.pad + r, v = q * w.stride - w.pad + t;
+                                        const int64_t h = p * w.stride - w.pad + r, v = q * stride_w - pad_l + t;
                                         if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
                                         const float e = x[at(xl, n, c, h * w.W + v)];
                                         nan |= std::isnan(e);
@@ -1241,17 +1244,25 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                 for (int64_t n = 0; n < N; ++n)
                     for (int64_t c = C; c < yl.padded_channels(); ++c)
                         for (int64_t s = 0; s < w.P * w.Q; ++s) padding += y[at(yl, n, c, s)] != 0.0f;
-                INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad);
+                INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, ",", stride_w, " pad ",
+                     w.pad, ",", pad_l);
                 CHECK(nans > 0);
                 CHECK(wrong == 0);
                 CHECK(padding == 0);
                 ++cases;
             }
-    CHECK(cases == 40);
+    CHECK(cases == 48);
     simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
     d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
     CHECK(!simd::max_pool_supported(d));
     d = {1, 16, 8, 8, 5, 4, 2, 2, 2, 2, 0, 0, 16};  // a fifth row of windows starts past the map
+    CHECK(!simd::max_pool_supported(d));
+    d = {1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
+    d.pad_l = 2;  // the first column of windows all padding
+    CHECK(!simd::max_pool_supported(d));
+    d = {1, 16, 8, 8, 4, 5, 2, 2, 2, 2, 0, 0, 16};  // a fifth column of windows starts past the map
+    CHECK(!simd::max_pool_supported(d));
+    d = {1, 16, 0, 8, 1, 4, 2, 2, 2, 2, 1, 0, 16};  // no rows at all
     CHECK(!simd::max_pool_supported(d));
     d = {1, 20, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 20};  // channels-last with C not a multiple of 8
     CHECK(!simd::max_pool_supported(d));
@@ -1269,6 +1280,9 @@ TEST_CASE("max pools run kernels/simd in inference and oneDNN's pooling in train
     CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, "pooling_v2"));
 }
 
+// kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
+// index formula (simd.h); the blocked ones with channels that pad the last block. The executor calls
+// it on padded blocks only (pool.cpp); the plain and channels-last branches are checked here.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
     const int64_t N = 3, C = 20, HW = 37;
     for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {

@@ -32,8 +32,8 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
         for (int64_t j = 0; j < width; j += 8) {
             V m = load<V>(first + j);
             for (int64_t r = r_lo; r < r_hi; ++r) {
-                const float* row = x + ((h0 + r) * d.W + w0) * width + j;
-                for (int64_t s = s_lo; s < s_hi; ++s) m = max_nan(m, load<V>(row + s * width));
+                const float* row = x + ((h0 + r) * d.W + w0 + s_lo) * width + j;
+                for (int64_t s = 0; s < s_hi - s_lo; ++s) m = max_nan(m, load<V>(row + s * width));
             }
             store(out + q * width + j, m);
         }
@@ -44,7 +44,7 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
 
 bool max_pool_supported(const MaxPool& d) {
     const bool layout = d.block == 8 || d.block == 16 || (d.block == d.C && d.C % 8 == 0);
-    const bool shape = d.N > 0 && d.C > 0 && d.P > 0 && d.Q > 0 && d.R > 0 && d.S > 0 && d.stride_h > 0 &&
+    const bool shape = d.N > 0 && d.C > 0 && d.H > 0 && d.W > 0 && d.P > 0 && d.Q > 0 && d.R > 0 && d.S > 0 && d.stride_h > 0 &&
                        d.stride_w > 0 && d.pad_t >= 0 && d.pad_l >= 0;
     // Each window starts inside the map: padding under the kernel, and the last window's first row
     // and column within it.

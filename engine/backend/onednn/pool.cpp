@@ -139,8 +139,12 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
                           op.kernel.h, op.kernel.w, op.stride.h, op.stride.w, op.pad.top, op.pad.left,
                           channel_block(p.md(x))};
     if (!simd::max_pool_supported(d)) return false;
-    const Tag tag = d.block == 8 ? Tag::nChw8c : d.block == 16 ? Tag::nChw16c : Tag::nhwc;
-    int y = p.mem(canonical(Md(dims_of(ys), dnnl::memory::data_type::f32, tag)));
+    // y in x's layout: channels-last of 8 or 16 channels is the bytes of one block, which
+    // channel_block names by the block, but its readers expect channels-last.
+    const auto f32 = dnnl::memory::data_type::f32;
+    const bool nhwc = p.md(x) == canonical(Md(dims_of(xs), f32, Tag::nhwc));
+    const Tag tag = nhwc ? Tag::nhwc : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
+    int y = p.mem(canonical(Md(dims_of(ys), f32, tag)));
     p.kernel([d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

@@ -3,7 +3,8 @@
 // shape the zoo needs: squeeze-excitation's per-(image, channel) scale and its gradient (oneDNN's
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel),
-// softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), layernorm
+// softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), max pooling
+// in inference (oneDNN's AVX2 pooling reads at a quarter of memory speed), layernorm
 // and its gradients (oneDNN's are portable C++ without vector code), SiLU and
 // its gradient (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its
 // gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read

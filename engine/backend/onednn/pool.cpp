@@ -1,4 +1,5 @@
-// Pooling on oneDNN pooling_v2, in the input's layout. Ceil mode is a larger right padding, which
+// Pooling on oneDNN pooling_v2, in the input's layout; max pooling in inference on kernels/simd
+// (max_pool_forward below). Ceil mode is a larger right padding, which
 // max pooling ignores; average pooling would count it in the divisor where PyTorch does not, so
 // that case, and adaptive pooling whose windows differ in size, run the reference kernel.
 // x (N,C,H,W)  y (N,C,P,Q)

@@ -1178,7 +1178,7 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
     }
 }
 
-// kernels/simd's max_pool against the window's maximum written out, in nChw8c, nChw16c and
+// kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
 // channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), odd maps
 // at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
 // window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
@@ -1201,7 +1201,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
     const int64_t N = 2;
     int64_t cases = 0;
     for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
-        for (int64_t block : {int64_t(8), int64_t(16), C})
+        for (int64_t block : {int64_t(1), int64_t(8), int64_t(16), C})
             for (size_t i = 0; i <= windows.size(); ++i) {
                 if (block == C && C % 8) continue;
                 const bool uneven = i == windows.size();
@@ -1251,7 +1251,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                 CHECK(padding == 0);
                 ++cases;
             }
-    CHECK(cases == 48);
+    CHECK(cases == 66);
     simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
     d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
     CHECK(!simd::max_pool_supported(d));
@@ -1268,8 +1268,8 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
     CHECK(!simd::max_pool_supported(d));
 }
 
-// Max pools in inference run kernels/simd's max_pool on the blocked or channels-last map they are
-// given, and match the reference (ceil mode, padding, a channel count that pads its blocks); in
+// Max pools in inference run kernels/simd's max_pool on the plain, blocked or channels-last map
+// they are given, and match the reference (ceil mode, padding, a channel count that pads its blocks); in
 // training oneDNN's pooling keeps them, its workspace read by the backward.
 TEST_CASE("max pools run kernels/simd in inference and oneDNN's pooling in training") {
     Graph g("pools");
@@ -1278,6 +1278,11 @@ TEST_CASE("max pools run kernels/simd in inference and oneDNN's pooling in train
     check_against_reference(g, 1e-4, 1e-4);
     CHECK(step_kinds<Pool2d>(g, Mode::infer, StepPhase::fwd) == std::vector<std::string>(3, "kernel"));
     CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, "pooling_v2"));
+    // On the plain image itself, as on alexnet's nchw conv output on AVX2.
+    Graph plain("pool on the image");
+    plain.input({2, 3, 11, 10}) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
+    check_against_reference(plain, 1e-4, 1e-4);
+    CHECK(step_kinds<Pool2d>(plain, Mode::infer, StepPhase::fwd) == std::vector<std::string>{"kernel"});
 }
 
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's

@@ -50,8 +50,8 @@ struct Depthwise {
     bool blocked_weights = true;
 };
 
-// A max pooling window (max_pool) over x (N,C,H,W) into y (N,C,P,Q), both channel-blocked by
-// `block` (8 or 16) or both channels-last (block C, a multiple of 8). The padding is where a
+// A max pooling window (max_pool) over x (N,C,H,W) into y (N,C,P,Q), both plain (block 1),
+// both channel-blocked by `block` (8 or 16) or both channels-last (block C, a multiple of 8). The padding is where a
 // window reaches past the map (ceil mode's last window too): it never wins.
 struct MaxPool {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;

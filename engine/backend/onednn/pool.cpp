@@ -128,9 +128,9 @@ bool global_pool_into_rows(Plan& p, const Layer& l) {
     return true;
 }
 
-// Max pooling in inference on a channel-blocked or channels-last map runs kernels/simd's max_pool,
-// in the map's layout: oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed (see
-// kernels/simd/pool.cpp). Training keeps oneDNN's, whose workspace of argmax positions its
+// Max pooling in inference runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked
+// or channels-last): oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed, and nchw
+// with its generic kernel (see kernels/simd/pool.cpp). Training keeps oneDNN's, whose workspace of argmax positions its
 // backward reads.
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (p.train || op.kind != Pool2d::Kind::max) return false;
@@ -144,7 +144,7 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     // channel_block names by the block, but its readers expect channels-last.
     const auto f32 = dnnl::memory::data_type::f32;
     const bool nhwc = p.md(x) == canonical(Md(dims_of(xs), f32, Tag::nhwc));
-    const Tag tag = nhwc ? Tag::nhwc : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
+    const Tag tag = nhwc ? Tag::nhwc : d.block == 1 ? Tag::nchw : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
     int y = p.mem(canonical(Md(dims_of(ys), f32, tag)));
     p.kernel([d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;

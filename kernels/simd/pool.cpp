@@ -109,8 +109,8 @@ RIDGE_SIMD_CLONES void max_row_plain(const float* x, float* y, const MaxPool& d,
 
 bool max_pool_supported(const MaxPool& d) {
     const bool layout = d.block == 1 || d.block == 8 || d.block == 16 || (d.block == d.C && d.C % 8 == 0);
-    const bool shape = d.N > 0 && d.C > 0 && d.H > 0 && d.W > 0 && d.P > 0 && d.Q > 0 && d.R > 0 && d.S > 0 && d.stride_h > 0 &&
-                       d.stride_w > 0 && d.pad_t >= 0 && d.pad_l >= 0;
+    const bool shape = d.N > 0 && d.C > 0 && d.H > 0 && d.W > 0 && d.P > 0 && d.Q > 0 && d.R > 0 && d.S > 0 &&
+                       d.stride_h > 0 && d.stride_w > 0 && d.pad_t >= 0 && d.pad_l >= 0;
     // Each window starts inside the map: padding under the kernel, and the last window's first row
     // and column within it.
     const bool windows = d.pad_t < d.R && d.pad_l < d.S && (d.P - 1) * d.stride_h - d.pad_t < d.H &&

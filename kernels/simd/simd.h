@@ -50,9 +50,9 @@ struct Depthwise {
     bool blocked_weights = true;
 };
 
-// A max pooling window (max_pool) over x (N,C,H,W) into y (N,C,P,Q), both plain (block 1),
-// both channel-blocked by `block` (8 or 16) or both channels-last (block C, a multiple of 8). The padding is where a
-// window reaches past the map (ceil mode's last window too): it never wins.
+// A max pooling window (max_pool) over x (N,C,H,W) into y (N,C,P,Q), both plain (block 1), both
+// channel-blocked by `block` (8 or 16) or both channels-last (block C, a multiple of 8). The
+// padding is where a window reaches past the map (ceil mode's last window too): it never wins.
 struct MaxPool {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
     int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0;

@@ -130,8 +130,8 @@ bool global_pool_into_rows(Plan& p, const Layer& l) {
 
 // Max pooling in inference runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked
 // or channels-last): oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed, and nchw
-// with its generic kernel (see kernels/simd/pool.cpp). Training keeps oneDNN's, whose workspace of argmax positions its
-// backward reads.
+// with its generic kernel (see kernels/simd/pool.cpp). Training keeps oneDNN's, whose workspace of
+// argmax positions its backward reads.
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (p.train || op.kind != Pool2d::Kind::max) return false;
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);

@@ -250,7 +250,7 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
 // Which convs run as Winograd; the op table's conv_wino cases, the small nets' training and the
 // zoo's inference check their numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only, so below
 // it every conv stays direct.
-TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd on AVX-512, backward too") {
+TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd: oneDNN's on AVX-512, backward too") {
     Graph g("wino");
     g.input({2, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
         conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
@@ -266,11 +266,14 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd 
         for (const StepInfo& s : ex->steps())
             if (s.phase == phase && s.primitive == "convolution")
                 kinds[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
+            else if (s.phase == phase && s.primitive == "kernel" && std::holds_alternative<Conv2d>(net.nodes()[size_t(s.node)].op))
+                kinds[size_t(s.node)] = 'k';
         return kinds;
     };
-    const std::string want = avx512 ? expected : "dddddd", none = "dddddd";
+    // Below AVX-512 inference runs them as kernels/simd's winograd3x3 ("k"), training direct.
+    const std::string want = avx512 ? expected : "dddddd", none = "dddddd", infer = avx512 ? expected : "dkdddd";
     for (bool fused : {true, false}) {
-        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd, g) == want);
+        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd, g) == infer);
         CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd, g) == want);
     }
     // The image needs no gradient: the first conv has no data gradient.
@@ -287,10 +290,37 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd 
         Graph one("wino_one_image");
         one.input({1, 64, side, side}) | conv(64, 3, {.pad = 1});
         const std::string w = avx512 ? "w" : "d", train = side == 16 ? w : "d";
-        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == w);
+        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? "w" : "k"));
         CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == train);
         CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == train);
     }
+}
+
+// Below AVX-512 (this host, or under the AVX2 cap) winograd3x3 runs in inference with what the
+// fusion gives it: a folded batchnorm, a residual sum and a ReLU; a map of fewer than 16 tiles
+// stays direct, and so does every conv without Winograd (ExecOptions::winograd) or in training.
+// Fused and unfused, the output matches the reference. (The layouts and post-ops of the kernel
+// itself are checked above it, against the sums.)
+TEST_CASE("winograd3x3 runs in inference below AVX-512 with its folded batchnorm, residual sum and ReLU") {
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    Graph g("wino_block");
+    Tensor a = g.input({2, 8, 10, 9}) | conv(64, 3, {.pad = 1}) | bn() | relu();
+    Tensor b = a | conv(64, 3, {.pad = 1}) | bn() | relu() | conv(64, 3, {.pad = 1}) | bn();
+    add(b, a) | relu() | conv(40, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | maxpool(2) | conv(64, 3, {.pad = 1});
+    // Convs: 8 -> 64 (direct: 9CK / (C + K) 64), two of 64 -> 64 (the second with the sum), 64 ->
+    // 40, 40 -> 64, and 64 -> 64 on a 5x4 map of 2 x 2 tiles an image (8 in all: direct).
+    check_against_reference(g, 1e-4, {});
+    std::vector<std::string> kinds = step_kinds<Conv2d>(g, Mode::infer, StepPhase::fwd);
+    const std::string k = avx512 ? "convolution" : "kernel";
+    // The image's reorder into nChw8c and the output's into plain are charged to the first and last conv.
+    CHECK(kinds == std::vector<std::string>{"reorder", "convolution", k, k, k, k, "convolution", "reorder"});
+    auto direct = make_executor("onednn", g, {.mode = Mode::infer, .winograd = false});
+    direct->prepare();
+    for (const StepInfo& s : direct->steps())
+        if (std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op)) CHECK(s.primitive != "kernel");
+    std::vector<std::string> train = step_kinds<Conv2d>(g, Mode::train, StepPhase::fwd);
+    CHECK(std::count(train.begin(), train.end(), "convolution") == 6);
+    CHECK(std::count(train.begin(), train.end(), "kernel") == 0);
 }
 
 // Which depthwise convs run as a post-op of the 1x1 conv before them (fusion.h); the op table's
@@ -865,6 +895,96 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
                         CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
                     }
                 }
+}
+
+// kernels/simd's Winograd F(4x4, 3x3) conv alone, against the sum in double: blocked layouts whose
+// channels pad the last block (C and K not multiples of the block), channels-last in and out,
+// paddings of 0 to 2 that differ by side, maps not a multiple of the 4x4 tile, the bias, the
+// residual sum and the ReLU, and 144 tiles of 512 channels in two chunks (winograd.cpp). The error
+// allowed is relative to the sum of the terms' magnitudes: the transforms' coefficients (up to 8)
+// amplify rounding in proportion to them, not to the result.
+TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
+    struct Case {
+        int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
+    };
+    const std::vector<Case> cases = {
+        {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},  {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24}, {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
+        {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
+    };
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    const int64_t tail = 64;
+    double worst = 0;
+    for (const Case& e : cases) {
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+        REQUIRE(simd::winograd3x3_supported(d));
+        const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+        auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+            return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block);
+        };
+        std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), w(size_t(K * C * 9)), b(static_cast<size_t>(K));
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t s = 0; s < H * W; ++s) x[at(xl, n, c, s)] = value((n * C + c) * H * W + s, 17);
+        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+        for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
+        std::vector<float> u(simd::winograd3x3_weights_size(d)), scratch(simd::winograd3x3_scratch(d));
+        simd::winograd3x3_weights(w.data(), u.data(), d);
+        const bool large = C > 64;
+        for (int post = 0; post < (large ? 1 : 4); ++post) {
+            const bool sum = post & 1, relu = post & 2;
+            INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
+                 e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu);
+            // The addend as the executor holds it: zero in the padded channels.
+            std::vector<float> y(size_t(N * yl.batch_stride() + tail), -7.0f);
+            std::fill(y.begin(), y.end() - tail, 0.0f);
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t k = 0; k < K; ++k)
+                    for (int64_t s = 0; s < P * Q; ++s) y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
+            const std::vector<float> addend = y;
+            simd::winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, 2);
+            int64_t wrong = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t k = 0; k < K; ++k)
+                    for (int64_t p = 0; p < P; ++p)
+                        for (int64_t q = 0; q < Q; ++q) {
+                            const size_t o = at(yl, n, k, p * Q + q);
+                            double want = b[size_t(k)], size = std::abs(want);
+                            for (int64_t c = 0; c < C; ++c)
+                                for (int64_t r = 0; r < 3; ++r)
+                                    for (int64_t t = 0; t < 3; ++t) {
+                                        const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
+                                        if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                        const double term =
+                                            double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) * x[at(xl, n, c, h * W + v)];
+                                        want += term, size += std::abs(term);
+                                    }
+                            if (sum) want += addend[o], size += std::abs(addend[o]);
+                            if (relu) want = std::max(want, 0.0);
+                            const double err = std::abs(y[o] - want) / (1 + size);
+                            worst = std::max(worst, err);
+                            wrong += err > 1e-5;
+                        }
+            int64_t padding = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t k = K; k < yl.padded_channels(); ++k)
+                    for (int64_t s = 0; s < P * Q; ++s) padding += y[at(yl, n, k, s)] != 0.0f;
+            CHECK(wrong == 0);
+            CHECK(padding == 0);
+            CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+        }
+    }
+    MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
+    // Refused: a padding past 2 on a side (a window off the map), below 0, and channels-last
+    // channels that are not whole vectors. Fields: N C H W K P Q pad_t pad_l block_x block_y.
+    CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 8, 6, 1, 1, 8, 8}));
+    CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 6, 8, 1, 3, 8, 8}));
+    CHECK_FALSE(simd::winograd3x3_supported({1, 12, 6, 6, 8, 6, 6, 1, 1, 12, 8}));
+    CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 12, 6, 6, 1, 1, 8, 12}));
+    CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
 }
 
 // The grouped conv's training kernels alone, against the sums written out: both layouts, and the

@@ -68,6 +68,15 @@ struct GroupedConv3x3 {
     int64_t width = 4;   // channels a group, 4 or 8
 };
 
+// A 3x3 convolution at stride 1, dense and ungrouped (winograd3x3): x (N,C,H,W) and y (N,K,P,Q),
+// each channel-blocked by 8 or 16 or channels-last (block C, or K, a multiple of 8). pad_t and
+// pad_l are the padding above and left of the map; P and Q imply the bottom and right ones.
+struct Winograd3x3 {
+    int64_t N = 0, C = 0, H = 0, W = 0, K = 0, P = 0, Q = 0;
+    int64_t pad_t = 1, pad_l = 1;
+    int64_t block_x = 8, block_y = 8;
+};
+
 }  // namespace ridge::simd
 
 // The kernels sit in an inline namespace named by the build: `dispatch` for the library every
@@ -193,6 +202,18 @@ void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
 size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
+
+// y = conv(x) + b (b (K) or null), then y's previous content added where sum (a residual held
+// there) and max(0, .) where relu, as Winograd F(4x4, 3x3) (winograd.cpp), for paddings of 0 to 2
+// on each side. u holds the transformed weights, winograd3x3_weights_size floats, which
+// winograd3x3_weights writes from w (K,C,3,3) plain, once for as long as w holds; scratch
+// winograd3x3_scratch floats. The padded channels of y's last block are written zero (sum: kept).
+bool winograd3x3_supported(const Winograd3x3& d);
+size_t winograd3x3_weights_size(const Winograd3x3& d);
+void winograd3x3_weights(const float* w, float* u, const Winograd3x3& d);
+size_t winograd3x3_scratch(const Winograd3x3& d);
+void winograd3x3(const float* x, const float* u, const float* b, bool sum, bool relu, float* y, float* scratch,
+                 const Winograd3x3& d, int threads);
 
 // A depthwise convolution at stride 1, dilation 1, S of 3, 5 or 7, R up to 11, padding under the
 // kernel's size and the same on both sides: y = conv(x) + b (b (C) or null), and its data gradient

@@ -202,7 +202,7 @@ private:
     size_t arena_mapped_ = 0;
     dnnl::stream stream_;
     std::vector<dnnl::memory> memories_;
-    std::vector<Compiled> fwd_, bwd_, upd_;
+    std::vector<Compiled> fwd_, bwd_, upd_, prep_;
 
     Weights loaded_;
     std::vector<int32_t> labels_;
@@ -364,6 +364,7 @@ void OnednnExecutor::prepare() {
     fwd_ = compile(plan_.fwd);
     bwd_ = compile(plan_.bwd);
     upd_ = compile(plan_.upd);
+    prep_ = compile(plan_.prep);
     times_.layers.assign(g_.nodes().size(), {});
     prepared_ = true;
 }
@@ -529,6 +530,7 @@ void OnednnExecutor::load(const Weights& w) {
         write(plan_.param[size_t(f.conv)][0], c.weight.data());
         write(plan_.param[size_t(f.conv)][1], c.bias.data());
     }
+    for (Compiled& s : prep_) s.kernel(s.ptrs);
     for (int v : velocities_) std::memset(memories_[size_t(v)].get_data_handle(), 0, plan_.md(v).get_size());
 }
 

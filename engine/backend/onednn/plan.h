@@ -95,6 +95,9 @@ public:
     std::vector<Buffer> buffers;
     std::vector<Mem> mems;
     std::vector<Step> fwd, bwd, upd;
+    // Kernels load() runs once, after the weights (and the batchnorms folded into them) are in:
+    // weights transformed for a kernel that reads them so (winograd3x3's). What they write is pinned.
+    std::vector<Step> prep;
 
     // Where emitted steps go and whom they are charged to.
     void at(std::vector<Step>* pass, int node, Phase phase) { pass_ = pass, node_ = node, phase_ = phase; }

@@ -217,8 +217,8 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     return 9 * C * K / (C + K) >= 128;
 }
 
-// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, inference runs the convs winograd_pays
-// picks as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c,
+// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, inference runs ungrouped, dense, stride-1
+// 3x3 convs as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c,
 // nChw16c, or channels-last with C a multiple of 8; any other is reordered into nChw8c), with the
 // folded batchnorm as its bias and a residual sum and a ReLU after it. Its weights are transformed
 // once, by load(), after the batchnorm is folded into them. Timed alone on a 2-core Zen 3 (AVX2,
@@ -227,9 +227,15 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 // 128 7.0-9.2 against 19.8-21.8, 1x512x28x28 to 512 7.6-9.0 against 20.3-23.5, 1x512x14x14 to 512
 // 2.6-4.7 against 5.0-9.8, 1x128x56x56 to 32 (DenseNet's growth) 1.4 against 2.3. Its transformed
 // weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4 outputs) reading them took
-// longer than the multiplies saved, 1.9 against 1.7 ms, so it runs from 16 tiles on.
+// longer than the multiplies saved, 1.9 against 1.7 ms, so it runs from 16 tiles on. With no
+// reorders around it, it gains below winograd_pays' 9CK / (C + K) of 128 too: squeezenet's 16 ->
+// 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16 -> 32 at 28x28 (96) 0.041-0.042
+// against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against 0.024-0.026; 8 -> 8 at 56x56
+// (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
-    if (p.train || !winograd_pays(p, l, op)) return false;
+    if (p.train || !p.winograd || op.G != 1 || op.kernel.h != 3 || op.kernel.w != 3) return false;
+    if (op.stride.h != 1 || op.stride.w != 1 || op.dilation.h != 1 || op.dilation.w != 1) return false;
+    if (9 * double(p.shape(l.x())[1]) * double(op.K) / double(p.shape(l.x())[1] + op.K) < 64) return false;
     if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;  // oneDNN's own, above
     bool sum = false, relu = false;  // a sum, then a ReLU, each at most once
     for (const PostOp& po : l.group ? l.group->post : std::vector<PostOp>{}) {

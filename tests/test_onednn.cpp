@@ -719,7 +719,7 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
 // gradient are kernels, and nothing is reordered for them. Under the AVX2 cap they are oneDNN's
 // convolutions.
 // The op table's grouped4_train checks their numbers.
-TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activations are nChw16c") {
+TEST_CASE("grouped convs of 4 channels infer on kernels/simd, and train on it where the activations are nChw16c") {
     Graph g("grouped4_stage");
     g.input({4, 16, 12, 12}) | conv(64, 1) | bn() | relu() | conv(64, 3, {.pad = 1, .groups = 16}) | bn() | relu() |
         conv(64, 1);
@@ -738,6 +738,15 @@ TEST_CASE("grouped convs of 4 channels train on kernels/simd where the activatio
         else
             CHECK(std::count(s.begin(), s.end(), "convolution") == 1);
     }
+    // Inference runs it below AVX-512 too, 8 lanes a vector in oneDNN's AVX2 layout, nChw8c, with
+    // no reorder around it.
+    auto infer = make_executor("onednn", g, {.mode = Mode::infer});
+    infer->prepare();
+    std::vector<std::string> at_grouped;
+    for (const StepInfo& s : infer->steps())
+        if (s.node == grouped) at_grouped.push_back(s.primitive);
+    CHECK(at_grouped == std::vector<std::string>{"kernel"});
+    check_against_reference(g, 1e-4, {});
 }
 
 // Grouped convs of 8 channels run kernels/simd's grouped_conv3x3 at stride 2 on AVX-512
@@ -849,7 +858,7 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
 // 1x2 are all edge. 48 channels are three blocks of 16, six groups of 8, so a group read from its
 // block's other half shows. 64 floats after y must stay as they were (a strip storing past its
 // end).
-TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 2, nChw16c and channels-last") {
+TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 2, nChw16c, nChw8c and channels-last") {
     const int64_t C = 48, tail = 64;
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     struct Map {
@@ -858,14 +867,15 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
     for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}})
         for (int64_t width : {4, 8})
             for (int64_t stride : {1, 2})
-                for (int64_t block : {int64_t(16), C}) {
+                for (int64_t block : {int64_t(16), int64_t(8), C}) {
                     const int64_t N = m.N, H = m.H, W = m.W, P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
                     INFO("map ", H, "x", W, " width ", width, " stride ", stride, " block ", block);
                     const simd::GroupedConv3x3 d{N, C, H, W, P, Q, stride, block, width};
                     REQUIRE(simd::grouped_conv3x3_supported(d));
                     auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
-                        return block == 16 ? (n * C + c / 16 * 16) * rows * cols + (h * cols + w) * 16 + c % 16
-                                           : ((n * rows + h) * cols + w) * C + c;
+                        return block == C ? ((n * rows + h) * cols + w) * C + c
+                                          : (n * C + c / block * block) * rows * cols + (h * cols + w) * block +
+                                                c % block;
                     };
                     std::vector<float> x(size_t(N * C * H * W)), w(size_t(C * width * 9)), b(static_cast<size_t>(C));
                     for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17);

@@ -265,15 +265,31 @@ const float* dw_weights(const float* w, float* packed, const Depthwise& d) {
 
 // A 16-lane vector holds 4 groups of 4 channels at one position. Output channel k of a group reads
 // that group's 4 input channels, so each of them is spread over its group's 4 lanes (an in-lane
-// shuffle) and multiplied by a vector of weights, one per output lane.
+// shuffle) and multiplied by a vector of weights, one per output lane. Below AVX-512 the vectors
+// are 8 lanes, two groups (GCC keeps 16-lane accumulators on AVX2 in memory, vec.h says why); a
+// group is then a 128-bit half, which the shuffle stays within.
 using V16 = Vec<16>;
 typedef int32_t Lanes __attribute__((vector_size(64)));
+typedef int32_t Lanes8 __attribute__((vector_size(32)));
 
 template <int c>
 RIDGE_SIMD_INLINE V16 spread(V16 v) {
     return __builtin_shuffle(v, Lanes{c, c, c, c, 4 + c, 4 + c, 4 + c, 4 + c, 8 + c, 8 + c, 8 + c, 8 + c, 12 + c,
                                       12 + c, 12 + c, 12 + c});
 }
+template <int c>
+RIDGE_SIMD_INLINE Vec8 spread(Vec8 v) {
+    return __builtin_shuffle(v, Lanes8{c, c, c, c, 4 + c, 4 + c, 4 + c, 4 + c});
+}
+
+// ReLU with a NaN giving 0, as the reference takes it. 16 lanes on the bits (vec.h's select says
+// why): a lane is cleared where its sign bit is set or it is a NaN; 8 lanes a compare and ?:,
+// one instruction each, NaN > 0 being false.
+RIDGE_SIMD_INLINE V16 relu_of(V16 a) {
+    const VI b = bits(a), clear = (b >> 31) | nan_lanes(a);
+    return floats(b & ~clear);
+}
+RIDGE_SIMD_INLINE Vec8 relu_of(Vec8 a) { return a > 0 ? a : Vec8{}; }
 
 constexpr int64_t strip4 = 8;  // output positions of a row held in registers
 
@@ -282,36 +298,33 @@ constexpr int64_t strip4 = 8;  // output positions of a row held in registers
 // apart, wp the block's packed weights (3x3 taps, 4 input channels, 16 lanes), bias its 16 (or
 // null). Each input position is loaded and spread once and added into every output of the strip
 // it reaches; those outside the map read zeros (the padding).
-template <int stride>
+// V: V16, or Vec8 for 8 of a block's 16 output channels (wp and bias then start at the 8, and a
+// tap's weights for an input channel are still 16 floats on).
+template <int stride, class V>
 RIDGE_SIMD_INLINE void grouped4_strip_fixed(const float* const* rows, int64_t ps, int64_t q0, int64_t W,
                                             const float* wp, const float* bias, bool relu, float* y, int64_t count) {
     constexpr int strip = strip4;
-    V16 acc[strip];
-    for (auto& a : acc) a = bias ? load<V16>(bias) : V16{};
+    V acc[strip];
+    for (auto& a : acc) a = bias ? load<V>(bias) : V{};
     const int64_t w0 = q0 * stride - 1;
     for (int r = 0; r < 3; ++r) {
         if (!rows[r]) continue;
 #pragma GCC unroll 17
         for (int j = 0; j < stride * (strip - 1) + 3; ++j) {
             const int64_t w = w0 + j;
-            const V16 v = w >= 0 && w < W ? load<V16>(rows[r] + w * ps) : V16{};
-            const V16 p0 = spread<0>(v), p1 = spread<1>(v), p2 = spread<2>(v), p3 = spread<3>(v);
+            const V v = w >= 0 && w < W ? load<V>(rows[r] + w * ps) : V{};
+            const V p0 = spread<0>(v), p1 = spread<1>(v), p2 = spread<2>(v), p3 = spread<3>(v);
 #pragma GCC unroll 3
             for (int s = 0; s < 3; ++s) {
                 const int d = j - s;  // input w reaches output q0 + t where w = (q0 + t) * stride - 1 + s
                 if (d < 0 || d % stride != 0 || d / stride >= strip) continue;
                 const float* k = wp + (r * 3 + s) * 64;
-                acc[d / stride] += load<V16>(k) * p0 + load<V16>(k + 16) * p1 + load<V16>(k + 32) * p2 +
-                                   load<V16>(k + 48) * p3;
+                acc[d / stride] +=
+                    load<V>(k) * p0 + load<V>(k + 16) * p1 + load<V>(k + 32) * p2 + load<V>(k + 48) * p3;
             }
         }
     }
-    for (int64_t t = 0; t < count; ++t) {
-        // ReLU on the bits (vec.h's select says why): a lane is cleared where its sign bit is set or
-        // it is a NaN, so a NaN gives 0 as the reference takes ReLU.
-        const VI b = bits(acc[t]), clear = (b >> 31) | nan_lanes(acc[t]);
-        store(y + t * ps, relu ? floats(b & ~clear) : acc[t]);
-    }
+    for (int64_t t = 0; t < count; ++t) store(y + t * ps, relu ? relu_of(acc[t]) : acc[t]);
 }
 
 // Groups of 8 channels: one group's 8 output channels in an 8-lane vector, so each input channel
@@ -361,13 +374,18 @@ RIDGE_SIMD_INLINE void grouped8_strip_fixed(const float* const* rows, int64_t ps
     }
 }
 
-// One strip of either kernel, by the group's width and the stride (zeros: groups of 8 only).
+// One strip of either kernel, by the group's width, the stride and the lanes of groups of 4 (zeros:
+// groups of 8 only).
 RIDGE_SIMD_CLONES void grouped_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
                                      const float* bias, bool relu, float* y, int64_t count, int64_t stride,
-                                     int64_t width, const float* zeros) {
+                                     int64_t width, int64_t lanes, const float* zeros) {
+    if (width == 4 && lanes == 8) {
+        if (stride == 1) return grouped4_strip_fixed<1, Vec8>(rows, ps, q0, W, wp, bias, relu, y, count);
+        return grouped4_strip_fixed<2, Vec8>(rows, ps, q0, W, wp, bias, relu, y, count);
+    }
     if (width == 4) {
-        if (stride == 1) return grouped4_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count);
-        return grouped4_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count);
+        if (stride == 1) return grouped4_strip_fixed<1, V16>(rows, ps, q0, W, wp, bias, relu, y, count);
+        return grouped4_strip_fixed<2, V16>(rows, ps, q0, W, wp, bias, relu, y, count);
     }
     if (stride == 1) return grouped8_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
     grouped8_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
@@ -539,9 +557,11 @@ void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int t
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
 // input was read twice from memory: 7.1 against 4.3 ms).
 void grouped_run(const float* x, const float* packed, const float* b, bool relu, float* y, const GroupedConv3x3& d) {
-    const int64_t width = d.width, strip = width == 4 ? strip4 : strip8;
-    const int64_t lanes = width == 4 ? 16 : 8;  // the output channels of one strip
-    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip, B = d.block;
+    const int64_t width = d.width, strip = width == 4 ? strip4 : strip8, B = d.block;
+    // The output channels of one strip: groups of 4 take 16 where the host runs AVX-512 and the
+    // layout's blocks hold 16 (nChw16c, channels-last), else 8.
+    const int64_t lanes = width == 4 && B != 8 && wide_vectors() ? 16 : 8;
+    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip;
     const float zeros[8] = {};
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
@@ -569,7 +589,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
             const float* wp = packed + j * 9 * 16 * width + c0 % 16;
             const float* bias = b ? b + c0 : nullptr;
             grouped_strip(rows, B, q0, d.W, wp, bias, relu, y + grouped_at(d, n, c0, p, q0, d.P, d.Q), count,
-                          d.stride, width, zeros);
+                          d.stride, width, lanes, zeros);
         }
     }
 }
@@ -649,7 +669,8 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
 
 bool grouped_conv3x3_supported(const GroupedConv3x3& d) {
     return (d.width == 4 || d.width == 8) && (d.stride == 1 || d.stride == 2) && d.C % 16 == 0 &&
-           (d.block == 16 || d.block == d.C) && d.P == (d.H - 1) / d.stride + 1 && d.Q == (d.W - 1) / d.stride + 1;
+           (d.block == 8 || d.block == 16 || d.block == d.C) && d.P == (d.H - 1) / d.stride + 1 &&
+           d.Q == (d.W - 1) / d.stride + 1;
 }
 
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
@@ -676,8 +697,9 @@ void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
     grouped_run(dy, packed, nullptr, false, dx, groups_of_4);
 }
 
+// The weight gradients read 16 channels a vector: not nChw8c.
 bool grouped4_wgrad_supported(const GroupedConv3x3& d) {
-    return d.width == 4 && d.stride == 1 && grouped_conv3x3_supported(d);
+    return d.width == 4 && d.stride == 1 && d.block != 8 && grouped_conv3x3_supported(d);
 }
 
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
@@ -697,7 +719,7 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 }
 
 bool grouped8_backward_supported(const GroupedConv3x3& d) {
-    return d.width == 8 && d.stride == 2 && grouped_conv3x3_supported(d);
+    return d.width == 8 && d.stride == 2 && d.block != 8 && grouped_conv3x3_supported(d);
 }
 
 void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d) {

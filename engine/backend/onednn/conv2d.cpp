@@ -384,10 +384,13 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms
 // (bound 0.12). At stride 1 oneDNN is faster in its own layout (1x256x28x28: 0.14 ms plus 0.04 of
 // reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's.
-// On AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): the kernel's accumulators
-// and weights (16-lane ones for groups of 4, 24 8-lane registers for groups of 8) spill in the AVX2
-// build, and there the plans run nChw8c. The group may add a folded batchnorm (the bias) and a
-// ReLU in inference; false, planning nothing, for any other conv or chain.
+// Groups of 8, and training, on AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it):
+// their 24 8-lane registers and the weight gradients' 16-lane vectors spill in the AVX2 build.
+// Below AVX-512, groups of 4 in inference run on 8-lane vectors (two groups), in nChw8c, the
+// layout oneDNN's AVX2 convs keep, or channels-last: resnext50's layer1 convs at batch 1 on the
+// 2-core Zen 3, per layer, 2 runs of the build before against 3 of this one, 1.20-2.15 -> 0.46-0.58
+// ms (bound 0.14). The group may add a folded batchnorm (the bias) and a ReLU in inference; false,
+// planning nothing, for any other conv or chain.
 bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
@@ -397,16 +400,19 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
-    if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) return false;
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    if (!avx512 && (width != 4 || p.train)) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
     auto f32 = dnnl::memory::data_type::f32;
     const Md md = p.md(x);
     const bool nhwc = md == canonical(Md(md.dims(), f32, Tag::nhwc));
-    if (md != canonical(Md(md.dims(), f32, Tag::nChw16c)) && !nhwc) return false;
+    const bool blocked8 = !avx512 && md == canonical(Md(md.dims(), f32, Tag::nChw8c));
+    if (md != canonical(Md(md.dims(), f32, Tag::nChw16c)) && !nhwc && !blocked8) return false;
     if (width == 8 && nhwc && C % 256 != 0) return false;
-    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16, width};
+    const int64_t block = nhwc ? C : blocked8 ? 8 : 16;
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
     if (p.train && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d)) return false;
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
@@ -414,7 +420,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int packed = p.mem(plain({9 * width * C}));
-    const int y = p.mem(canonical(Md(dims_of(ys), f32, nhwc ? Tag::nhwc : Tag::nChw16c)));
+    const int y = p.mem(canonical(Md(dims_of(ys), f32, nhwc ? Tag::nhwc : blocked8 ? Tag::nChw8c : Tag::nChw16c)));
     if (bias)
         p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
                  {x, w, b, packed, y});

@@ -307,20 +307,28 @@ TEST_CASE("winograd3x3 runs in inference below AVX-512 with its folded batchnorm
     Graph g("wino_block");
     Tensor a = g.input({2, 4, 10, 9}) | conv(64, 3, {.pad = 1}) | bn() | relu();
     Tensor b = a | conv(64, 3, {.pad = 1}) | bn() | relu() | conv(64, 3, {.pad = 1}) | bn();
-    add(b, a) | relu() | conv(40, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | maxpool(2) | conv(64, 3, {.pad = 1});
+    Tensor c = add(b, a) | relu() | conv(40, 3, {.pad = 1}) | conv(64, 3, {.pad = 1});
+    add(c | conv(64, 3, {.pad = 1}), c) | conv(64, 3, {.pad = Padding(0, 2, 1, 1)}) | maxpool(2) |
+        conv(64, 3, {.pad = 1});
     // Convs: 4 -> 64 (direct: 9CK / (C + K) 34), two of 64 -> 64 (the second with the sum), 64 ->
-    // 40, 40 -> 64, and 64 -> 64 on a 5x4 map of 2 x 2 tiles an image (8 in all: direct).
+    // 40, 40 -> 64, one whose residual is its own input (copied into its output first), one padded
+    // 0 above and 2 below, and 64 -> 64 on a 5x4 map of 2 x 1 tiles an image (4 in all: direct).
     check_against_reference(g, 1e-4, {});
     std::vector<std::string> kinds = step_kinds<Conv2d>(g, Mode::infer, StepPhase::fwd);
     const std::string k = avx512 ? "convolution" : "kernel";
-    // The first conv reads the plain image; the output's reorder into plain is charged to the last.
-    CHECK(kinds == std::vector<std::string>{"convolution", k, k, k, k, "convolution", "reorder"});
+    // The first conv reads the plain image; the residual's copy is charged to its conv, the output's
+    // reorder into plain to the last.
+    CHECK(kinds == std::vector<std::string>{"convolution", k, k, k, k, "reorder", k, k, "convolution", "reorder"});
+    // 8 -> 8 channels (9CK / (C + K) 36) stay direct.
+    Graph narrow("wino_narrow");
+    narrow.input({2, 8, 12, 12}) | conv(8, 3, {.pad = 1});
+    CHECK(step_kinds<Conv2d>(narrow, Mode::infer, StepPhase::fwd)[0] != "kernel");
     auto direct = make_executor("onednn", g, {.mode = Mode::infer, .winograd = false});
     direct->prepare();
     for (const StepInfo& s : direct->steps())
         if (std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op)) CHECK(s.primitive != "kernel");
     std::vector<std::string> train = step_kinds<Conv2d>(g, Mode::train, StepPhase::fwd);
-    CHECK(std::count(train.begin(), train.end(), "convolution") == 6);
+    CHECK(std::count(train.begin(), train.end(), "convolution") == 8);
     CHECK(std::count(train.begin(), train.end(), "kernel") == 0);
 }
 
@@ -909,20 +917,24 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
 }
 
 // kernels/simd's Winograd F(4x4, 3x3) conv alone, against the sum in double: blocked layouts whose
-// channels pad the last block (C and K not multiples of the block), channels-last in and out,
+// channels pad the last block (C and K not multiples of the block; x's padding holds 1000, which
+// must not reach y, the addend's 5, which y's padding must not keep), channels-last in and out,
 // paddings of 0 to 2 that differ by side, maps not a multiple of the 4x4 tile, the bias, the
-// residual sum and the ReLU, and 144 tiles of 512 channels in two chunks (winograd.cpp). The error
-// allowed is relative to the sum of the terms' magnitudes: the transforms' coefficients (up to 8)
-// amplify rounding in proportion to them, not to the result.
+// residual sum and the ReLU, 144 tiles of 512 channels in two chunks, and 312 in three whose last
+// is shorter, on 1, 2 and 3 threads (winograd.cpp). The error allowed is relative to the sum of the
+// terms' magnitudes: the transforms' coefficients (up to 8) amplify rounding in proportion to
+// them, not to the result.
 TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
     struct Case {
         int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
+        int threads = 2;
     };
     const std::vector<Case> cases = {
         {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},  {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
         {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
         {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24}, {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
-        {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
+        {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},  {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1},
+        {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     const int64_t tail = 64;
@@ -936,7 +948,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
             return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block);
         };
-        std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), w(size_t(K * C * 9)), b(static_cast<size_t>(K));
+        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * C * 9)), b(static_cast<size_t>(K));
         for (int64_t n = 0; n < N; ++n)
             for (int64_t c = 0; c < C; ++c)
                 for (int64_t s = 0; s < H * W; ++s) x[at(xl, n, c, s)] = value((n * C + c) * H * W + s, 17);
@@ -945,18 +957,17 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         std::vector<float> u(simd::winograd3x3_weights_size(d)), scratch(simd::winograd3x3_scratch(d));
         simd::winograd3x3_weights(w.data(), u.data(), d);
         const bool large = C > 64;
-        for (int post = 0; post < (large ? 1 : 4); ++post) {
+        for (int post = large && N > 1 ? 3 : 0; post < (large && N == 1 ? 1 : 4); ++post) {
             const bool sum = post & 1, relu = post & 2;
             INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
-                 e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu);
-            // The addend as the executor holds it: zero in the padded channels.
+                 e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu, " threads ", e.threads);
             std::vector<float> y(size_t(N * yl.batch_stride() + tail), -7.0f);
-            std::fill(y.begin(), y.end() - tail, 0.0f);
+            std::fill(y.begin(), y.end() - tail, 5.0f);
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t k = 0; k < K; ++k)
                     for (int64_t s = 0; s < P * Q; ++s) y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
             const std::vector<float> addend = y;
-            simd::winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, 2);
+            simd::winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, e.threads);
             int64_t wrong = 0;
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t k = 0; k < K; ++k)
@@ -989,6 +1000,46 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         }
     }
     MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
+    // A NaN in x: the outputs of the tiles whose 6x6 patch holds it are NaN (a ReLU makes them 0),
+    // the others right, and the padding of y's last block zero.
+    {
+        const simd::Winograd3x3 d{1, 8, 12, 12, 12, 12, 12, 1, 1, 8, 8};  // 3x3 tiles; K pads 12 -> 16
+        std::vector<float> x(8 * 144, 0.5f), w(12 * 8 * 9, 0.25f), b(12, 0.0f);
+        x[size_t((2 * 12 + 2) * 8 + 3)] = std::numeric_limits<float>::quiet_NaN();  // (h, w) = (2, 2), channel 3
+        std::vector<float> u(simd::winograd3x3_weights_size(d)), scratch(simd::winograd3x3_scratch(d));
+        simd::winograd3x3_weights(w.data(), u.data(), d);
+        for (bool relu : {false, true}) {
+            std::vector<float> y(16 * 144, -7.0f);
+            simd::winograd3x3(x.data(), u.data(), b.data(), false, relu, y.data(), scratch.data(), d, 2);
+            int64_t wrong = 0, padding = 0;
+            for (int64_t k = 0; k < 16; ++k)
+                for (int64_t p = 0; p < 12; ++p)
+                    for (int64_t q = 0; q < 12; ++q) {
+                        const float got = y[size_t((k / 8 * 144 + p * 12 + q) * 8 + k % 8)];
+                        if (k >= 12) {
+                            padding += got != 0.0f;
+                            continue;
+                        }
+                        // Tile (0, 0) reads input rows and columns -1 to 4; the next ones start at 3.
+                        const bool touched = p < 4 && q < 4;
+                        const int64_t taps = (p == 0 || p == 11 ? 2 : 3) * (q == 0 || q == 11 ? 2 : 3);
+                        if (touched)
+                            wrong += relu ? got != 0.0f : !std::isnan(got);
+                        else
+                            wrong += std::abs(got - 0.5f * 0.25f * 8 * float(taps)) > 1e-5f;
+                    }
+            CHECK_MESSAGE(wrong == 0, "relu ", relu);
+            CHECK(padding == 0);
+        }
+    }
+    // A conv of more input channels than L2 holds rows for (C > 65536) still gets chunks, of one
+    // micro-kernel's 6 rows (it was a division by zero), and one of 8 -> 256 channels over 8192 tiles
+    // keeps V and M within 16 MiB (it took all tiles at once: 300 MB).
+    const simd::Winograd3x3 wide{1, 65544, 64, 64, 8, 64, 64, 1, 1, 8, 8};
+    REQUIRE(simd::winograd3x3_supported(wide));
+    CHECK(simd::winograd3x3_scratch(wide) == size_t(36 * 6 * (65544 + 16)));
+    const simd::Winograd3x3 many{2, 8, 256, 256, 256, 256, 256, 1, 1, 8, 8};
+    CHECK(simd::winograd3x3_scratch(many) * sizeof(float) <= (size_t(16) << 20));
     // Refused: a padding past 2 on a side (a window off the map), below 0, and channels-last
     // channels that are not whole vectors. Fields: N C H W K P Q pad_t pad_l block_x block_y.
     CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 8, 6, 1, 1, 8, 8}));

@@ -208,7 +208,8 @@ void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 // there) and max(0, .) where relu, as Winograd F(4x4, 3x3) (winograd.cpp), for paddings of 0 to 2
 // on each side. u holds the transformed weights, winograd3x3_weights_size floats, which
 // winograd3x3_weights writes from w (K,C,3,3) plain, once for as long as w holds; scratch
-// winograd3x3_scratch floats. The padded channels of y's last block are written zero (sum: kept).
+// winograd3x3_scratch floats. The padded channels of y's last block are written zero. A NaN or
+// infinity in x makes every output of the 4x4 tiles whose 6x6 patch holds it NaN.
 bool winograd3x3_supported(const Winograd3x3& d);
 size_t winograd3x3_weights_size(const Winograd3x3& d);
 void winograd3x3_weights(const float* w, float* u, const Winograd3x3& d);

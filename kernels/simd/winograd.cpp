@@ -56,11 +56,12 @@ Geometry geometry(const Winograd3x3& d) {
     // 2-core Zen 3 (noisy within 30 %): 64 -> 64 at 224x224 was fastest at 90 to 174 rows, 256 ->
     // 256 at 56x56 with all 196 tiles in one chunk, 512 -> 512 at 28x28 with its 49 tiles in one
     // (as 48 and 6, U came from memory twice: the product 8.3-10.5 against 7.4-7.9 ms, 3
-    // alternated pairs); 192 rows otherwise.
-    const int64_t l2_rows = (int64_t(64) << 10) / g.Cp;
-    const int64_t most = g.tiles <= l2_rows ? g.tiles
-                                            : std::min(l2_rows, std::max<int64_t>(192, (int64_t(3) << 20) /
-                                                                                            (points * 4 * (g.Cp + g.Kp))));
+    // alternated pairs); 192 rows otherwise. V and M stay within 16 MiB, or the 6 rows of one
+    // micro-kernel call where C and K are too wide for that.
+    const int64_t l2_rows = std::max(rows, (int64_t(64) << 10) / g.Cp);
+    const int64_t cap = std::min(l2_rows, std::max(rows, (int64_t(16) << 20) / (points * 4 * (g.Cp + g.Kp))));
+    const int64_t transforms = (int64_t(3) << 20) / (points * 4 * (g.Cp + g.Kp));
+    const int64_t most = g.tiles <= cap ? g.tiles : std::min(cap, std::max<int64_t>(192, transforms));
     const int64_t chunks = (g.tiles + most - 1) / most;
     g.chunk = round_up((g.tiles + chunks - 1) / chunks, rows);
     return g;
@@ -173,6 +174,9 @@ RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum
         V bias{};
         if (b)  // the channels past K (a block's padding) have none
             for (int64_t j = 0; j < 8 && k + j < d.K; ++j) bias[j] = b[k + j];
+        // Lanes past K are zero in U, but a NaN or infinity in the patch makes them NaN (0 times
+        // NaN): they are cleared, so the padding of y's last block stays zero.
+        const int64_t live = std::min<int64_t>(8, d.K - k);
         const int64_t tile = first + t, n = tile / per_image;
         const int64_t h0 = tile % per_image / g.tiles_w * 4, w0 = tile % g.tiles_w * 4;
         float* image = y + at(d.block_y, d.K, PQ, n, k, 0);
@@ -182,6 +186,7 @@ RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum
                 V o = out[r * 4 + s] + bias;
                 if (sum) o += load<V>(to);
                 if (relu) o = o > 0 ? o : V{};
+                for (int64_t j = live; j < 8; ++j) o[j] = 0;
                 store(to, o);
             }
     }

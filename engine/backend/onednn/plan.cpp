@@ -336,6 +336,11 @@ size_t Plan::place(std::vector<size_t>& offsets) const {
         }
     for (size_t b = 0; b < n; ++b)
         if (buffers[b].pinned) first[b] = 0, last[b] = INT_MAX;
+    // Prep steps run at load(), outside the passes' order: what they touch must live throughout.
+    for (const Step& s : prep)
+        for (const auto& [arg, m] : s.args)
+            if (!buffers[size_t(mems[size_t(m)].buffer)].pinned)
+                throw std::logic_error("onednn: a prep step reads or writes a buffer that is not pinned");
 
     // Largest first, each at the lowest offset free of every placed buffer alive at the same time.
     std::vector<size_t> order;

@@ -266,7 +266,8 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
         for (const StepInfo& s : ex->steps())
             if (s.phase == phase && s.primitive == "convolution")
                 kinds[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
-            else if (s.phase == phase && s.primitive == "kernel" && std::holds_alternative<Conv2d>(net.nodes()[size_t(s.node)].op))
+            else if (s.phase == phase && s.primitive == "kernel" &&
+                     std::holds_alternative<Conv2d>(net.nodes()[size_t(s.node)].op))
                 kinds[size_t(s.node)] = 'k';
         return kinds;
     };
@@ -965,7 +966,8 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
             std::fill(y.begin(), y.end() - tail, 5.0f);
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t k = 0; k < K; ++k)
-                    for (int64_t s = 0; s < P * Q; ++s) y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
+                    for (int64_t s = 0; s < P * Q; ++s)
+                        y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
             const std::vector<float> addend = y;
             simd::winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, e.threads);
             int64_t wrong = 0;
@@ -980,8 +982,8 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
                                     for (int64_t t = 0; t < 3; ++t) {
                                         const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
                                         if (h < 0 || h >= H || v < 0 || v >= W) continue;
-                                        const double term =
-                                            double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) * x[at(xl, n, c, h * W + v)];
+                                        const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
+                                                            x[at(xl, n, c, h * W + v)];
                                         want += term, size += std::abs(term);
                                     }
                             if (sum) want += addend[o], size += std::abs(addend[o]);

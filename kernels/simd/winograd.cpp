@@ -163,7 +163,8 @@ RIDGE_SIMD_CLONES void multiply(const float* v, const float* u, float* m, const 
 // y for items [i0, i1) of (tile, block of 8 output channels): A^T m A, the bias, then the sum
 // (y held the addend) and the ReLU, which takes a NaN to 0 as the reference kernel does.
 RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum, bool relu, float* y,
-                                        const Winograd3x3& d, const Geometry& g, int64_t first, int64_t i0, int64_t i1) {
+                                        const Winograd3x3& d, const Geometry& g, int64_t first, int64_t i0,
+                                        int64_t i1) {
     const int64_t KB = g.Ky / 8, PQ = d.P * d.Q, per_image = g.tiles_h * g.tiles_w;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t t = i / KB, k = i % KB * 8;

@@ -226,8 +226,9 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 // host noisy within 30 %: 1x64x224x224 to 64 10.9-16.9 against 19.7-23.7 ms, 1x128x112x112 to
 // 128 7.0-9.2 against 19.8-21.8, 1x512x28x28 to 512 7.6-9.0 against 20.3-23.5, 1x512x14x14 to 512
 // 2.6-4.7 against 5.0-9.8, 1x128x56x56 to 32 (DenseNet's growth) 1.4 against 2.3. Its transformed
-// weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4 outputs) reading them took
-// longer than the multiplies saved, 1.9 against 1.7 ms, so it runs from 16 tiles on. With no
+// weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4 outputs) it took 1.6 and
+// 1.9 ms against 2.6 and 1.7 in two runs, no clear gain for the memory, so it runs from 16 tiles
+// on. With no
 // reorders around it, it gains below winograd_pays' 9CK / (C + K) of 128 too: squeezenet's 16 ->
 // 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16 -> 32 at 28x28 (96) 0.041-0.042
 // against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against 0.024-0.026; 8 -> 8 at 56x56
@@ -275,11 +276,13 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int y = group_destination(p, l, canonical(Md(dims_of(ys), f32, y_tag)), x);
     const int threads = p.step_threads();
     if (bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::winograd3x3(a[0], a[1], a[2], sum, relu, a[4], a[3], d, threads); },
-                 {x, u, b, scratch, y});
+        p.kernel([=](const std::vector<float*>& a) {
+            simd::winograd3x3(a[0], a[1], a[2], sum, relu, a[4], a[3], d, threads);
+        }, {x, u, b, scratch, y});
     else
-        p.kernel([=](const std::vector<float*>& a) { simd::winograd3x3(a[0], a[1], nullptr, sum, relu, a[3], a[2], d, threads); },
-                 {x, u, scratch, y});
+        p.kernel([=](const std::vector<float*>& a) {
+            simd::winograd3x3(a[0], a[1], nullptr, sum, relu, a[3], a[2], d, threads);
+        }, {x, u, scratch, y});
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;
@@ -420,7 +423,8 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int packed = p.mem(plain({9 * width * C}));
-    const int y = p.mem(canonical(Md(dims_of(ys), f32, nhwc ? Tag::nhwc : blocked8 ? Tag::nChw8c : Tag::nChw16c)));
+    const Tag y_tag = nhwc ? Tag::nhwc : blocked8 ? Tag::nChw8c : Tag::nChw16c;
+    const int y = p.mem(canonical(Md(dims_of(ys), f32, y_tag)));
     if (bias)
         p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
                  {x, w, b, packed, y});

@@ -2,7 +2,9 @@
 // nChw8c activations and blocked weights, which the rest of the net then keeps. In fused inference
 // the batchnorm after the conv is folded into its weights and bias at load(), and the group's
 // activations and residual sum are post-ops. On AVX-512, 3x3 stride-1 convs with enough channels
-// run as Winograd, forward and backward (winograd_pays below).
+// run as oneDNN's Winograd, forward and backward (winograd_pays below); below AVX-512, in
+// inference, as kernels/simd's (winograd_forward). Depthwise and some grouped convs run
+// kernels/simd's kernels where oneDNN's were slow (each says where and why).
 // x (N,C,H,W)  w (K,C/G,R,S) or, grouped, (G,K/G,C/G,R,S)  b (K)  y (N,K,P,Q)
 #include <algorithm>
 #include <optional>
@@ -228,11 +230,10 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 // 2.6-4.7 against 5.0-9.8, 1x128x56x56 to 32 (DenseNet's growth) 1.4 against 2.3. Its transformed
 // weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4 outputs) it took 1.6 and
 // 1.9 ms against 2.6 and 1.7 in two runs, no clear gain for the memory, so it runs from 16 tiles
-// on. With no
-// reorders around it, it gains below winograd_pays' 9CK / (C + K) of 128 too: squeezenet's 16 ->
-// 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16 -> 32 at 28x28 (96) 0.041-0.042
-// against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against 0.024-0.026; 8 -> 8 at 56x56
-// (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
+// on. With no reorders around it, it gains below winograd_pays' 9CK / (C + K) of 128 too:
+// squeezenet's 16 -> 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16 -> 32 at
+// 28x28 (96) 0.041-0.042 against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against
+// 0.024-0.026; 8 -> 8 at 56x56 (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (p.train || !p.winograd || op.G != 1 || op.kernel.h != 3 || op.kernel.w != 3) return false;
     if (op.stride.h != 1 || op.stride.w != 1 || op.dilation.h != 1 || op.dilation.w != 1) return false;

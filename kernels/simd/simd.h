@@ -36,6 +36,9 @@ struct ChannelLayout {
     int64_t padded_channels() const { return blocks() * block; }
     int64_t block_stride() const { return HW * block; }
     int64_t batch_stride() const { return padded_channels() * HW; }
+    int64_t offset(int64_t n, int64_t c, int64_t s) const {
+        return n * batch_stride() + c / block * block_stride() + s * block + c % block;
+    }
 };
 
 // A depthwise convolution (groups = C = K): x (N,C,H,W) and dy (N,C,P,Q) both channel-blocked
@@ -195,9 +198,9 @@ size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
 // Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage, resnext50's layer2.0), in the
-// same layouts, not nChw8c: dx from dy, overwritten, with packed of the forward's size (the weights laid out
-// with input and output channels exchanged); dw (C,8,3,3) overwritten, with grouped8_wgrad_scratch
-// floats of scratch.
+// same layouts, not nChw8c: dx from dy, overwritten, with packed of the forward's size (the
+// weights laid out with input and output channels exchanged); dw (C,8,3,3) overwritten, with
+// grouped8_wgrad_scratch floats of scratch.
 bool grouped8_backward_supported(const GroupedConv3x3& d);
 void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
 size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads);

@@ -67,11 +67,6 @@ Geometry geometry(const Winograd3x3& d) {
     return g;
 }
 
-// Element (n, c, s) of an (N, C, HW) map whose layout has channel blocks of `block`.
-inline int64_t at(int64_t block, int64_t C, int64_t HW, int64_t n, int64_t c, int64_t s) {
-    return n * round_up(C, block) * HW + c / block * block * HW + s * block + c % block;
-}
-
 // B^T applied to six values along one axis.
 RIDGE_SIMD_INLINE void input_1d(const V* d, int64_t stride, V* o, int64_t ostride) {
     const V d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride], d4 = d[4 * stride],
@@ -106,7 +101,7 @@ RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3
         if (t < count) {
             const int64_t tile = first + t, n = tile / per_image;
             const int64_t h0 = tile % per_image / g.tiles_w * 4 - d.pad_t, w0 = tile % g.tiles_w * 4 - d.pad_l;
-            const float* image = x + at(d.block_x, d.C, HW, n, c, 0);
+            const float* image = x + ChannelLayout{d.N, d.C, HW, d.block_x}.offset(n, c, 0);
             for (int64_t r = 0; r < 6; ++r)
                 for (int64_t s = 0; s < 6; ++s) {
                     const int64_t h = h0 + r, w = w0 + s;
@@ -180,7 +175,7 @@ RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum
         const int64_t live = std::min<int64_t>(8, d.K - k);
         const int64_t tile = first + t, n = tile / per_image;
         const int64_t h0 = tile % per_image / g.tiles_w * 4, w0 = tile % g.tiles_w * 4;
-        float* image = y + at(d.block_y, d.K, PQ, n, k, 0);
+        float* image = y + ChannelLayout{d.N, d.K, PQ, d.block_y}.offset(n, k, 0);
         for (int64_t r = 0; r < 4 && h0 + r < d.P; ++r)
             for (int64_t s = 0; s < 4 && w0 + s < d.Q; ++s) {
                 float* to = image + ((h0 + r) * d.Q + w0 + s) * d.block_y;

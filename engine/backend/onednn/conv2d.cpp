@@ -205,9 +205,20 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // at 14x14 took 3.2 against 3.7 ms at batch 1 (196) and 6.2 against 4.6 at batch 2 (392). So
 // training runs Winograd from 256 output positions on; inference at batch 1 keeps it at 7x7
 // (resnet34's layer4 convs 0.89 against 1.01 ms).
+// A conv Winograd F(m, 3) computes at all, where the plan allows it: ungrouped, 3x3, stride 1, dense.
+bool winograd_shape(const Plan& p, const Conv2d& op) {
+    return p.winograd && op.G == 1 && op.kernel.h == 3 && op.kernel.w == 3 && op.stride.h == 1 &&
+           op.stride.w == 1 && op.dilation.h == 1 && op.dilation.w == 1;
+}
+
+// The multiplies Winograd saves per element of input and output, 9CK / (C + K).
+double saved_per_element(const Plan& p, const Layer& l, const Conv2d& op) {
+    const double C = double(p.shape(l.x())[1]), K = double(op.K);
+    return 9 * C * K / (C + K);
+}
+
 bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
-    if (!p.winograd || op.G != 1 || op.kernel.h != 3 || op.kernel.w != 3) return false;
-    if (op.stride.h != 1 || op.stride.w != 1 || op.dilation.h != 1 || op.dilation.w != 1) return false;
+    if (!winograd_shape(p, op)) return false;
     // oneDNN 2.6 builds a Winograd conv with more padding on one side of an axis than the other,
     // and its forward and weight gradient are right, but its data gradient is not: 2x64x8x8 with
     // padding top 0, bottom 1, left 0, right 1 differed from the direct one by 12.4 on values up
@@ -215,8 +226,7 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     if (op.pad.top != op.pad.bottom || op.pad.left != op.pad.right) return false;
     const Shape& y = p.shape(l.n.output);
     if (p.train && y[0] * y[2] * y[3] < 256) return false;
-    const double C = double(p.shape(l.x())[1]), K = double(op.K);
-    return 9 * C * K / (C + K) >= 128;
+    return saved_per_element(p, l, op) >= 128;
 }
 
 // Below AVX-512, where oneDNN 2.6 has no Winograd kernel, inference runs ungrouped, dense, stride-1
@@ -235,30 +245,31 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 // 28x28 (96) 0.041-0.042 against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against
 // 0.024-0.026; 8 -> 8 at 56x56 (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
-    if (p.train || !p.winograd || op.G != 1 || op.kernel.h != 3 || op.kernel.w != 3) return false;
-    if (op.stride.h != 1 || op.stride.w != 1 || op.dilation.h != 1 || op.dilation.w != 1) return false;
-    if (9 * double(p.shape(l.x())[1]) * double(op.K) / double(p.shape(l.x())[1] + op.K) < 64) return false;
+    if (p.train || !winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
     if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;  // oneDNN's own, above
     bool sum = false, relu = false;  // a sum, then a ReLU, each at most once
-    for (const PostOp& po : l.group ? l.group->post : std::vector<PostOp>{}) {
-        if (po.kind == PostOp::Kind::sum && !sum && !relu)
-            sum = true;
-        else if (po.kind == PostOp::Kind::eltwise && !relu &&
-                 std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn == Activation::Fn::relu)
-            relu = true;
-        else
-            return false;
-    }
+    if (l.group)
+        for (const PostOp& po : l.group->post) {
+            if (po.kind == PostOp::Kind::sum && !sum && !relu)
+                sum = true;
+            else if (po.kind == PostOp::Kind::eltwise && !relu &&
+                     std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn == Activation::Fn::relu)
+                relu = true;
+            else
+                return false;
+        }
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], K = op.K;
     if (ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) < 16) return false;
     auto f32 = dnnl::memory::data_type::f32;
     const int now = p.value[size_t(l.x())];
+    // channel_block gives 8 or 16 for nChw8c / nChw16c and C for channels-last (C of 8 or 16 is the
+    // same bytes as one block), all read in place where they hold whole vectors.
     const int64_t block = channel_block(p.md(now));
-    const bool nhwc = block == C && C % 8 == 0 && block != 8 && block != 16;
-    const bool in_place = block == 8 || block == 16 || nhwc;
+    const bool in_place = block >= 8 && block % 8 == 0;
     const int64_t block_x = in_place ? block : 8;
+    const bool nhwc = block_x != 8 && block_x != 16;
     const int64_t block_y = nhwc ? (K % 8 == 0 ? K : 8) : block_x;
     const Tag y_tag = block_y == 16 ? Tag::nChw16c : block_y == 8 ? Tag::nChw8c : Tag::nhwc;
     const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y};

@@ -38,9 +38,9 @@ const Command bench_cmd{
     "bytes) at this machine's ceilings (measured by the quick probes before the run, about 2 s, or\n"
     "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
     "The oneDNN executor runs 3x3 stride-1 convs as Winograd (oneDNN's kernels on AVX-512, forward\n"
-    "and backward; below it ridge's, in inference), which multiplies 2 to 4 times less than the\n"
-    "FLOPs counted: such layers, and whole steps, can run faster than the FMA peak allows a direct\n"
-    "conv; --no-winograd times every conv direct.\n"
+    "and backward; below it ridge's, in inference and for training's gradients), which multiplies 2\n"
+    "to 4 times less than the FLOPs counted: such layers, and whole steps, can run faster than the\n"
+    "FMA peak allows a direct conv; --no-winograd times every conv direct.\n"
     "Before allocating, the memory the executors plan is compared with what this process may\n"
     "allocate (the least of MemAvailable, its cgroup's memory limit and ulimit -v, less a tenth kept\n"
     "free); a batch that will not fit is refused up front, as is an output that cannot be written.\n"
@@ -54,7 +54,7 @@ const Command bench_cmd{
      {"--backend", "B", "cpu: onednn (default when built) or reference (the plain kernels; slow); cuda: cudnn"},
      {"--precision", "P", "fp32 (default), or on cuda tf32, fp16 or bf16 (fp32 accumulation)"},
      {"--cuda-graph", "", "cuda: replay the timed steps as CUDA graphs (not the per-layer pass)"},
-     {"--no-winograd", "", "cpu: every conv direct (by default 3x3 stride-1 convs run as Winograd: oneDNN's on AVX-512, ridge's in inference below)"},
+     {"--no-winograd", "", "cpu: every conv direct (by default 3x3 stride-1 convs run as Winograd, above)"},
      {"--batch", "N[,N...]", "batch sizes (default 1)"},
      {"--res", "H|HxW", "input resolution (default: the net's own, e.g. 224)"},
      {"--mode", "M", "infer (default) or train"},

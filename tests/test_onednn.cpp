@@ -271,39 +271,41 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
                 kinds[size_t(s.node)] = 'k';
         return kinds;
     };
-    // Below AVX-512 inference runs them as kernels/simd's winograd3x3 ("k") from 9CK / (C + K) of 64
-    // on, the 16 -> 64 conv too; training direct.
-    const std::string want = avx512 ? expected : "dddddd", none = "dddddd", infer = avx512 ? expected : "kkdddd";
+    // Below AVX-512 they run as kernels/simd's winograd3x3 ("k") from 9CK / (C + K) of 64 on, the 16
+    // -> 64 conv too: in inference, and in training the gradients, the forward staying direct.
+    const std::string wino = avx512 ? expected : "kkdddd", none = "dddddd";
     for (bool fused : {true, false}) {
-        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd, g) == infer);
-        CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd, g) == want);
+        CHECK(convs({.mode = Mode::infer, .fused = fused}, StepPhase::fwd, g) == wino);
+        CHECK(convs({.mode = Mode::train, .fused = fused}, StepPhase::fwd, g) == (avx512 ? expected : none));
     }
     // The image needs no gradient: the first conv has no data gradient.
-    CHECK(convs({.mode = Mode::train}, StepPhase::dgrad, g) == "-" + want.substr(1));
-    CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, g) == want);
+    CHECK(convs({.mode = Mode::train}, StepPhase::dgrad, g) == "-" + wino.substr(1));
+    CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, g) == wino);
     for (Mode mode : {Mode::infer, Mode::train})
         CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd, g) == none);
 
-    // Training transforms the weights on every step: one image of 15x15 (225 output positions)
-    // stays direct there, while inference, whose weights are transformed once, keeps Winograd;
-    // 16x16 (256) is Winograd in training too.
+    // Training transforms the weights on every step: on AVX-512 one image of 15x15 (225 output
+    // positions) stays direct there, while inference, whose weights are transformed once, keeps
+    // Winograd; 16x16 (256) is Winograd in training too. Below AVX-512 both train their gradients
+    // as Winograd (16 tiles or more).
     for (int side : {15, 16}) {
         CAPTURE(side);
         Graph one("wino_one_image");
         one.input({1, 64, side, side}) | conv(64, 3, {.pad = 1});
-        const std::string w = avx512 ? "w" : "d", train = side == 16 ? w : "d";
+        const std::string train = side == 16 ? "w" : "d";
         CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? "w" : "k"));
-        CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == train);
-        CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == train);
+        CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == (avx512 ? train : "d"));
+        CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == (avx512 ? train : "k"));
     }
 }
 
 // Below AVX-512 (this host, or under the AVX2 cap) winograd3x3 runs in inference with what the
-// fusion gives it: a folded batchnorm, a residual sum and a ReLU; a map of fewer than 16 tiles
-// stays direct, and so does every conv without Winograd (ExecOptions::winograd) or in training.
-// Fused and unfused, the output matches the reference. (The layouts and post-ops of the kernel
-// itself are checked above it, against the sums.)
-TEST_CASE("winograd3x3 runs in inference below AVX-512 with its folded batchnorm, residual sum and ReLU") {
+// fusion gives it: a folded batchnorm, a residual sum and a ReLU; in training, the forward direct,
+// as its data gradient and winograd3x3_wgrad. A map of fewer than 16 tiles stays direct, and so does
+// every conv without Winograd (ExecOptions::winograd). Fused and unfused, the output and in
+// training every gradient match the reference. (The kernels' layouts and post-ops are checked
+// against sums below.)
+TEST_CASE("winograd3x3 runs below AVX-512 with its folded batchnorm, residual sum and ReLU, and trains") {
     const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
     Graph g("wino_block");
     Tensor a = g.input({2, 4, 10, 9}) | conv(64, 3, {.pad = 1}) | bn() | relu();
@@ -314,7 +316,7 @@ TEST_CASE("winograd3x3 runs in inference below AVX-512 with its folded batchnorm
     // Convs: 4 -> 64 (direct: 9CK / (C + K) 34), two of 64 -> 64 (the second with the sum), 64 ->
     // 40, 40 -> 64, one whose residual is its own input (copied into its output first), one padded
     // 0 above and 2 below, and 64 -> 64 on a 5x4 map of 2 x 1 tiles an image (4 in all: direct).
-    check_against_reference(g, 1e-4, {});
+    check_against_reference(g, 1e-4, 2e-4);
     std::vector<std::string> kinds = step_kinds<Conv2d>(g, Mode::infer, StepPhase::fwd);
     const std::string k = avx512 ? "convolution" : "kernel";
     // The first conv reads the plain image; the residual's copy is charged to its conv, the output's
@@ -328,9 +330,16 @@ TEST_CASE("winograd3x3 runs in inference below AVX-512 with its folded batchnorm
     direct->prepare();
     for (const StepInfo& s : direct->steps())
         if (std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op)) CHECK(s.primitive != "kernel");
-    std::vector<std::string> train = step_kinds<Conv2d>(g, Mode::train, StepPhase::fwd);
-    CHECK(std::count(train.begin(), train.end(), "convolution") == 8);
-    CHECK(std::count(train.begin(), train.end(), "kernel") == 0);
+    // In training the forward stays direct; each Winograd conv's data gradient runs two kernels (the
+    // weights' transform and the conv), its weight gradient one; the first conv has no data gradient.
+    const int64_t wino = avx512 ? 0 : 6;
+    for (auto [phase, per] : {std::pair{StepPhase::fwd, 0}, {StepPhase::dgrad, 2}, {StepPhase::wgrad, 1}}) {
+        std::vector<std::string> train = step_kinds<Conv2d>(g, Mode::train, phase);
+        CAPTURE(int(phase));
+        const int64_t direct = phase == StepPhase::fwd ? 8 : phase == StepPhase::dgrad ? 7 - wino : 8 - wino;
+        CHECK(std::count(train.begin(), train.end(), "convolution") == direct);
+        CHECK(std::count(train.begin(), train.end(), "kernel") == per * wino);
+    }
 }
 
 // Which depthwise convs run as a post-op of the 1x1 conv before them (fusion.h); the op table's
@@ -934,6 +943,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},  {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
         {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
         {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24}, {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
+        {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},
         {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},  {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1},
         {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
     };
@@ -1039,7 +1049,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
     // keeps V and M within 16 MiB (it took all tiles at once: 300 MB).
     const simd::Winograd3x3 wide{1, 65544, 64, 64, 8, 64, 64, 1, 1, 8, 8};
     REQUIRE(simd::winograd3x3_supported(wide));
-    CHECK(simd::winograd3x3_scratch(wide) == size_t(36 * 6 * (65544 + 16)));
+    CHECK(simd::winograd3x3_scratch(wide) == size_t(36 * (6 * (65544 + 16) + 2 * 16)));  // a line of skew each
     const simd::Winograd3x3 many{2, 8, 256, 256, 256, 256, 256, 1, 1, 8, 8};
     CHECK(simd::winograd3x3_scratch(many) * sizeof(float) <= (size_t(16) << 20));
     // Refused: a padding past 2 on a side (a window off the map), below 0, and channels-last
@@ -1049,6 +1059,116 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
     CHECK_FALSE(simd::winograd3x3_supported({1, 12, 6, 6, 8, 6, 6, 1, 1, 12, 8}));
     CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 12, 6, 6, 1, 1, 8, 12}));
     CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
+}
+
+// The gradients of a 3x3 stride-1 conv as Winograd (training below AVX-512): winograd3x3 over dy
+// with the weights transformed for the data gradient, and winograd3x3_wgrad, against sums in
+// double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),
+// also a whole padding vector of a block of 16 (20 channels), C not a multiple of the weight
+// gradient's panel of 16, K not of its six rows, paddings of 0 to 2 uneven, channels-last x or dy,
+// and tiles in several chunks on 1 and 3 threads. Errors relative to the sum
+// of the terms' magnitudes, as above.
+TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in double") {
+    struct Case {
+        int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
+        int threads = 2;
+    };
+    const std::vector<Case> cases = {
+        {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},   {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},  {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
+        {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24}, {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
+        {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
+    };
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    double worst_dx = 0, worst_dw = 0;
+    for (const Case& e : cases) {
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+        INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
+             e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+        const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x};
+        REQUIRE(simd::winograd3x3_supported(d));
+        REQUIRE(simd::winograd3x3_supported(back));
+        const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), dy(size_t(N * yl.batch_stride()), 5.0f);
+        std::vector<float> w(size_t(K * C * 9));
+        for (int64_t n = 0; n < N; ++n) {
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t s = 0; s < H * W; ++s) x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t s = 0; s < P * Q; ++s) dy[size_t(yl.offset(n, k, s))] = value((n * K + k) * P * Q + s, 11);
+        }
+        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+
+        // The data gradient: dx's padded channels come out zero, as the forward's do.
+        std::vector<float> u(simd::winograd3x3_weights_size(back)), scratch(simd::winograd3x3_scratch(back));
+        std::vector<float> dx(x.size(), 3.0f);
+        simd::winograd3x3_weights(w.data(), u.data(), back, true);
+        simd::winograd3x3(dy.data(), u.data(), nullptr, false, false, dx.data(), scratch.data(), back, e.threads);
+        int64_t wrong = 0, padding = 0;
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < xl.padded_channels(); ++c)
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t v = 0; v < W; ++v) {
+                        const float got = dx[size_t(xl.offset(n, c, h * W + v))];
+                        if (c >= C) {
+                            padding += got != 0.0f;
+                            continue;
+                        }
+                        double want = 0, size = 0;
+                        for (int64_t k = 0; k < K; ++k)
+                            for (int64_t r = 0; r < 3; ++r)
+                                for (int64_t t = 0; t < 3; ++t) {
+                                    const int64_t p = h + e.pad_t - r, q = v + e.pad_l - t;
+                                    if (p < 0 || p >= P || q < 0 || q >= Q) continue;
+                                    const double term =
+                                        double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) * dy[size_t(yl.offset(n, k, p * Q + q))];
+                                    want += term, size += std::abs(term);
+                                }
+                        const double err = std::abs(got - want) / (1 + size);
+                        worst_dx = std::max(worst_dx, err);
+                        wrong += err > 1e-5;
+                    }
+        CHECK(wrong == 0);
+        CHECK(padding == 0);
+
+        // The weight gradient and the bias's, into buffers with a sentinel past their ends.
+        const size_t tail = 16;
+        std::vector<float> dw(w.size() + tail, -7.0f), db(size_t(K) + tail, -7.0f);
+        std::vector<float> wscratch(simd::winograd3x3_wgrad_scratch(d), std::numeric_limits<float>::quiet_NaN());
+        simd::winograd3x3_wgrad(x.data(), dy.data(), dw.data(), db.data(), wscratch.data(), d, e.threads);
+        wrong = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            double bias = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t s = 0; s < P * Q; ++s) bias += dy[size_t(yl.offset(n, k, s))];
+            wrong += std::abs(db[size_t(k)] - bias) > 1e-4;
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t r = 0; r < 3; ++r)
+                    for (int64_t t = 0; t < 3; ++t) {
+                        double want = 0, size = 0;
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t p = 0; p < P; ++p)
+                                for (int64_t q = 0; q < Q; ++q) {
+                                    const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
+                                    if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                    const double term = double(x[size_t(xl.offset(n, c, h * W + v))]) *
+                                                        dy[size_t(yl.offset(n, k, p * Q + q))];
+                                    want += term, size += std::abs(term);
+                                }
+                        const double err = std::abs(dw[size_t(((k * C + c) * 3 + r) * 3 + t)] - want) / (1 + size);
+                        worst_dw = std::max(worst_dw, err);
+                        wrong += err > 1e-5;
+                    }
+        }
+        CHECK(wrong == 0);
+        CHECK(std::all_of(dw.end() - tail, dw.end(), [](float v) { return v == -7.0f; }));
+        CHECK(std::all_of(db.end() - tail, db.end(), [](float v) { return v == -7.0f; }));
+    }
+    MESSAGE("winograd3x3 data gradient: largest error over (1 + the terms' magnitudes) ", worst_dx,
+            "; winograd3x3_wgrad: ", worst_dw);
 }
 
 // The grouped conv's training kernels alone, against the sums written out: both layouts, and the

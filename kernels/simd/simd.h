@@ -210,15 +210,22 @@ void grouped8_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 // y = conv(x) + b (b (K) or null), then y's previous content added where sum (a residual held
 // there) and max(0, .) where relu, as Winograd F(4x4, 3x3) (winograd.cpp), for paddings of 0 to 2
 // on each side. u holds the transformed weights, winograd3x3_weights_size floats, which
-// winograd3x3_weights writes from w (K,C,3,3) plain, once for as long as w holds; scratch
-// winograd3x3_scratch floats. The padded channels of y's last block are written zero. A NaN or
+// winograd3x3_weights writes from w (K,C,3,3) plain; with data_gradient, from the weights (C,K,3,3)
+// of a forward conv whose data gradient d is (dy in, dx out, paddings 2 - the forward's), turned by
+// 180 degrees. scratch is winograd3x3_scratch floats. The padded channels of y's last block are written zero. A NaN or
 // infinity in x makes every output of the 4x4 tiles whose 6x6 patch holds it NaN.
 bool winograd3x3_supported(const Winograd3x3& d);
 size_t winograd3x3_weights_size(const Winograd3x3& d);
-void winograd3x3_weights(const float* w, float* u, const Winograd3x3& d);
+void winograd3x3_weights(const float* w, float* u, const Winograd3x3& d, bool data_gradient = false);
 size_t winograd3x3_scratch(const Winograd3x3& d);
 void winograd3x3(const float* x, const float* u, const float* b, bool sum, bool relu, float* y, float* scratch,
                  const Winograd3x3& d, int threads);
+// The weight gradient of that conv as Winograd F(4x4, 3x3): dw (K,C,3,3) plain and, where db is
+// not null, db (K), from x and dy (N,K,P,Q) in d's layouts; both overwritten. scratch is
+// winograd3x3_wgrad_scratch floats.
+size_t winograd3x3_wgrad_scratch(const Winograd3x3& d);
+void winograd3x3_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Winograd3x3& d,
+                       int threads);
 
 // A depthwise convolution at stride 1, dilation 1, S of 3, 5 or 7, R up to 11, padding under the
 // kernel's size and the same on both sides: y = conv(x) + b (b (C) or null), and its data gradient

@@ -2,9 +2,10 @@
 // nChw8c activations and blocked weights, which the rest of the net then keeps. In fused inference
 // the batchnorm after the conv is folded into its weights and bias at load(), and the group's
 // activations and residual sum are post-ops. On AVX-512, 3x3 stride-1 convs with enough channels
-// run as oneDNN's Winograd, forward and backward (winograd_pays below); below AVX-512, in
-// inference, as kernels/simd's (winograd_forward). Depthwise and some grouped convs run
-// kernels/simd's kernels where oneDNN's were slow (each says where and why).
+// run as oneDNN's Winograd, forward and backward (winograd_pays below); below AVX-512 as
+// kernels/simd's, in inference and for training's gradients (winograd_forward, winograd_trains).
+// Depthwise and some grouped convs run kernels/simd's kernels where oneDNN's were slow (each says
+// where and why).
 // x (N,C,H,W)  w (K,C/G,R,S) or, grouped, (G,K/G,C/G,R,S)  b (K)  y (N,K,P,Q)
 #include <algorithm>
 #include <optional>
@@ -229,11 +230,12 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     return saved_per_element(p, l, op) >= 128;
 }
 
-// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, inference runs ungrouped, dense, stride-1
-// 3x3 convs as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c,
-// nChw16c, or channels-last with C a multiple of 8; any other is reordered into nChw8c), with the
-// folded batchnorm as its bias and a residual sum and a ReLU after it. Its weights are transformed
-// once, by load(), after the batchnorm is folded into them. Timed alone on a 2-core Zen 3 (AVX2,
+// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, ungrouped, dense, stride-1 3x3 convs run
+// as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c, nChw16c, or
+// channels-last with C a multiple of 8; any other is reordered into nChw8c), in inference with the
+// folded batchnorm as its bias and a residual sum and a ReLU after it. Inference transforms the
+// weights once, by load(), after the batchnorm is folded into them (training: winograd_trains).
+// Timed alone on a 2-core Zen 3 (AVX2,
 // FMA peak 203 GFLOP/s) against oneDNN's jit:avx2 direct conv in nChw8c, best of 4 to 10, the
 // host noisy within 30 %: 1x64x224x224 to 64 10.9-16.9 against 19.7-23.7 ms, 1x128x112x112 to
 // 128 7.0-9.2 against 19.8-21.8, 1x512x28x28 to 512 7.6-9.0 against 20.3-23.5, 1x512x14x14 to 512
@@ -274,7 +276,7 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Tag y_tag = block_y == 16 ? Tag::nChw16c : block_y == 8 ? Tag::nChw8c : Tag::nhwc;
     const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y};
     if (!simd::winograd3x3_supported(d)) return false;
-
+    const Md x_md = canonical(Md(dims_of(xs), f32, Tag::nChw8c)), y_md = canonical(Md(dims_of(ys), f32, y_tag));
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
     const int w = p.param_mem(l.node, 0, plain({K, C, 3, 3}));
     const int b = bias ? p.param_mem(l.node, 1, Md({K}, f32, Tag::a)) : -1;
@@ -283,9 +285,9 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     p.at(&p.prep, l.node, Phase::fwd);
     p.kernel([d](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], d); }, {w, u});
     p.at(&p.fwd, l.node, Phase::fwd);
-    const int x = in_place ? now : p.value_as(l.x(), canonical(Md(dims_of(xs), f32, Tag::nChw8c)));
+    const int x = in_place ? now : p.value_as(l.x(), x_md);
     const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(d))}));
-    const int y = group_destination(p, l, canonical(Md(dims_of(ys), f32, y_tag)), x);
+    const int y = group_destination(p, l, y_md, x);
     const int threads = p.step_threads();
     if (bias)
         p.kernel([=](const std::vector<float*>& a) {
@@ -298,6 +300,72 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;
+}
+
+// In training below AVX-512 the forward stays oneDNN's direct conv, and a conv winograd_forward
+// would take runs its gradients as Winograd: the data gradient is winograd3x3 over dy with the
+// weights turned and transposed (transformed every step, from the plain weights such a conv keeps,
+// reordered for the forward), the weight gradient winograd3x3_wgrad; both in the forward's
+// layouts. oneDNN's jit:avx2 kernels, per layer on the 2-core Zen 3 (AVX2, FMA peak 203 GFLOP/s),
+// resnet18 at batch 8: 19 ms forward, 13 data gradient and 16 to 31 weight gradient for each 3x3
+// conv's 1.85 GFLOP (9.1 ms at peak); Winograd's 7-9, 8 and 8. The forward as Winograd failed
+// test_gradients (every tensor of a step against double): its errors reached the plain VGGs' first
+// convs, whose gradients vanish towards the image at initialization, with 270 (vgg13) and 2392
+// (vgg19) times the float32 spread the test measures, 10 allowed; the gradients alone stayed
+// within it (0).
+bool winograd_trains(const Plan& p, const Layer& l, const Conv2d& op) {
+    if (!p.train || !winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
+    if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
+    const Shape& ys = p.shape(l.n.output);
+    return ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) >= 16;
+}
+
+// The conv's shape in the saved layouts of its forward, where the kernels read them.
+std::optional<simd::Winograd3x3> winograd_gradients(const Plan& p, const Layer& l, const Conv2d& op) {
+    if (!winograd_trains(p, l, op)) return std::nullopt;
+    const Shape& xs = p.shape(l.x());
+    const Shape& ys = p.shape(l.n.output);
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const simd::Winograd3x3 d{xs[0], xs[1], xs[2], xs[3], op.K, ys[2], ys[3], op.pad.top, op.pad.left,
+                              channel_block(p.md(s.in[0])), channel_block(p.md(s.out))};
+    if (!simd::winograd3x3_supported(d)) return std::nullopt;
+    return d;
+}
+
+void winograd_dgrad(Plan& p, const Layer& l, const simd::Winograd3x3& d) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const simd::Winograd3x3 back{d.N, d.K, d.P, d.Q, d.C, d.H, d.W, 2 - d.pad_t, 2 - d.pad_l, d.block_y, d.block_x};
+    const int u = p.mem(plain({int64_t(simd::winograd3x3_weights_size(back))}));
+    p.kernel([back](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], back, true); },
+             {p.param[size_t(l.node)][0], u});
+    const int dy = p.as(p.dy(l.n.output), p.md(s.out));
+    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(back))}));
+    const int threads = p.step_threads();
+    const Md x_md = p.md(s.in[0]);
+    const int arrived = p.arrived_as(l.x(), x_md);
+    const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
+    p.kernel([=](const std::vector<float*>& a) {
+        simd::winograd3x3(a[0], a[1], nullptr, arrived >= 0, false, a[3], a[2], back, threads);
+    }, {dy, u, scratch, dx});
+    if (arrived < 0) p.contributed(l.x(), dx);
+}
+
+void winograd_wgrad(Plan& p, const Layer& l, const Conv2d& op, const simd::Winograd3x3& d) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const int dy = p.as(p.dy(l.n.output), p.md(s.out));
+    const int dw = p.dparam_mem(l.node, 0, plain({d.K, d.C, 3, 3}));
+    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_wgrad_scratch(d))}));
+    const int threads = p.step_threads();
+    if (op.bias) {
+        const int db = p.dparam_mem(l.node, 1, Md({d.K}, dnnl::memory::data_type::f32, Tag::a));
+        p.kernel([=](const std::vector<float*>& a) {
+            simd::winograd3x3_wgrad(a[0], a[1], a[2], a[3], a[4], d, threads);
+        }, {s.in[0], dy, dw, db, scratch});
+    } else {
+        p.kernel([=](const std::vector<float*>& a) {
+            simd::winograd3x3_wgrad(a[0], a[1], a[2], nullptr, a[3], d, threads);
+        }, {s.in[0], dy, dw, scratch});
+    }
 }
 
 bool runs_winograd(const dnnl::primitive_desc_base& pd) {
@@ -613,7 +681,9 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (!wino && (!p.train || depthwise) && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());
-    int w = p.param_mem(l.node, 0, pd.weights_desc());
+    // Plain for a conv whose data gradient is Winograd's (winograd_trains), reordered each step.
+    int w = winograd_trains(p, l, op) ? p.as(p.param_mem(l.node, 0, plain(c.w.dims())), pd.weights_desc())
+                                      : p.param_mem(l.node, 0, pd.weights_desc());
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}};
     // A folded conv's bias is its own tensor's slot 1 whether or not the conv declared one.
     if (bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, c.b)});
@@ -671,7 +741,11 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
         return make(c.x, c.y, direct);
     };
 
-    if (p.needs_grad(l.x())) {
+    const std::optional<simd::Winograd3x3> wino = winograd_gradients(p, l, op);
+    if (p.needs_grad(l.x()) && wino) {
+        p.at(&p.bwd, l.node, Phase::dgrad);
+        winograd_dgrad(p, l, *wino);
+    } else if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         auto data_pd = [&](const Md& dx, const Md& dy, algorithm alg) {
             dnnl::convolution_backward_data::desc d(alg, dx, c.w, dy, c.stride, c.dilate, c.pad_l, c.pad_r);
@@ -686,6 +760,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     }
 
     p.at(&p.bwd, l.node, Phase::wgrad);
+    if (wino) return winograd_wgrad(p, l, op, *wino);
     auto weights_pd = [&](const Md& x, const Md& dy, algorithm alg) {
         auto d = op.bias ? dnnl::convolution_backward_weights::desc(alg, x, c.w, c.b, dy, c.stride, c.dilate, c.pad_l,
                                                                     c.pad_r)

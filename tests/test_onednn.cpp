@@ -926,6 +926,17 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
                 }
 }
 
+namespace {
+
+// A conv the Winograd kernels' tests run: its shape, the paddings on each side, the channel blocks
+// of x and y (8, 16, or C / K for channels-last) and the threads.
+struct WinogradCase {
+    int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
+    int threads = 2;
+};
+
+}  // namespace
+
 // kernels/simd's Winograd F(4x4, 3x3) conv alone, against the sum in double: blocked layouts whose
 // channels pad the last block (C and K not multiples of the block; x's padding holds 1000, which
 // must not reach y, the addend's 5, which y's padding must not keep), channels-last in and out,
@@ -935,11 +946,7 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
 // terms' magnitudes: the transforms' coefficients (up to 8) amplify rounding in proportion to
 // them, not to the result.
 TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
-    struct Case {
-        int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
-        int threads = 2;
-    };
-    const std::vector<Case> cases = {
+    const std::vector<WinogradCase> cases = {
         {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},  {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
         {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
         {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24}, {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
@@ -950,7 +957,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     const int64_t tail = 64;
     double worst = 0;
-    for (const Case& e : cases) {
+    for (const WinogradCase& e : cases) {
         const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
         const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
         const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
@@ -1069,11 +1076,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
 // and tiles in several chunks on 1 and 3 threads. Errors relative to the sum
 // of the terms' magnitudes, as above.
 TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in double") {
-    struct Case {
-        int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
-        int threads = 2;
-    };
-    const std::vector<Case> cases = {
+    const std::vector<WinogradCase> cases = {
         {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},   {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
         {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16}, {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
         {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},  {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
@@ -1082,7 +1085,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     double worst_dx = 0, worst_dw = 0;
-    for (const Case& e : cases) {
+    for (const WinogradCase& e : cases) {
         const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
         const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
         INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",

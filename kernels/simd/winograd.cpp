@@ -122,6 +122,16 @@ RIDGE_SIMD_INLINE void gradient_1d(const V* y, int64_t stride, V* o, int64_t ost
     o[5 * ostride] = y3;
 }
 
+// G^T applied to six values along one axis: a weight's gradient from the transform domain back to
+// three taps.
+RIDGE_SIMD_INLINE void weight_1d(const V* m, int64_t stride, V* o, int64_t ostride) {
+    const V m0 = m[0], m1 = m[stride], m2 = m[2 * stride], m3 = m[3 * stride], m4 = m[4 * stride],
+            m5 = m[5 * stride];
+    o[0] = 0.25f * m0 - (m1 + m2) / 6 + (m3 + m4) / 24;
+    o[ostride] = (m2 - m1) / 6 + (m3 - m4) / 12;
+    o[2 * ostride] = (m3 + m4) / 6 - (m1 + m2) / 6 + m5;
+}
+
 // V's rows for items [i0, i1) of (tile, block of 8 input channels); tiles from `count` on (the
 // chunk's rows past its last tile) and channels from C on (past x's last block) are zero.
 RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3x3& d, const Geometry& g,
@@ -279,21 +289,10 @@ RIDGE_SIMD_CLONES void transform_weight_gradient(const float* du, float* dw, con
     const int64_t CB = (d.C + 7) / 8;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t k = i / CB, c = i % CB * 8;
-        V rowwise[18];  // [point row][s]
-        for (int64_t a = 0; a < 6; ++a) {
-            V m[6];
-            for (int64_t b = 0; b < 6; ++b) m[b] = load<V>(du + (a * 6 + b) * g.dup + k * g.Cp + c);
-            rowwise[a * 3 + 0] = 0.25f * m[0] - (m[1] + m[2]) / 6 + (m[3] + m[4]) / 24;
-            rowwise[a * 3 + 1] = (m[2] - m[1]) / 6 + (m[3] - m[4]) / 12;
-            rowwise[a * 3 + 2] = (m[3] + m[4]) / 6 - (m[1] + m[2]) / 6 + m[5];
-        }
-        V out[9];
-        for (int64_t s = 0; s < 3; ++s) {
-            const V* m = rowwise + s;
-            out[s] = 0.25f * m[0] - (m[3] + m[6]) / 6 + (m[9] + m[12]) / 24;
-            out[3 + s] = (m[6] - m[3]) / 6 + (m[9] - m[12]) / 12;
-            out[6 + s] = (m[9] + m[12]) / 6 - (m[3] + m[6]) / 6 + m[15];
-        }
+        V m[36], rowwise[18], out[9];
+        for (int64_t p = 0; p < points; ++p) m[p] = load<V>(du + p * g.dup + k * g.Cp + c);
+        for (int64_t a = 0; a < 6; ++a) weight_1d(m + a * 6, 1, rowwise + a * 3, 1);
+        for (int64_t s = 0; s < 3; ++s) weight_1d(rowwise + s, 3, out + s, 3);
         for (int64_t j = 0; j < 8 && c + j < d.C; ++j)
             for (int64_t t = 0; t < 9; ++t) dw[(k * d.C + c + j) * 9 + t] = out[t][j];
     }
@@ -350,7 +349,8 @@ RIDGE_SIMD_CLONES void transform_weights(const float* w, float* u, const Winogra
                         gg[a][s] = G[a][0] * tap[s] + G[a][1] * tap[3 + s] + G[a][2] * tap[6 + s];
                 for (int a = 0; a < 6; ++a)
                     for (int b = 0; b < 6; ++b)
-                        store(out[a * 6 + b][dc] + half * 8, gg[a][0] * G[b][0] + gg[a][1] * G[b][1] + gg[a][2] * G[b][2]);
+                        store(out[a * 6 + b][dc] + half * 8,
+                              gg[a][0] * G[b][0] + gg[a][1] * G[b][1] + gg[a][2] * G[b][2]);
             }
         }
         for (int64_t pt = 0; pt < points; ++pt)

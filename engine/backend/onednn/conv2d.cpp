@@ -230,25 +230,33 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     return saved_per_element(p, l, op) >= 128;
 }
 
+// Where kernels/simd's Winograd takes a conv (in inference its forward, in training its gradients):
+// below AVX-512 (oneDNN's own above), 9CK / (C + K) of 64 or more, and 16 tiles or more (the
+// figures below say why).
+bool simd_winograd(const Plan& p, const Layer& l, const Conv2d& op) {
+    if (!winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
+    if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
+    const Shape& ys = p.shape(l.n.output);
+    return ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) >= 16;
+}
+
 // Below AVX-512, where oneDNN 2.6 has no Winograd kernel, ungrouped, dense, stride-1 3x3 convs run
 // as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c, nChw16c, or
 // channels-last with C a multiple of 8; any other is reordered into nChw8c), in inference with the
 // folded batchnorm as its bias and a residual sum and a ReLU after it. Inference transforms the
 // weights once, by load(), after the batchnorm is folded into them (training: winograd_trains).
-// Timed alone on a 2-core Zen 3 (AVX2,
-// FMA peak 203 GFLOP/s) against oneDNN's jit:avx2 direct conv in nChw8c, best of 4 to 10, the
-// host noisy within 30 %: 1x64x224x224 to 64 10.9-16.9 against 19.7-23.7 ms, 1x128x112x112 to
-// 128 7.0-9.2 against 19.8-21.8, 1x512x28x28 to 512 7.6-9.0 against 20.3-23.5, 1x512x14x14 to 512
-// 2.6-4.7 against 5.0-9.8, 1x128x56x56 to 32 (DenseNet's growth) 1.4 against 2.3. Its transformed
-// weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4 outputs) it took 1.6 and
-// 1.9 ms against 2.6 and 1.7 in two runs, no clear gain for the memory, so it runs from 16 tiles
-// on. With no reorders around it, it gains below winograd_pays' 9CK / (C + K) of 128 too:
-// squeezenet's 16 -> 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16 -> 32 at
-// 28x28 (96) 0.041-0.042 against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against
+// Timed alone on a 2-core Zen 3 (AVX2, FMA peak 203 GFLOP/s) against oneDNN's jit:avx2 direct conv
+// in nChw8c, best of 4 to 10, the host noisy within 30 %: 1x64x224x224 to 64 10.9-16.9 against
+// 19.7-23.7 ms, 1x128x112x112 to 128 7.0-9.2 against 19.8-21.8, 1x512x28x28 to 512 7.6-9.0 against
+// 20.3-23.5, 1x512x14x14 to 512 2.6-4.7 against 5.0-9.8, 1x128x56x56 to 32 (DenseNet's growth) 1.4
+// against 2.3. Its transformed weights are 4 times the direct ones: over 1x512x7x7 (4 tiles of 4x4
+// outputs) it took 1.6 and 1.9 ms against 2.6 and 1.7 in two runs, no clear gain for the memory, so
+// it runs from 16 tiles on. With no reorders around it, it gains below winograd_pays' 9CK / (C + K)
+// of 128 too: squeezenet's 16 -> 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16
+// -> 32 at 28x28 (96) 0.041-0.042 against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against
 // 0.024-0.026; 8 -> 8 at 56x56 (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
-    if (p.train || !winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
-    if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;  // oneDNN's own, above
+    if (p.train || !simd_winograd(p, l, op)) return false;
     bool sum = false, relu = false;  // a sum, then a ReLU, each at most once
     if (l.group)
         for (const PostOp& po : l.group->post) {
@@ -263,7 +271,6 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], K = op.K;
-    if (ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) < 16) return false;
     auto f32 = dnnl::memory::data_type::f32;
     const int now = p.value[size_t(l.x())];
     // channel_block gives 8 or 16 for nChw8c / nChw16c and C for channels-last (C of 8 or 16 is the
@@ -308,17 +315,13 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
 // reordered for the forward), the weight gradient winograd3x3_wgrad; both in the forward's
 // layouts. oneDNN's jit:avx2 kernels, per layer on the 2-core Zen 3 (AVX2, FMA peak 203 GFLOP/s),
 // resnet18 at batch 8: 19 ms forward, 13 data gradient and 16 to 31 weight gradient for each 3x3
-// conv's 1.85 GFLOP (9.1 ms at peak); Winograd's 7-9, 8 and 8. The forward as Winograd failed
+// conv's 1.85 GFLOP (9.1 ms at peak). With these, one pass over the net had its weight gradients at
+// 212 against 343 ms, its data gradients level (225 against 238). The forward as Winograd failed
 // test_gradients (every tensor of a step against double): its errors reached the plain VGGs' first
 // convs, whose gradients vanish towards the image at initialization, with 270 (vgg13) and 2392
 // (vgg19) times the float32 spread the test measures, 10 allowed; the gradients alone stayed
 // within it (0).
-bool winograd_trains(const Plan& p, const Layer& l, const Conv2d& op) {
-    if (!p.train || !winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
-    if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
-    const Shape& ys = p.shape(l.n.output);
-    return ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) >= 16;
-}
+bool winograd_trains(const Plan& p, const Layer& l, const Conv2d& op) { return p.train && simd_winograd(p, l, op); }
 
 // The conv's shape in the saved layouts of its forward, where the kernels read them.
 std::optional<simd::Winograd3x3> winograd_gradients(const Plan& p, const Layer& l, const Conv2d& op) {

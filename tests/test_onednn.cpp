@@ -1490,7 +1490,7 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
 // at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
 // window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
 // PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past
-// the map (each on either axis), and an empty map.
+// the map (each on either axis), an empty map, and a plain row longer than its buffers.
 TEST_CASE("max_pool takes each window's maximum in blocked and channels-last layouts, a NaN winning") {
     struct Window {
         int64_t H, W, R, S, stride, pad, P, Q;
@@ -1502,6 +1502,8 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
         {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool, with padding
         {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
         {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
+        {5, 29, 3, 3, 2, 1, 3, 15},  // rows wider than a vector, a tail of 5 (alexnet's first pool)
+        {4, 17, 3, 3, 1, 1, 4, 17},  // the same at stride 1
     };
     // And one whose axes differ in kernel, stride and padding: 3x2, stride (2, 1), padding (1, 0).
     const int64_t H = 12, W = 9, P = 6, Q = 8;
@@ -1558,7 +1560,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                 CHECK(padding == 0);
                 ++cases;
             }
-    CHECK(cases == 66);
+    CHECK(cases == 88);
     simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
     d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
     CHECK(!simd::max_pool_supported(d));
@@ -1573,6 +1575,10 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
     CHECK(!simd::max_pool_supported(d));
     d = {1, 20, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 20};  // channels-last with C not a multiple of 8
     CHECK(!simd::max_pool_supported(d));
+    d = {1, 2, 2, 5000, 1, 2500, 2, 2, 2, 2, 0, 0, 1};  // a plain row wider than the row buffers
+    CHECK(!simd::max_pool_supported(d));
+    d.block = 8;  // blocked rows need no buffer
+    CHECK(simd::max_pool_supported(d));
 }
 
 // Max pools in inference run kernels/simd's max_pool on the plain, blocked or channels-last map

@@ -118,6 +118,9 @@ std::vector<OpCase> gemms() {
         // 45 inputs and 37 outputs leave a partial panel and a tail of columns.
         {.name = "linear_row", .what = "linear on one row, relu", .x = {1, 45},
          .body = [](Tensor x) { return x | linear(37) | relu(); }},
+        // Below AVX-512, up to 64 rows take the same kernel, six rows at a time: 7 leave a tail.
+        {.name = "linear_panels_rows", .what = "linear on seven rows, relu", .x = {7, 45},
+         .body = [](Tensor x) { return x | linear(37) | relu(); }},
         {.name = "linear_row_no_bias", .what = "linear on one row, no bias, then one that keeps oneDNN (hardswish)",
          .x = {1, 45}, .body = [](Tensor x) { return x | linear(37, false) | linear(20) | hardswish(); }},
         {.name = "linear_row_residual", .what = "linear on one row with a residual sum (oneDNN's post-op)",

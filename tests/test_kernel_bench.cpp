@@ -166,15 +166,16 @@ void silu_grad_sigmoid_only(const float* x, const float* dy, float* dx, int64_t 
     // dy * s, the x * (1 - s) term dropped
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (1.0f + std::exp(-x[i]));
 }
-void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C,
-                                int64_t K) {
+void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t,
+                                int64_t C, int64_t K) {
     // the panels read as if each row were one column shorter (a tail lost); the panel stride kept
     std::vector<float> shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
     for (int64_t k = 0; k < K; ++k) shorter[size_t(k / 16 * ((C + 15) / 16 * 16) * 16 + (C - 1) * 16 + k % 16)] = 0;
-    simd::linear_row(x, shorter.data(), b, relu, y, C, K);
+    simd::linear_panels(x, shorter.data(), b, relu, y, 1, C, K);
 }
-void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t C, int64_t K) {
-    simd::linear_row(x, w, nullptr, relu, y, C, K);
+void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t, int64_t C,
+                         int64_t K) {
+    simd::linear_panels(x, w, nullptr, relu, y, 1, C, K);
 }
 
 void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
@@ -345,7 +346,7 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         row.N = row.H = row.W = 1, row.C = 19, row.K = 37;
         for (auto f : {linear_last_column_dropped, linear_bias_dropped}) {
             SimdVariant wrong = d;
-            wrong.linear_row = f;
+            wrong.linear_panels = f;
             CHECK_FALSE(make_cpu_cases(kernel("linear-row"), row, {wrong}, 1).front()->check().ok);
         }
         CHECK(make_cpu_cases(kernel("linear-row"), row, {d}, 1).front()->check().ok);
@@ -525,6 +526,64 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
             check("dw", dw, dw_ref, dw_mag);
             check("db", db, db_ref, {});
         }
+}
+
+// linear_panels of every build against sums in double, its weights packed here into panels of 16
+// rows (AB16b16a, zeros past K and C): one row (its own two-chain kernel), and 2 to 64 rows in
+// blocks of six with every tail of 1 to 5; 300 and 600 columns span two and three chunks of 256,
+// 45 leaves a partial panel's tail; 37 and 1 outputs a partial last panel. With the ReLU a NaN
+// row gives 0, as the reference takes it, and an infinity in a weight stays in its own outputs.
+TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each instruction set this CPU runs") {
+    struct Shape {
+        int64_t N, C, K;
+    };
+    const Shape shapes[] = {{1, 45, 37}, {1, 600, 16}, {2, 300, 37}, {5, 45, 1},  {6, 300, 20},
+                            {7, 600, 37}, {13, 45, 50}, {16, 300, 33}, {64, 45, 16}, {11, 257, 17}};
+    for (const SimdVariant& v : supported())
+        for (const Shape& s : shapes)
+            for (bool relu : {false, true})
+                for (bool bias : {true, false}) {
+                    const int64_t N = s.N, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
+                    CAPTURE(v.isa);
+                    CAPTURE(N);
+                    CAPTURE(C);
+                    CAPTURE(K);
+                    CAPTURE(relu);
+                    unsigned seed = unsigned(N * 7 + C * 3 + K);
+                    auto next = [&seed] {
+                        seed = seed * 1664525u + 1013904223u;
+                        return float(seed >> 8) / float(1 << 24) - 0.5f;
+                    };
+                    std::vector<float> x(size_t(N * C)), w(size_t(K * C)), b(static_cast<size_t>(K));
+                    for (float& e : x) e = 2 * next();
+                    for (float& e : w) e = next();
+                    for (float& e : b) e = next();
+                    if (N > 2) x[size_t(2 * C + C / 2)] = NAN;         // row 2: NaN in every output
+                    if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
+                    std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                    for (int64_t k = 0; k < K; ++k)
+                        for (int64_t c = 0; c < C; ++c)
+                            panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
+                    std::vector<float> y(size_t(N * K), -7.0f);
+                    v.linear_panels(x.data(), panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C, K);
+                    int wrong = 0;
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t k = 0; k < K; ++k) {
+                            double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
+                            for (int64_t c = 0; c < C; ++c) {
+                                const double p = double(x[size_t(n * C + c)]) * w[size_t(k * C + c)];
+                                sum += p;
+                                mag += std::fabs(p);
+                            }
+                            if (relu && !(sum > 0)) sum = 0.0, mag = 0.0;  // NaN > 0 is false: 0
+                            const float got = y[size_t(n * K + k)];
+                            const bool ok = std::isnan(sum)    ? std::isnan(got)
+                                            : std::isinf(sum) ? double(got) == sum
+                                                              : std::fabs(got - sum) <= 1e-5 * mag + 1e-6;
+                            if (!ok && wrong++ < 3) MESSAGE("y[", n, ", ", k, "] ", got, " against ", sum);
+                        }
+                    CHECK(wrong == 0);
+                }
 }
 
 // depthwise_conv, its data gradient and depthwise_wgrad of every build against sums in double,

@@ -608,12 +608,13 @@ TEST_CASE("a flatten that is not one row an image, or of a channels-last map, st
     }
 }
 
-// A linear layer on one row in inference (a classifier at batch 1) is kernels/simd's linear_row
-// over weights in panels of 16 rows, its bias and ReLU applied in the kernel; with another
-// activation, or on two rows, it stays oneDNN's inner product. 300 inputs leave a tail of columns
-// and 1000 outputs a partial panel.
-TEST_CASE("a linear on one row streams its weights in panels of 16 rows, its bias and relu in the kernel") {
-    for (int64_t N : {1, 2}) {
+// A linear layer on one row in inference (a classifier at batch 1), and below AVX-512 on up to 64
+// rows, is kernels/simd's linear_panels over weights in panels of 16 rows, its bias and ReLU applied
+// in the kernel; with another activation, or on two rows with AVX-512, or on 65, it stays oneDNN's
+// inner product. 300 inputs leave a tail of columns and 1000 outputs a partial panel.
+TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bias and relu in the kernel") {
+    const bool wide = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    for (int64_t N : {1, 2, 65}) {
         Graph g("classifier");
         g.input({N, 300}) | linear(1000) | relu() | dropout(0.5) | linear(1000, false) | linear(10) | hardswish();
         Inputs in = inputs(g, 6);
@@ -630,18 +631,19 @@ TEST_CASE("a linear on one row streams its weights in panels of 16 rows, its bia
                 ++rows;
                 CHECK(s.args[1].layout == "AB16b16a");
             }
-            // At batch 1 the first two linears, and unfused the third, whose hardswish runs apart.
-            CHECK_MESSAGE(rows == (N > 1 ? 0 : fused ? 2 : 3), "batch ", N, fused ? " fused" : " unfused");
+            // The first two linears, and unfused the third, whose hardswish runs apart.
+            const bool panels = N == 1 || (N <= 64 && !wide);
+            CHECK_MESSAGE(rows == (!panels ? 0 : fused ? 2 : 3), "batch ", N, fused ? " fused" : " unfused");
             if (fused) CHECK_MESSAGE(relus == 0, "batch ", N, ": an activation step of its own");
         }
     }
 }
 
 // The reference takes ReLU of NaN as 0 (x > 0 ? x : 0); so do the hand kernels that fuse one:
-// linear_row (a hostile review found NaN kept there, where oneDNN's inner product at batch 2 gave
-// 0) and grouped_conv3x3 where it runs (on AVX-512: oneDNN's own jit convs keep NaN through a
+// linear_panels (a hostile review found NaN kept there, where oneDNN's inner product at batch 2
+// gave 0) and grouped_conv3x3 where it runs (on AVX-512: oneDNN's own jit convs keep NaN through a
 // ReLU post-op, so under the AVX2 cap the grouped conv is not compared).
-TEST_CASE("a NaN through a ReLU fused into linear_row or grouped_conv3x3 gives 0, as in the reference") {
+TEST_CASE("a NaN through a ReLU fused into linear_panels or grouped_conv3x3 gives 0, as in the reference") {
     auto check = [](Graph& g, size_t at, bool compare) {
         Inputs in = inputs(g, 5);
         in.x.data()[at] = std::numeric_limits<float>::quiet_NaN();
@@ -655,6 +657,9 @@ TEST_CASE("a NaN through a ReLU fused into linear_row or grouped_conv3x3 gives 0
     Graph lin("classifier");
     lin.input({1, 20}) | linear(19) | relu();
     check(lin, 0, true);
+    Graph rows("classifier");
+    rows.input({3, 20}) | linear(19) | relu();
+    check(rows, 25, true);  // row 1's NaN: linear_panels' block of three below AVX-512
     for (int64_t N : {1, 2}) {
         Graph g("grouped");
         g.input({N, 8, 5, 6}) | conv(32, 1) | conv(32, 3, {.pad = 1, .groups = 8}) | relu();

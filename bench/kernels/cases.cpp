@@ -150,7 +150,7 @@ const std::vector<Kernel>& kernels() {
          "AdaptiveAvgPool2d to 1x1 backward)",
          "regnet_y_400mf trunk_output.block1.block1-0.f.se.adaptive_avgpool1 (48 ch at 56x56), batch 8", gap_default()},
         {"linear-row", false, false, {},
-         "linear layer on one row y = w x + b, the weights in panels of 16 rows (kernels/simd linear_row; ref: "
+         "linear layer on one row y = w x + b, the weights in panels of 16 rows (kernels/simd linear_panels; ref: "
          "Linear forward)",
          "alexnet classifier.fc1 (9216 -> 4096), batch 1", linear_default(), false, true},
         {"cuda-se-scale", true, false, {},

@@ -22,7 +22,8 @@
     void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);           \
     void silu_forward(const float* x, float* y, int64_t n);                                              \
     void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                            \
-    void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K); \
+    void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C, \
+                       int64_t K);                                                                   \
     void linear_rows(const float* x, const float* w, const float* b, float* y, int64_t N, int64_t C, int64_t K, \
                      bool transposed, int threads);                                                      \
     void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, int64_t C, int64_t K,   \
@@ -42,7 +43,7 @@ namespace ridge::kbench {
             simd::ns::depthwise_conv_packed, simd::ns::depthwise_conv, simd::ns::depthwise_conv_dgrad,   \
             simd::ns::depthwise_wgrad_scratch,                                                           \
             simd::ns::depthwise_wgrad, simd::ns::broadcast_channels, simd::ns::concat_affine,            \
-            simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_row,            \
+            simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, simd::ns::silu_backward, simd::ns::linear_panels,            \
             simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad               \
     }
 

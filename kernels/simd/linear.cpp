@@ -1,11 +1,14 @@
-// A linear layer on one row in inference, y = w x + b: the classifiers at batch 1, whose time is
-// reading the weights once. The weights are in panels of 16 output rows, each panel the rows'
-// columns in order, 16 floats per column (oneDNN's AB16b16a): a thread reads one contiguous stream,
-// which the prefetcher follows even where rows are short (regnet_y_400mf's 440 inputs), and each
-// column is one vector times a broadcast input, no sums across lanes. On the 2-core EPYC this read
-// AlexNet's 9216x4096 fc1 from memory at about 37 GB/s, where oneDNN 2.6's brgemm inner product (in
-// its AB16b64a) reached about 27.
-// x (C)  w (K,C) in AB16b16a, C and K padded to 16 with zeros  b (K) or null  y (K)
+// A linear layer on few rows in inference, y = x w^T + b: the classifiers at batch 1 to 64, whose
+// time is reading the weights once, or on more rows, their FMAs. The weights are in panels of 16
+// output rows, each panel the rows' columns in order, 16 floats per column (oneDNN's AB16b16a): a
+// thread reads one contiguous stream, which the prefetcher follows even where rows are short
+// (regnet_y_400mf's 440 inputs), and each column is one vector times a broadcast input, no sums
+// across lanes. On the 2-core EPYC this read AlexNet's 9216x4096 fc1 from memory at about 37 GB/s
+// for one row, where oneDNN 2.6's brgemm inner product (in its AB16b64a) reached about 27. On
+// several rows oneDNN's AVX2 inner product (gemm:jit) ran at a third of its bound: alexnet's fc1 at
+// batch 16 took 18.8 ms on the 2-core Zen 3, against 6.0 for its weights once and 6.0 for its FMAs
+// at peak.
+// x (N,C)  w (K,C) in AB16b16a, C and K padded to 16 with zeros  b (K) or null  y (N,K)
 #include <algorithm>
 #include <utility>
 
@@ -40,18 +43,69 @@ RIDGE_SIMD_CLONES void panel_dots(const float* x, const float* w, int64_t C, flo
     store(out + 8, a1 + b1);
 }
 
+// The same for `BN` rows of x at once, over columns [c0, c1) of one panel, adding to out (BN,
+// 16): each column's two weight vectors serve BN rows, 2 BN independent chains. Six rows need 12
+// accumulators, 2 weight vectors and a broadcast, within AVX2's 16 registers; at four, GCC folded
+// the weight loads into every FMA, and the loads, not the FMAs, set the pace. Each column is one
+// 64-byte line, so the line `ahead` columns on is prefetched with it: the next chunk arrives while
+// this one is multiplied, instead of every chunk's first pass waiting on memory (alexnet's fc1 at
+// batch 16 on 2 threads of the Zen 3, alone: 59 GFLOP/s at four rows, 67 at six, 90 to 95 with the
+// prefetch).
+template <int BN>
+RIDGE_SIMD_INLINE void panel_rows(const float* x, int64_t C, const float* w, int64_t c0, int64_t c1, float* out) {
+    using V = Vec<8>;
+    constexpr int64_t ahead = 256;
+    V a[BN][2];
+    for (int n = 0; n < BN; ++n) a[n][0] = load<V>(out + n * panel), a[n][1] = load<V>(out + n * panel + 8);
+    for (int64_t c = c0; c < c1; ++c) {
+        __builtin_prefetch(w + (c + ahead) * panel);
+        const V w0 = load<V>(w + c * panel), w1 = load<V>(w + c * panel + 8);
+        for (int n = 0; n < BN; ++n) {
+            const float xn = x[n * C + c];
+            a[n][0] += w0 * xn;
+            a[n][1] += w1 * xn;
+        }
+    }
+    for (int n = 0; n < BN; ++n) store(out + n * panel, a[n][0]), store(out + n * panel + 8, a[n][1]);
+}
+
+template <int... BN>
+RIDGE_SIMD_INLINE void panel_rows_tail(int64_t rows, const float* x, int64_t C, const float* w, int64_t c0, int64_t c1,
+                                       float* out, std::integer_sequence<int, BN...>) {
+    ((rows == BN ? panel_rows<BN>(x, C, w, c0, c1, out) : void()), ...);
+}
+
+// out (N, 16) = x (N, C) times one panel, its columns in chunks small enough to stay in L1 while
+// every block of six rows reads them, so the weights come from memory once whatever N is.
+RIDGE_SIMD_CLONES void panel_dots_rows(const float* x, const float* w, int64_t N, int64_t C, float* out) {
+    constexpr int64_t chunk = 256;  // columns: 16 KB of the panel
+    constexpr int block = 6;
+    for (int64_t i = 0; i < N * panel; ++i) out[i] = 0.0f;
+    for (int64_t c0 = 0; c0 < C; c0 += chunk) {
+        const int64_t c1 = std::min(C, c0 + chunk);
+        int64_t n = 0;
+        for (; n + block <= N; n += block) panel_rows<block>(x + n * C, C, w, c0, c1, out + n * panel);
+        panel_rows_tail(N - n, x + n * C, C, w, c0, c1, out + n * panel, std::integer_sequence<int, 1, 2, 3, 4, 5>{});
+    }
+}
+
 }  // namespace
 
-void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K) {
+void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
+                   int64_t K) {
     const int64_t panels = (K + panel - 1) / panel, panel_floats = (C + panel - 1) / panel * panel * panel;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < panels; ++i) {
-        float out[panel];
-        panel_dots(x, w + i * panel_floats, C, out);
-        for (int64_t j = 0, k = i * panel; j < panel && k < K; ++j, ++k) {
-            const float v = b ? out[j] + b[k] : out[j];
-            y[k] = relu && !(v > 0) ? 0.0f : v;  // ReLU of NaN is 0, as the reference takes it
-        }
+        float out[max_panel_rows * panel];
+        if (N == 1)
+            panel_dots(x, w + i * panel_floats, C, out);
+        else
+            panel_dots_rows(x, w + i * panel_floats, N, C, out);
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t j = 0, k = i * panel; j < panel && k < K; ++j, ++k) {
+                const float v = b ? out[n * panel + j] + b[k] : out[n * panel + j];
+                y[n * K + k] = relu && !(v > 0) ? 0.0f : v;  // ReLU of NaN is 0, as the reference takes it
+            }
     }
 }
 

@@ -158,10 +158,13 @@ void layernorm_backward(const float* x, const float* dy, const float* gamma, con
                         float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows, int64_t D,
                         float eps, int threads);
 
-// y = w x + b, then max(0, .) when relu: a linear layer on one row, whose time is streaming the
-// weights once. x (C), b (K) or null, y (K); w (K,C) in oneDNN's AB16b16a (panels of 16 rows, each
-// column of a panel 16 contiguous floats), K and C padded to 16 with zeros.
-void linear_row(const float* x, const float* w, const float* b, bool relu, float* y, int64_t C, int64_t K);
+// y = x w^T + b, then max(0, .) when relu: a linear layer on 1 to max_panel_rows rows in
+// inference, the weights streamed once. x (N,C), b (K) or null, y (N,K); w (K,C) in oneDNN's
+// AB16b16a (panels of 16 rows, each column of a panel 16 contiguous floats), K and C padded to 16
+// with zeros.
+constexpr int64_t max_panel_rows = 64;
+void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
+                   int64_t K);
 // A linear layer on few rows in training, w (K,C) plain or, transposed, (C,K): y (N,K) = x (N,C)
 // w^T + b (b may be null); dx (N,C) = dy (N,K) w; dw = dy^T x (or its transpose, in w's layout) and
 // db (K) = the column sums of dy (db may be null). Outputs are overwritten.

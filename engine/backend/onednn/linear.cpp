@@ -1,5 +1,5 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul, one row on kernels/simd's linear_row.
+// oneDNN matmul, one row (below AVX-512 up to 64) on kernels/simd's linear_panels.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
 #include <algorithm>
@@ -97,25 +97,31 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     return true;
 }
 
-// One row in inference (a classifier at batch 1): kernels/simd's linear_row over weights in panels
-// of 16 rows, one contiguous stream a thread, where oneDNN's brgemm inner product read them at
-// about four fifths of memory speed (alexnet's fc1: 4.2 to 4.7 against 5.6 ms); from the caches it
-// was level or faster too (regnet_y_400mf's 440 -> 1000). The group may add a ReLU; any other
-// post-op keeps the inner product.
+// Up to 64 rows in inference (a classifier up to batch 64): kernels/simd's linear_panels over
+// weights in panels of 16 rows, one contiguous stream a thread, read once for all rows. For one row
+// oneDNN's brgemm inner product read them at about four fifths of memory speed (alexnet's fc1: 4.2
+// to 4.7 against 5.6 ms); from the caches it was level or faster too (regnet_y_400mf's 440 ->
+// 1000). On more rows, below AVX-512, oneDNN's gemm:jit inner product read the weights at half
+// the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's fc1 took 18.8 ms and vgg11's
+// 52.6 against bounds of 6.0 and 16.3. With AVX-512, where oneDNN's brgemm takes several rows and
+// this kernel's 8-lane FMAs would be half width on cores with two full AVX-512 units, several rows
+// stay oneDNN's (not measured there). The group may add a ReLU; any other post-op keeps the inner
+// product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
-    if (p.train || s.M != 1) return false;
+    if (p.train || s.M > simd::max_panel_rows) return false;
+    if (s.M > 1 && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     int y = p.mem(plain(dims_of(p.shape(l.y(p.g)))));
     int w = p.param_mem(l.node, 0, Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::AB16b16a));
-    const int64_t C = s.C, K = s.K;
+    const int64_t M = s.M, C = s.C, K = s.K;
     if (op.bias) {
         int b = p.param_mem(l.node, 1, plain({s.K}));
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_row(a[0], a[1], a[2], relu, a[3], C, K); },
+        p.kernel([=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], a[2], relu, a[3], M, C, K); },
                  {x, w, b, y});
     } else {
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_row(a[0], a[1], nullptr, relu, a[2], C, K); },
+        p.kernel([=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], nullptr, relu, a[2], M, C, K); },
                  {x, w, y});
     }
     p.value[size_t(l.y(p.g))] = y;

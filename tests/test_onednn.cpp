@@ -1586,21 +1586,98 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
     CHECK(simd::max_pool_supported(d));
 }
 
-// Max pools in inference run kernels/simd's max_pool on the plain, blocked or channels-last map
-// they are given, and match the reference (ceil mode, padding, a channel count that pads its blocks); in
-// training oneDNN's pooling keeps them, its workspace read by the backward.
-TEST_CASE("max pools run kernels/simd in inference and oneDNN's pooling in training") {
+// Max pools run kernels/simd's max_pool on the plain, blocked or channels-last map they are given,
+// and match the reference (ceil mode, padding, a channel count that pads its blocks); in training
+// their gradient too is kernels/simd's where the map is not plain, and oneDNN's pooling (its
+// workspace read by the backward) keeps a plain one.
+TEST_CASE("max pools run kernels/simd, in training where their map is not plain") {
     Graph g("pools");
     Tensor h = g.input({2, 3, 19, 19}) | conv(20, 3, {.pad = 1}) | relu() | maxpool(3, {.stride = 2, .ceil_mode = true});
     h | conv(24, 1) | maxpool(3, {.stride = 1, .pad = 1}) | maxpool(2) | conv(8, 1);
     check_against_reference(g, 1e-4, 1e-4);
     CHECK(step_kinds<Pool2d>(g, Mode::infer, StepPhase::fwd) == std::vector<std::string>(3, "kernel"));
-    CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, "pooling_v2"));
+    CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, "kernel"));
+    CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::dgrad) == std::vector<std::string>(3, "kernel"));
     // On the plain image itself, as on alexnet's nchw conv output on AVX2.
     Graph plain("pool on the image");
     plain.input({2, 3, 11, 10}) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
     check_against_reference(plain, 1e-4, 1e-4);
     CHECK(step_kinds<Pool2d>(plain, Mode::infer, StepPhase::fwd) == std::vector<std::string>{"kernel"});
+    CHECK(step_kinds<Pool2d>(plain, Mode::train, StepPhase::fwd) == std::vector<std::string>{"pooling_v2"});
+}
+
+// max_pool_backward against each window's dy routed by hand to PyTorch's argmax (the first maximum
+// in row-then-column order, or the last NaN), in nChw8c, nChw16c and channels-last: windows that
+// overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
+// padding, ceil mode's last window past the map, 20 channels padding the last block (their
+// gradient must stay zero), two NaNs in one window, and 1 and 3 threads.
+TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
+    struct Window {
+        int64_t H, W, R, S, stride, pad, P, Q;
+    };
+    const std::vector<Window> windows = {
+        {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode
+        {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool
+        {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
+        {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's
+    };
+    const int64_t N = 2;
+    int64_t cases = 0;
+    for (int threads : {1, 3})
+        for (int64_t C : {int64_t(20), int64_t(24)})
+            for (int64_t block : {int64_t(8), int64_t(16), C})
+                for (const Window& w : windows) {
+                    if (block == C && C % 8) continue;
+                    const simd::MaxPool d{N, C, w.H, w.W, w.P, w.Q, w.R, w.S, w.stride, w.stride, w.pad, w.pad, block};
+                    REQUIRE(simd::max_pool_backward_supported(d));
+                    const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
+                    auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                        return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block +
+                                      c % l.block);
+                    };
+                    std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), dy(size_t(N * yl.batch_stride()), 0.0f);
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c) {
+                            for (int64_t s = 0; s < w.H * w.W; ++s) x[at(xl, n, c, s)] = float((n + c + s * 3) % 7);
+                            for (int64_t s = 0; s < w.P * w.Q; ++s)
+                                dy[at(yl, n, c, s)] = float((n * 5 + c * 3 + s) % 11) + 1.0f;
+                        }
+                    // Two NaNs in the first window of one channel: the later one takes its gradient.
+                    x[at(xl, 1, C - 2, w.W + 1)] = x[at(xl, 1, C - 2, w.W)] = std::numeric_limits<float>::quiet_NaN();
+                    std::vector<double> want(x.size(), 0.0);
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t p = 0; p < w.P; ++p)
+                                for (int64_t q = 0; q < w.Q; ++q) {
+                                    size_t best = 0;
+                                    float m = -std::numeric_limits<float>::infinity();
+                                    bool any = false;
+                                    for (int64_t r = 0; r < w.R; ++r)
+                                        for (int64_t t = 0; t < w.S; ++t) {
+                                            const int64_t h = p * w.stride - w.pad + r, v = q * w.stride - w.pad + t;
+                                            if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
+                                            const float e = x[at(xl, n, c, h * w.W + v)];
+                                            if (!any || e > m || std::isnan(e))
+                                                m = e, best = at(xl, n, c, h * w.W + v), any = true;
+                                        }
+                                    want[best] += dy[at(yl, n, c, p * w.Q + q)];
+                                }
+                    std::vector<float> dx(x.size(), -7.0f);
+                    const int was = omp_get_max_threads();
+                    omp_set_num_threads(threads);
+                    simd::max_pool_backward(x.data(), dy.data(), dx.data(), d);
+                    omp_set_num_threads(was);
+                    int64_t wrong = 0;
+                    for (size_t i = 0; i < dx.size(); ++i) wrong += double(dx[i]) != want[i];
+                    INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad,
+                         " threads ", threads);
+                    CHECK(wrong == 0);
+                    ++cases;
+                }
+    CHECK(cases == 40);
+    simd::MaxPool flat{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1};
+    CHECK(simd::max_pool_supported(flat));
+    CHECK(!simd::max_pool_backward_supported(flat));  // plain maps keep oneDNN's pooling
 }
 
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's

@@ -112,6 +112,43 @@ RIDGE_SIMD_CLONES void max_row_plain(const float* x, float* y, const MaxPool& d,
     for (int64_t q = 0; q < d.Q; ++q) out[q] = across[q * d.stride_w];
 }
 
+// The gradient of one output row p of one channel block, 8 lanes from lane j: each window's
+// maximum found again in x with its position, by the forward's rule (a later element takes it
+// only when greater, or a NaN), so each lane routes dy to the element PyTorch's argmax names (the
+// first maximum, or the last NaN); then every element of the window adds dy where it is that
+// position. Windows overlap at stride below the kernel, so a thread owns whole maps (max_pool_
+// backward). No workspace: x is saved for the backward anyway, and finding the maximum again
+// costs less than reading indices would.
+RIDGE_SIMD_CLONES void max_row_backward(const float* x, const float* dy, float* dx, const MaxPool& d, int64_t width,
+                                        int64_t p, int64_t j) {
+    using V = Vec<8>;
+    typedef int32_t I __attribute__((vector_size(32)));
+    const int64_t h0 = p * d.stride_h - d.pad_t;
+    const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
+    for (int64_t q = 0; q < d.Q; ++q) {
+        const int64_t w0 = q * d.stride_w - d.pad_l;
+        const int64_t s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(d.S, d.W - w0);
+        const int64_t first = ((h0 + r_lo) * d.W + w0 + s_lo) * width + j;
+        V m = load<V>(x + first);
+        I at = {};  // offset from `first`, in elements of the window
+        int32_t e = 0;
+        for (int64_t r = r_lo; r < r_hi; ++r)
+            for (int64_t s = s_lo; s < s_hi; ++s, ++e) {
+                const V v = load<V>(x + ((h0 + r) * d.W + w0 + s) * width + j);
+                const I take = (v > m) | (v != v);
+                m = take ? v : m;
+                at = take ? I{} + e : at;
+            }
+        const V g = load<V>(dy + (p * d.Q + q) * width + j);
+        e = 0;
+        for (int64_t r = r_lo; r < r_hi; ++r)
+            for (int64_t s = s_lo; s < s_hi; ++s, ++e) {
+                float* o = dx + ((h0 + r) * d.W + w0 + s) * width + j;
+                store(o, load<V>(o) + (at == e ? g : V{}));
+            }
+    }
+}
+
 }  // namespace
 
 bool max_pool_supported(const MaxPool& d) {
@@ -145,5 +182,31 @@ void max_pool(const float* x, float* y, const MaxPool& d) {
                 d, d.block, p);
     }
 }
+
+bool max_pool_backward_supported(const MaxPool& d) { return max_pool_supported(d) && d.block != 1; }
+
+void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool& d) {
+    const ChannelLayout xl{d.N, d.C, d.H * d.W, d.block}, yl{d.N, d.C, d.P * d.Q, d.block};
+    const int64_t CB = xl.blocks(), maps = d.N * CB;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < maps; ++u) {
+        const int64_t n = u / CB, cb = u % CB;
+        float* out = dx + n * xl.batch_stride() + cb * xl.block_stride();
+        // Rows of dx are zeroed as the windows first reach them, while they stay in cache (zeroing
+        // the map first wrote it out of L2 before the windows read it back).
+        const int64_t row = d.W * d.block;
+        int64_t zeroed = 0;
+        for (int64_t p = 0; p < d.P; ++p) {
+            const int64_t reach = std::min(d.H, p * d.stride_h - d.pad_t + d.R);
+            std::fill(out + zeroed * row, out + std::max(zeroed, reach) * row, 0.0f);
+            zeroed = std::max(zeroed, reach);
+            for (int64_t j = 0; j < d.block; j += 8)
+                max_row_backward(x + n * xl.batch_stride() + cb * xl.block_stride(),
+                                 dy + n * yl.batch_stride() + cb * yl.block_stride(), out, d, d.block, p, j);
+        }
+        std::fill(out + zeroed * row, out + d.H * row, 0.0f);
+    }
+}
+
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -180,6 +180,11 @@ void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, in
 // says and every window holds at least one element of x.
 bool max_pool_supported(const MaxPool& d);
 void max_pool(const float* x, float* y, const MaxPool& d);
+// Its gradient in training, dx (overwritten) from x and dy in the same layout, blocked or
+// channels-last (not plain): each dy to the element of its window PyTorch's argmax names, the
+// first maximum or the last NaN.
+bool max_pool_backward_supported(const MaxPool& d);
+void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool& d);
 
 // A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have `width` input and
 // output channels, 4 or 8 (resnext50's first two stages: 128 channels in 32 groups, then 256):

@@ -1509,6 +1509,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
         {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
         {5, 29, 3, 3, 2, 1, 3, 15},  // rows wider than a vector, a tail of 5 (alexnet's first pool)
         {4, 17, 3, 3, 1, 1, 4, 17},  // the same at stride 1
+        {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel
     };
     // And one whose axes differ in kernel, stride and padding: 3x2, stride (2, 1), padding (1, 0).
     const int64_t H = 12, W = 9, P = 6, Q = 8;
@@ -1565,7 +1566,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                 CHECK(padding == 0);
                 ++cases;
             }
-    CHECK(cases == 88);
+    CHECK(cases == 99);
     simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
     d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
     CHECK(!simd::max_pool_supported(d));
@@ -1609,7 +1610,8 @@ TEST_CASE("max pools run kernels/simd, in training where their map is not plain"
 // max_pool_backward against each window's dy routed by hand to PyTorch's argmax (the first maximum
 // in row-then-column order, or the last NaN), in nChw8c, nChw16c and channels-last: windows that
 // overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
-// padding, ceil mode's last window past the map, 20 channels padding the last block (their
+// padding, ceil mode's last window past the map, a stride past the kernel (elements no window
+// reads, whose gradient is 0) and one element a window, 20 channels padding the last block (their
 // gradient must stay zero), two NaNs in one window, and 1 and 3 threads.
 TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
     struct Window {
@@ -1620,6 +1622,8 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
         {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool
         {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
         {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's
+        {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel: rows and columns no window reads
+        {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
     };
     const int64_t N = 2;
     int64_t cases = 0;
@@ -1674,7 +1678,7 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                     CHECK(wrong == 0);
                     ++cases;
                 }
-    CHECK(cases == 40);
+    CHECK(cases == 60);
     simd::MaxPool flat{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1};
     CHECK(simd::max_pool_supported(flat));
     CHECK(!simd::max_pool_backward_supported(flat));  // plain maps keep oneDNN's pooling

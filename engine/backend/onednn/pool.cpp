@@ -136,12 +136,14 @@ simd::MaxPool max_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
 
 // Max pooling runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked or
 // channels-last): oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed, and nchw
-// with its generic kernel (see kernels/simd/pool.cpp). In training too where its backward takes the
-// layout (not plain): resnet18's first pool at batch 8 on the 2-core Zen 3 took 10.5 ms forward
-// and 12.3 backward in oneDNN's, against bounds of 1.3 and 2.8. Its backward finds each maximum
-// again in x, so no workspace of positions is written.
+// with its generic kernel (see kernels/simd/pool.cpp). In training too below AVX-512, where its
+// backward takes the layout (not plain): resnet18's first pool at batch 8 on the 2-core Zen 3 took
+// 10.5 ms forward and 12.3 backward in oneDNN's, against bounds of 1.3 and 2.8. Its backward finds
+// each maximum again in x, so no workspace of positions is written. oneDNN's AVX-512 pooling in
+// training was not measured against it, and keeps those pools.
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::max) return false;
+    if (p.train && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     int x = p.value[size_t(l.x())];
     const simd::MaxPool d = max_pool_of(p, l, op, p.md(x));

@@ -192,21 +192,12 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
     for (int64_t u = 0; u < maps; ++u) {
         const int64_t n = u / CB, cb = u % CB;
         float* out = dx + n * xl.batch_stride() + cb * xl.block_stride();
-        // Rows of dx are zeroed as the windows first reach them, while they stay in cache (zeroing
-        // the map first wrote it out of L2 before the windows read it back).
-        const int64_t row = d.W * d.block;
-        int64_t zeroed = 0;
-        for (int64_t p = 0; p < d.P; ++p) {
-            const int64_t reach = std::min(d.H, p * d.stride_h - d.pad_t + d.R);
-            std::fill(out + zeroed * row, out + std::max(zeroed, reach) * row, 0.0f);
-            zeroed = std::max(zeroed, reach);
+        std::fill(out, out + xl.block_stride(), 0.0f);
+        for (int64_t p = 0; p < d.P; ++p)
             for (int64_t j = 0; j < d.block; j += 8)
                 max_row_backward(x + n * xl.batch_stride() + cb * xl.block_stride(),
                                  dy + n * yl.batch_stride() + cb * yl.block_stride(), out, d, d.block, p, j);
-        }
-        std::fill(out + zeroed * row, out + d.H * row, 0.0f);
     }
 }
-
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -10,6 +10,7 @@
 // at peak.
 // x (N,C)  w (K,C) in AB16b16a, C and K padded to 16 with zeros  b (K) or null  y (N,K)
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "kernels/simd/simd.h"
@@ -20,6 +21,14 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 namespace {
 
 constexpr int64_t panel = 16;
+
+// Asks for the line `ahead` floats past p. The prefetches below run up to a chunk or two strips
+// past the array's end, where a prefetch never faults but a pointer formed there would be
+// undefined behaviour, so the address is formed as an integer.
+RIDGE_SIMD_INLINE void prefetch_ahead(const float* p, int64_t ahead) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(ahead) * sizeof(float);
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+}
 
 // out[j] = sum over c < C of w[c, j] * x[c] for one panel w (C, 16): two chains over c to hide the
 // FMA latency, each a pair of 8-lane halves. Memory-bound, so 8 lanes cost nothing on AVX-512,
@@ -58,7 +67,7 @@ RIDGE_SIMD_INLINE void panel_rows(const float* x, int64_t C, const float* w, int
     V a[BN][2];
     for (int n = 0; n < BN; ++n) a[n][0] = load<V>(out + n * panel), a[n][1] = load<V>(out + n * panel + 8);
     for (int64_t c = c0; c < c1; ++c) {
-        __builtin_prefetch(w + (c + ahead) * panel);
+        prefetch_ahead(w, (c + ahead) * panel);
         const V w0 = load<V>(w + c * panel), w1 = load<V>(w + c * panel + 8);
         for (int n = 0; n < BN; ++n) {
             const float xn = x[n * C + c];
@@ -256,7 +265,7 @@ RIDGE_SIMD_INLINE void sums_block(const float* coef, int64_t cj, int64_t ck, con
     for (int j = 0; j < B; ++j)
         for (int u = 0; u < U; ++u) acc[j][u] = bias ? load<V>(bias + l + u * W) : V{};
     for (int64_t k = 0; k < K; ++k) {
-        for (int u = 0; u < U; ++u) __builtin_prefetch(M + k * L + l + (2 * U + u) * W);
+        for (int u = 0; u < U; ++u) prefetch_ahead(M, k * L + l + (2 * U + u) * W);
         V m[U];
         for (int u = 0; u < U; ++u) m[u] = load<V>(M + k * L + l + u * W);
         for (int j = 0; j < B; ++j) {

@@ -1614,7 +1614,8 @@ TEST_CASE("max pools run kernels/simd, in training below AVX-512 where their map
 // overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
 // padding, ceil mode's last window past the map, a stride past the kernel (elements no window
 // reads, whose gradient is 0) and one element a window, 20 channels padding the last block (their
-// gradient must stay zero), two NaNs in one window, and 1 and 3 threads.
+// gradient must be zero whatever x's and dy's padding hold: NaN here), two NaNs in one window, and
+// 1 and 3 threads.
 TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
     struct Window {
         int64_t H, W, R, S, stride, pad, P, Q;
@@ -1641,7 +1642,8 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                         return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block +
                                       c % l.block);
                     };
-                    std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), dy(size_t(N * yl.batch_stride()), 0.0f);
+                    const float nan = std::numeric_limits<float>::quiet_NaN();
+                    std::vector<float> x(size_t(N * xl.batch_stride()), nan), dy(size_t(N * yl.batch_stride()), nan);
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t c = 0; c < C; ++c) {
                             for (int64_t s = 0; s < w.H * w.W; ++s) x[at(xl, n, c, s)] = float((n + c + s * 3) % 7);
@@ -1649,7 +1651,7 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                                 dy[at(yl, n, c, s)] = float((n * 5 + c * 3 + s) % 11) + 1.0f;
                         }
                     // Two NaNs in the first window of one channel: the later one takes its gradient.
-                    x[at(xl, 1, C - 2, w.W + 1)] = x[at(xl, 1, C - 2, w.W)] = std::numeric_limits<float>::quiet_NaN();
+                    x[at(xl, 1, C - 2, w.W + 1)] = x[at(xl, 1, C - 2, w.W)] = nan;
                     std::vector<double> want(x.size(), 0.0);
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t c = 0; c < C; ++c)

@@ -197,6 +197,11 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
             for (int64_t j = 0; j < d.block; j += 8)
                 max_row_backward(x + n * xl.batch_stride() + cb * xl.block_stride(),
                                  dy + n * yl.batch_stride() + cb * yl.block_stride(), out, d, d.block, p, j);
+        // The lanes past C in the last block took whatever dy's padding held; a blocked tensor's
+        // padding must read zero to the layers that take dx.
+        const int64_t lanes = std::min(d.block, d.C - cb * d.block);
+        if (lanes < d.block)
+            for (int64_t i = 0; i < d.H * d.W; ++i) std::fill(out + i * d.block + lanes, out + (i + 1) * d.block, 0.0f);
     }
 }
 

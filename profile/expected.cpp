@@ -30,7 +30,7 @@ std::optional<Expected> expected_flops(const Graph& g, int node, StepPhase phase
     double share = 1.0 - double(vh * vw) / double(all);
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f%%", 100 * share);
-    // kernels/simd's depthwise conv, its data and weight gradients ("ridge") visit only the taps
+    // kernels/simd's depthwise conv, its data and weight gradients ("ridge:...") visit only the taps
     // inside the map (the forward's last strip of 8 outputs also computes those past the row, up
     // to 7, and drops them); its grouped conv of 4 channels a group multiplies the padding's columns.
     const bool depthwise = op->G == x[1] && op->K == x[1];

@@ -1226,9 +1226,9 @@ TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c
 
 // Squeeze-excitation's two 1x1 convs on the pooled map run on kernels/simd's linear_rows
 // (conv2d.cpp) on up to 32 rows: in training a squeeze and an expansion, each in forward, data and
-// weight gradient; in fused inference a squeeze whose group ends in its SiLU, which runs in the
-// same step, while one ending in a ReLU keeps oneDNN's inner product with the post-op. oneDNN's
-// inner product remains for more than 32 rows. The op table's se_rows checks their numbers.
+// weight gradient; in fused inference a squeeze whose group ends in its SiLU or ReLU and an
+// expansion ending in its sigmoid, the activation in the same step. oneDNN's inner product
+// remains for more than 32 rows. The op table's se_rows and se_block check their numbers.
 TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows") {
     auto build_se = [](Graph& g, int64_t N, bool silu_squeeze) {
         Tensor h = g.input({N, 8, 4, 4}) | conv(48, 1);  // nodes: conv, pool, conv, act, conv, sigmoid, mul
@@ -1250,15 +1250,19 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
         CHECK_MESSAGE(steps == "kernel ", "node ", at.first, " phase ", int(at.second));
     CHECK(kinds(32, Mode::train, false).size() == 6);
     for (const auto& [at, steps] : kinds(33, Mode::train, false)) CHECK(steps.find("inner_product") != std::string::npos);
-    // Inference, fused: the squeeze (node 2) with its SiLU on the kernel, with a ReLU on oneDNN.
+    // Inference, fused: the squeeze (node 2) with its SiLU or ReLU, and the expansion (node 4) with
+    // its sigmoid, on the kernel.
     for (int64_t N : {1, 32}) {
         CAPTURE(N);
-        auto silu = kinds(N, Mode::infer, true), relu = kinds(N, Mode::infer, false);
-        CHECK(silu[{2, StepPhase::fwd}] == "kernel ");
-        CHECK(relu[{2, StepPhase::fwd}] == "inner_product ");
-        CHECK(silu.size() == 2);  // no backward
+        for (bool silu : {true, false}) {
+            auto k = kinds(N, Mode::infer, silu);
+            CHECK(k[{2, StepPhase::fwd}] == "kernel ");
+            CHECK(k[{4, StepPhase::fwd}] == "kernel ");
+            CHECK(k.size() == 2);  // no backward
+        }
     }
     CHECK(kinds(33, Mode::infer, true)[{2, StepPhase::fwd}] == "inner_product ");
+    CHECK(kinds(33, Mode::infer, false)[{4, StepPhase::fwd}] == "inner_product ");
 }
 
 // On an idle machine where OpenMP threads spin (GOMP_SPINCOUNT above 0, no passive wait policy),

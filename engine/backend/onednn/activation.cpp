@@ -148,7 +148,7 @@ using SpanBackward = void (*)(const float* x, const float* dy, float* dx, int64_
 void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f) {
     const int64_t n = span_elements(p.md(x), keeps_zero);
     int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
-    p.kernel([n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
+    p.kernel(op_kind(l.n.op), [n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
 }
@@ -162,7 +162,7 @@ void span_backward(Plan& p, const Layer& l, bool keeps_zero, SpanBackward g, boo
     const int64_t n = span_elements(p.md(x), keeps_zero);
     int dy = p.as(p.dy(l.n.output), p.md(x));
     int dx = p.contribution_over(l.x(), dy);  // in place: dy is not read again
-    p.kernel([n, g](const std::vector<float*>& a) { g(a[0], a[1], a[2], n); }, {x, dy, dx});
+    p.kernel(op_kind(l.n.op), [n, g](const std::vector<float*>& a) { g(a[0], a[1], a[2], n); }, {x, dy, dx});
     p.contributed(l.x(), dx);
 }
 

@@ -81,6 +81,7 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     std::vector<int> args = {sv.in[0], dy, dw, scratch};
     if (op.bias) args.push_back(p.dparam_mem(l.node, 1, plain({C})));
     p.kernel(
+        "depthwise_wgrad",
         [d, threads = p.step_threads(), bias = op.bias](const std::vector<float*>& a) {
             simd::depthwise_wgrad(a[0], a[1], a[2], bias ? a[4] : nullptr, a[3], d, threads);
         },
@@ -113,8 +114,41 @@ std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, cons
 // flagged slow, against 2.1-2.7 ms and 0 to 2 here (6 alternated pairs). At batch 16 a full
 // survey pass still flagged 28 of its squeezes (20 to 50 us against bounds of 5 to 10), as
 // before, until the dot products took 4 x 4 chains (kernels/simd/linear.cpp): 1 and 3 flagged
-// in two passes after. Other post-ops (ReLU, a sigmoid) stay on oneDNN.
+// in two passes after. The other squeeze-excitation activations fused in inference (a squeeze's
+// ReLU, an expansion's sigmoid or hardsigmoid) run the same way; on oneDNN's inner product with
+// a ReLU post-op, regnet_y_400mf's block4 squeezes at batch 16 had taken 37 us against 9.
 constexpr int64_t few_rows = 32;
+
+// The activation fused after a few-rows inner product in inference, over y's N*K floats in place;
+// null for none. Training keeps its activations as layers (their backward reads y).
+using RowsActivation = void (*)(float* y, int64_t n);
+template <void (*F)(const float*, float*, int64_t)>
+void in_place(float* y, int64_t n) {
+    F(y, y, n);
+}
+void relu_in_place(float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : 0.0f;  // NaN gives 0, as the reference's
+}
+std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
+    if (!l.group) return RowsActivation{};
+    if (p.train || l.group->bn >= 0 || l.group->post.size() != 1 || l.group->post[0].kind != PostOp::Kind::eltwise)
+        return std::nullopt;
+    switch (std::get<Activation>(p.g.nodes()[size_t(l.group->post[0].node)].op).fn) {
+        case Activation::Fn::relu:
+            return relu_in_place;
+        case Activation::Fn::silu:
+            return in_place<simd::silu_forward>;
+        case Activation::Fn::sigmoid:
+            return in_place<simd::sigmoid_forward>;
+        case Activation::Fn::hardsigmoid:
+            return in_place<simd::hardsigmoid_forward>;
+        case Activation::Fn::relu6:
+        case Activation::Fn::gelu:
+        case Activation::Fn::hardswish:
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
 
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or
 // weights of 256 KB or more, which two cores read faster even for one row: at batch 1,
@@ -131,28 +165,49 @@ int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
     return N * C * K >= enough || C * K >= (1 << 16) ? p.threads : 1;
 }
 
+// In inference on 2 to 32 rows below AVX-512, linear_panels (as linear.cpp's classifiers): its
+// blocks of six rows over panels of 16 outputs reuse each weight vector six times, where
+// linear_rows' dot products read it once a row. regnet_y_400mf's block4 squeezes (440 -> 110) at
+// batch 16 on the 2-core Zen 3 had taken 37 to 42 us on linear_rows against a bound of 9.
+bool panel_rows(const Plan& p, int64_t N) {
+    return !p.train && N > 1 && N <= simd::max_panel_rows && dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core;
+}
+
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const int64_t N = xs[0], C = xs[1], K = op.K;
-    const bool silu = !p.train && l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::silu);
-    if (N > few_rows || (l.group && !silu && (l.group->bn >= 0 || !l.group->post.empty()))) return false;
+    const std::optional<RowsActivation> act = rows_activation(p, l);
+    if (N > few_rows || !act) return false;
     auto f32 = dnnl::memory::data_type::f32;
     const int v = p.value[size_t(l.x())];
     const int x = rows_in_place(p.md(v)) ? v : p.value_as(l.x(), plain(dims_of(xs)));
     const int y = p.mem(plain(dims_of(p.shape(l.n.output))));
     const bool tr = K > C;
     const int64_t NK = N * K;
-    const int w = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
     const int threads = few_rows_threads(p, N, C, K);
     p.use_threads(threads);
-    std::vector<int> args = {x, w, y};
+    std::vector<int> args = {x, -1, y};
     if (op.bias) args.push_back(p.param_mem(l.node, 1, Md({K}, f32, Tag::a)));
-    p.kernel(
-        [=, bias = op.bias](const std::vector<float*>& a) {
-            simd::linear_rows(a[0], a[1], bias ? a[3] : nullptr, a[2], N, C, K, tr, threads);
-            if (silu) simd::silu_forward(a[2], a[2], NK);
-        },
-        args);
+    if (panel_rows(p, N)) {
+        args[1] = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, Tag::ABcd16b16a));
+        const bool relu = *act == relu_in_place;
+        p.kernel(
+            "linear_panels",
+            [=, bias = op.bias, act = relu ? nullptr : *act](const std::vector<float*>& a) {
+                simd::linear_panels(a[0], a[1], bias ? a[3] : nullptr, relu, a[2], N, C, K);
+                if (act) act(a[2], NK);
+            },
+            args);
+    } else {
+        args[1] = p.param_mem(l.node, 0, Md({K, C, 1, 1}, f32, tr ? Tag::bacd : Tag::abcd));
+        p.kernel(
+            "linear_rows",
+            [=, bias = op.bias, act = *act](const std::vector<float*>& a) {
+                simd::linear_rows(a[0], a[1], bias ? a[3] : nullptr, a[2], N, C, K, tr, threads);
+                if (act) act(a[2], NK);
+            },
+            args);
+    }
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: few_rows_backward reads this
     return true;
@@ -170,7 +225,8 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const int dy = p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output))));
     if (p.needs_grad(l.x())) {
         const int dx = p.contribution(l.x(), plain(dims_of(xs)));
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_rows_dgrad(a[0], a[1], a[2], N, C, K, tr, threads); },
+        p.kernel("linear_rows_dgrad",
+                 [=](const std::vector<float*>& a) { simd::linear_rows_dgrad(a[0], a[1], a[2], N, C, K, tr, threads); },
                  {dy, w, dx});
         p.contributed(l.x(), dx);
     }
@@ -178,6 +234,7 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
     std::vector<int> args = {s.in[0], dy, p.dparam_mem(l.node, 0, p.md(w))};
     if (op.bias) args.push_back(p.dparam_mem(l.node, 1, Md({K}, dnnl::memory::data_type::f32, Tag::a)));
     p.kernel(
+        "linear_rows_wgrad",
         [=, bias = op.bias](const std::vector<float*>& a) {
             simd::linear_rows_wgrad(a[0], a[1], a[2], bias ? a[3] : nullptr, N, C, K, tr, threads);
         },
@@ -290,20 +347,25 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int u = p.mem(plain({int64_t(simd::winograd3x3_weights_size(d))}), true);
     p.at(&p.prep, l.node, Phase::fwd);
-    p.kernel([d](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], d); }, {w, u});
+    p.kernel("winograd3x3_weights", [d](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], d); },
+             {w, u});
     p.at(&p.fwd, l.node, Phase::fwd);
     const int x = in_place ? now : p.value_as(l.x(), x_md);
     const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(d))}));
     const int y = group_destination(p, l, y_md, x);
     const int threads = p.step_threads();
     if (bias)
-        p.kernel([=](const std::vector<float*>& a) {
-            simd::winograd3x3(a[0], a[1], a[2], sum, relu, a[4], a[3], d, threads);
-        }, {x, u, b, scratch, y});
+        p.kernel("winograd3x3",
+                 [=](const std::vector<float*>& a) {
+                     simd::winograd3x3(a[0], a[1], a[2], sum, relu, a[4], a[3], d, threads);
+                 },
+                 {x, u, b, scratch, y});
     else
-        p.kernel([=](const std::vector<float*>& a) {
-            simd::winograd3x3(a[0], a[1], nullptr, sum, relu, a[3], a[2], d, threads);
-        }, {x, u, scratch, y});
+        p.kernel("winograd3x3",
+                 [=](const std::vector<float*>& a) {
+                     simd::winograd3x3(a[0], a[1], nullptr, sum, relu, a[3], a[2], d, threads);
+                 },
+                 {x, u, scratch, y});
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;
@@ -339,7 +401,8 @@ void winograd_dgrad(Plan& p, const Layer& l, const simd::Winograd3x3& d) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const simd::Winograd3x3 back{d.N, d.K, d.P, d.Q, d.C, d.H, d.W, 2 - d.pad_t, 2 - d.pad_l, d.block_y, d.block_x};
     const int u = p.mem(plain({int64_t(simd::winograd3x3_weights_size(back))}));
-    p.kernel([back](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], back, true); },
+    p.kernel("winograd3x3_weights",
+             [back](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], back, true); },
              {p.param[size_t(l.node)][0], u});
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));
     const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(back))}));
@@ -347,9 +410,11 @@ void winograd_dgrad(Plan& p, const Layer& l, const simd::Winograd3x3& d) {
     const Md x_md = p.md(s.in[0]);
     const int arrived = p.arrived_as(l.x(), x_md);
     const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
-    p.kernel([=](const std::vector<float*>& a) {
-        simd::winograd3x3(a[0], a[1], nullptr, arrived >= 0, false, a[3], a[2], back, threads);
-    }, {dy, u, scratch, dx});
+    p.kernel("winograd3x3",
+             [=](const std::vector<float*>& a) {
+                 simd::winograd3x3(a[0], a[1], nullptr, arrived >= 0, false, a[3], a[2], back, threads);
+             },
+             {dy, u, scratch, dx});
     if (arrived < 0) p.contributed(l.x(), dx);
 }
 
@@ -361,13 +426,15 @@ void winograd_wgrad(Plan& p, const Layer& l, const Conv2d& op, const simd::Winog
     const int threads = p.step_threads();
     if (op.bias) {
         const int db = p.dparam_mem(l.node, 1, Md({d.K}, dnnl::memory::data_type::f32, Tag::a));
-        p.kernel([=](const std::vector<float*>& a) {
-            simd::winograd3x3_wgrad(a[0], a[1], a[2], a[3], a[4], d, threads);
-        }, {s.in[0], dy, dw, db, scratch});
+        p.kernel(
+            "winograd3x3_wgrad",
+            [=](const std::vector<float*>& a) { simd::winograd3x3_wgrad(a[0], a[1], a[2], a[3], a[4], d, threads); },
+            {s.in[0], dy, dw, db, scratch});
     } else {
-        p.kernel([=](const std::vector<float*>& a) {
-            simd::winograd3x3_wgrad(a[0], a[1], a[2], nullptr, a[3], d, threads);
-        }, {s.in[0], dy, dw, scratch});
+        p.kernel(
+            "winograd3x3_wgrad",
+            [=](const std::vector<float*>& a) { simd::winograd3x3_wgrad(a[0], a[1], a[2], nullptr, a[3], d, threads); },
+            {s.in[0], dy, dw, scratch});
     }
 }
 
@@ -423,11 +490,15 @@ bool depthwise_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int y = p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, Tag::nhwc)));
     const int threads = p.step_threads();
     if (op.bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], a[2], a[3], nullptr, d, threads); },
-                 {x, w, p.param_mem(l.node, 1, Md({d.C}, f32, Tag::a)), y});
+        p.kernel(
+            "depthwise_conv",
+            [=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], a[2], a[3], nullptr, d, threads); },
+            {x, w, p.param_mem(l.node, 1, Md({d.C}, f32, Tag::a)), y});
     else
-        p.kernel([=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], nullptr, a[2], nullptr, d, threads); },
-                 {x, w, y});
+        p.kernel(
+            "depthwise_conv",
+            [=](const std::vector<float*>& a) { simd::depthwise_conv(a[0], a[1], nullptr, a[2], nullptr, d, threads); },
+            {x, w, y});
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: depthwise_backward reads this
     return true;
@@ -442,9 +513,11 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         const int dy = p.as(p.dy(l.n.output), p.md(s.out));
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
-        p.kernel([d, threads = p.step_threads()](const std::vector<float*>& a) {
-            simd::depthwise_conv_dgrad(a[0], a[1], a[2], nullptr, d, threads);
-        }, {dy, p.param[size_t(l.node)][0], dx});
+        p.kernel("depthwise_conv_dgrad",
+                 [d, threads = p.step_threads()](const std::vector<float*>& a) {
+                     simd::depthwise_conv_dgrad(a[0], a[1], a[2], nullptr, d, threads);
+                 },
+                 {dy, p.param[size_t(l.node)][0], dx});
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
@@ -509,10 +582,12 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Tag y_tag = nhwc ? Tag::nhwc : blocked8 ? Tag::nChw8c : Tag::nChw16c;
     const int y = p.mem(canonical(Md(dims_of(ys), f32, y_tag)));
     if (bias)
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
+        p.kernel("grouped_conv3x3",
+                 [=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
                  {x, w, b, packed, y});
     else
-        p.kernel([=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
+        p.kernel("grouped_conv3x3",
+                 [=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
                  {x, w, packed, y});
     p.value[size_t(l.y(p.g))] = y;
     if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped_backward reads this
@@ -545,7 +620,8 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
         const int packed = p.mem(plain({9 * width * C}));
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
         const auto dgrad = width == 4 ? simd::grouped4_conv3x3_dgrad : simd::grouped8_conv3x3_dgrad;
-        p.kernel([d, dgrad](const std::vector<float*>& a) { dgrad(a[0], a[1], a[3], a[2], d); }, {dy, w, packed, dx});
+        p.kernel(width == 4 ? "grouped4_conv3x3_dgrad" : "grouped8_conv3x3_dgrad",
+                 [d, dgrad](const std::vector<float*>& a) { dgrad(a[0], a[1], a[3], a[2], d); }, {dy, w, packed, dx});
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
@@ -556,7 +632,8 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
         width == 4 ? simd::grouped4_wgrad_scratch(d, threads) : simd::grouped8_wgrad_scratch(d, threads);
     const int scratch = p.mem(plain({int64_t(scratch_floats)}));
     const auto wgrad = width == 4 ? simd::grouped4_wgrad : simd::grouped8_wgrad;
-    p.kernel([d, threads, wgrad](const std::vector<float*>& a) { wgrad(a[0], a[1], a[2], a[3], d, threads); },
+    p.kernel(width == 4 ? "grouped4_wgrad" : "grouped8_wgrad",
+             [d, threads, wgrad](const std::vector<float*>& a) { wgrad(a[0], a[1], a[2], a[3], d, threads); },
              {s.in[0], dy, dw, scratch});
 }
 

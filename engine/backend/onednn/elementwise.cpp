@@ -94,7 +94,8 @@ void gate_forward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayou
     bool in_place = overwritable(p, l, x, l.x(full));
     // In place, a new memory over the same bytes: copies value_as made of x hold the ungated values.
     int y = in_place ? p.alias(x, p.md(x)) : p.mem(p.md(x));
-    p.kernel([lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); }, {x, s, y});
+    p.kernel("scale_channels", [lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); },
+             {x, s, y});
     p.value[size_t(l.n.output)] = y;
     Plan::Saved sv{{}, {-1, -1}, y};
     sv.in[full] = x;
@@ -109,12 +110,14 @@ void gate_backward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayo
     int dy = p.as(p.dy(l.n.output), p.md(x));
     if (p.needs_grad(l.x(full))) {
         int dx = p.contribution(l.x(full), p.md(x));
-        p.kernel([lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); }, {dy, s, dx});
+        p.kernel("scale_channels", [lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); },
+                 {dy, s, dx});
         p.contributed(l.x(full), dx);
     }
     if (p.needs_grad(l.x(1 - full))) {
         int ds = p.contribution(l.x(1 - full), p.md(s));
-        p.kernel([lay](const std::vector<float*>& a) { simd::channel_dots(a[0], a[1], a[2], lay); }, {dy, x, ds});
+        p.kernel("channel_dots", [lay](const std::vector<float*>& a) { simd::channel_dots(a[0], a[1], a[2], lay); },
+                 {dy, x, ds});
         p.contributed(l.x(1 - full), ds);
     }
 }
@@ -247,16 +250,16 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
         // pass over both instead of a product tensor and oneDNN's reference reduction.
         simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
         int per_image = p.mem(plain({xs[0], xs[1]}));
-        p.kernel(
-            [lay](const std::vector<float*>& a) {
-                simd::channel_dots(a[0], a[1], a[2], lay);
-                for (int64_t c = 0; c < lay.C; ++c) {
-                    float sum = 0;
-                    for (int64_t n = 0; n < lay.N; ++n) sum += a[2][n * lay.C + c];
-                    a[3][c] = sum;
-                }
-            },
-            {dy, x, per_image, dgamma});
+        p.kernel("channel_dots",
+                 [lay](const std::vector<float*>& a) {
+                     simd::channel_dots(a[0], a[1], a[2], lay);
+                     for (int64_t c = 0; c < lay.C; ++c) {
+                         float sum = 0;
+                         for (int64_t n = 0; n < lay.N; ++n) sum += a[2][n * lay.C + c];
+                         a[3][c] = sum;
+                     }
+                 },
+                 {dy, x, per_image, dgamma});
         return;
     }
     int prod = p.mem(m);

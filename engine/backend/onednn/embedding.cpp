@@ -48,11 +48,11 @@ void forward(Plan& p, const Layer& l, const ClassToken&) {
     const int token = p.param_mem(l.node, 0, plain({D}));
     const int y = p.mem(plain({N, T + 1, D}));
     p.reorder_into(p.value[size_t(l.x())], p.alias(y, token_rows(xs)));
-    p.kernel(
-        [N, T, D](const std::vector<float*>& a) {
-            for (int64_t n = 0; n < N; ++n) std::copy(a[0], a[0] + D, a[1] + n * (T + 1) * D);
-        },
-        {token, y});
+    p.kernel("class_token",
+             [N, T, D](const std::vector<float*>& a) {
+                 for (int64_t n = 0; n < N; ++n) std::copy(a[0], a[0] + D, a[1] + n * (T + 1) * D);
+             },
+             {token, y});
     p.value[size_t(l.n.output)] = y;
 }
 
@@ -61,13 +61,13 @@ void backward(Plan& p, const Layer& l, const ClassToken&) {
     const int64_t N = xs[0], T = xs[1], D = xs[2];
     p.at(&p.bwd, l.node, Phase::wgrad);
     const int dy = p.as(p.dy(l.n.output), plain({N, T + 1, D}));
-    p.kernel(
-        [N, T, D](const std::vector<float*>& a) {
-            std::fill(a[1], a[1] + D, 0.0f);
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t d = 0; d < D; ++d) a[1][d] += a[0][n * (T + 1) * D + d];
-        },
-        {dy, p.dparam_mem(l.node, 0, plain({D}))});
+    p.kernel("class_token_wgrad",
+             [N, T, D](const std::vector<float*>& a) {
+                 std::fill(a[1], a[1] + D, 0.0f);
+                 for (int64_t n = 0; n < N; ++n)
+                     for (int64_t d = 0; d < D; ++d) a[1][d] += a[0][n * (T + 1) * D + d];
+             },
+             {dy, p.dparam_mem(l.node, 0, plain({D}))});
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
     const int dx = p.contribution(l.x(), plain(dims_of(xs)));

@@ -281,11 +281,11 @@ void OnednnExecutor::plan_loss() {
     plan_.at(&plan_.bwd, -1, Phase::loss);
     plan_.use_threads(1);  // the reference kernel is serial
     int dlogits = plan_.contribution(g_.output(), plain(dims_of(ys)));
-    plan_.kernel(
-        [this, logits](const std::vector<float*>& a) {
-            loss_ = ref::softmax_cross_entropy({a[0], logits}, labels_, {a[1], logits});
-        },
-        {output_, dlogits});
+    plan_.kernel("softmax_cross_entropy",
+                 [this, logits](const std::vector<float*>& a) {
+                     loss_ = ref::softmax_cross_entropy({a[0], logits}, labels_, {a[1], logits});
+                 },
+                 {output_, dlogits});
 }
 
 // SGD (executor.h) over each learned tensor in the layout its primitive chose (a gradient in
@@ -308,32 +308,32 @@ void OnednnExecutor::plan_update() {
                                        : threads_for(3.0 * double(count), 12.0 * double(count)));
             dw = plan_.as(dw, plan_.md(w));
             if (!velocity) {
-                plan_.kernel(
-                    [this, count](const std::vector<float*>& a) {
-                        float* w = a[0];
-                        const float* d = a[1];
-                        const float lr = lr_, wd = o_.weight_decay;
+                plan_.kernel("sgd",
+                             [this, count](const std::vector<float*>& a) {
+                                 float* w = a[0];
+                                 const float* d = a[1];
+                                 const float lr = lr_, wd = o_.weight_decay;
 #pragma omp parallel for schedule(static)
-                        for (int64_t k = 0; k < count; ++k) w[k] -= lr * (d[k] + wd * w[k]);
-                    },
-                    {w, dw});
+                                 for (int64_t k = 0; k < count; ++k) w[k] -= lr * (d[k] + wd * w[k]);
+                             },
+                             {w, dw});
                 continue;
             }
             int v = plan_.mem(plan_.md(w), true);
             velocities_.push_back(v);
-            plan_.kernel(
-                [this, count](const std::vector<float*>& a) {
-                    float* w = a[0];
-                    const float* d = a[1];
-                    float* v = a[2];
-                    const float lr = lr_, m = o_.momentum, wd = o_.weight_decay;
+            plan_.kernel("sgd_momentum",
+                         [this, count](const std::vector<float*>& a) {
+                             float* w = a[0];
+                             const float* d = a[1];
+                             float* v = a[2];
+                             const float lr = lr_, m = o_.momentum, wd = o_.weight_decay;
 #pragma omp parallel for schedule(static)
-                    for (int64_t k = 0; k < count; ++k) {
-                        v[k] = m * v[k] + (d[k] + wd * w[k]);
-                        w[k] -= lr * v[k];
-                    }
-                },
-                {w, dw, v});
+                             for (int64_t k = 0; k < count; ++k) {
+                                 v[k] = m * v[k] + (d[k] + wd * w[k]);
+                                 w[k] -= lr * v[k];
+                             }
+                         },
+                         {w, dw, v});
         }
     }
 }

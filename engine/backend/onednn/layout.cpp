@@ -374,6 +374,7 @@ void concat_batchnorm(Plan& p, const Layer& l) {
                              p.param_mem(bn, 3, vec), p.mem(plain({2 * C})), p.mem(Md(dims_of(ys), f32, tag))};
     for (int t : l.n.inputs) args.push_back(p.value_as(t, Md(dims_of(p.shape(t)), f32, tag)));
     p.kernel(
+        "concat_batchnorm",
         [channels, yl, relu = !l.group->post.empty()](const std::vector<float*>& a) {
             // The batchnorm as y = x * scale + shift, from its tensors as loaded, in double as
             // fold.cpp folds one into a conv; epsilon 1e-5 as in every backend (executor.h).
@@ -426,6 +427,7 @@ bool concat_copy(Plan& p, const Layer& l, int dim) {
     }
     args[0] = p.mem(Md(dims_of(ys), f32, tag));
     p.kernel(
+        "concat_affine",
         [channels, yl](const std::vector<float*>& a) {
             simd::concat_affine(a.data() + 1, channels.data(), int64_t(channels.size()), nullptr, nullptr, false,
                                 a[0], yl);
@@ -469,6 +471,7 @@ bool concat_copy_backward(Plan& p, const Layer& l) {
         args.push_back(mode.back() ? gr : dy);
     }
     p.kernel(
+        "concat_backward",
         [channels, mode, yl](const std::vector<float*>& a) {
             simd::concat_backward(a[0], channels.data(), int64_t(channels.size()), mode.data(), a.data() + 1, yl);
         },

@@ -118,10 +118,12 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
     const int64_t M = s.M, C = s.C, K = s.K;
     if (op.bias) {
         int b = p.param_mem(l.node, 1, plain({s.K}));
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], a[2], relu, a[3], M, C, K); },
+        p.kernel("linear_panels",
+                 [=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], a[2], relu, a[3], M, C, K); },
                  {x, w, b, y});
     } else {
-        p.kernel([=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], nullptr, relu, a[2], M, C, K); },
+        p.kernel("linear_panels",
+                 [=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], nullptr, relu, a[2], M, C, K); },
                  {x, w, y});
     }
     p.value[size_t(l.y(p.g))] = y;

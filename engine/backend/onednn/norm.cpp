@@ -132,6 +132,7 @@ void forward(Plan& p, const Layer& l, const LayerNorm& op) {
     std::vector<int> args = {x, p.param_mem(l.node, 0, vec(D)), p.param_mem(l.node, 1, vec(D)), y};
     if (p.train) args.push_back(s.mean = p.mem(vec(rows))), args.push_back(s.var = p.mem(vec(rows)));
     p.kernel(
+        "layernorm_forward",
         [rows, D](const std::vector<float*>& a) {
             const bool stats = a.size() > 4;
             simd::layernorm_forward(a[0], a[1], a[2], a[3], stats ? a[4] : nullptr, stats ? a[5] : nullptr, rows, D,
@@ -163,6 +164,7 @@ void backward(Plan& p, const Layer& l, const LayerNorm& op) {
     int dx = !dgrad ? -1 : add ? arrived : p.contribution(l.x(), value);
     if (dgrad) args.push_back(dx);
     p.kernel(
+        "layernorm_backward",
         [rows, D, threads, add](const std::vector<float*>& a) {
             simd::layernorm_backward(a[0], a[1], a[2], a[3], a[4], a.size() > 8 ? a[8] : nullptr, add, a[5], a[6],
                                      a[7], rows, D, eps, threads);

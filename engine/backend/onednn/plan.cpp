@@ -179,13 +179,13 @@ void Plan::primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<
         converted_.emplace_back();
         args.push_back({DNNL_ARG_SCRATCHPAD, int(mems.size()) - 1});
     }
-    pass_->push_back({node_, phase_, pd, {}, std::move(args), step_threads_});
+    pass_->push_back({node_, phase_, pd, {}, std::move(args), step_threads_, {}});
 }
 
-void Plan::kernel(Kernel k, std::vector<int> args) {
+void Plan::kernel(std::string name, Kernel k, std::vector<int> args) {
     std::vector<std::pair<int, int>> a;
     for (size_t i = 0; i < args.size(); ++i) a.push_back({int(i), args[i]});
-    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a), step_threads_});
+    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a), step_threads_, std::move(name)});
 }
 
 void Plan::reorder_into(int src, int dst, bool accumulate) {
@@ -208,7 +208,7 @@ int Plan::as(int m, const Md& want) {
 
 void Plan::zero(int m) {
     size_t bytes = md(m).get_size();
-    kernel([bytes](const std::vector<float*>& p) { std::memset(p[0], 0, bytes); }, {m});
+    kernel("zero", [bytes](const std::vector<float*>& p) { std::memset(p[0], 0, bytes); }, {m});
 }
 
 void Plan::accumulate(int dst, int src) {

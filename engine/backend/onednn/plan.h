@@ -48,6 +48,7 @@ struct Step {
     Kernel kernel;
     std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, mem) for a primitive; (index, mem) for a kernel
     int threads;                            // OpenMP threads it was planned for and runs with
+    std::string name;                       // a kernel's, for the profile: "winograd3x3", "max_pool", ...
 };
 
 // A plain row-major fp32 descriptor of a shape.
@@ -115,7 +116,7 @@ public:
     void pin(int m) { buffers[size_t(mems[size_t(m)].buffer)].pinned = true; }
 
     void primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
-    void kernel(Kernel k, std::vector<int> args);
+    void kernel(std::string name, Kernel k, std::vector<int> args);
     void reorder_into(int src, int dst, bool accumulate = false);
     int as(int m, const Md& md);  // m itself when it has that layout, else a reordered copy
     void zero(int m);

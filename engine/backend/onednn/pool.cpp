@@ -100,12 +100,14 @@ bool global_pool_backward(Plan& p, const Layer& l) {
     // in cache, where writing a map of its own and adding that were two passes over memory
     // (regnet_y_400mf's block3-0 at batch 1: 0.022 to 0.023 ms against the 20 us floor).
     if (int gr = p.arrived_as(l.x(), p.md(s.in[0])); gr >= 0) {
-        p.kernel([lay, k](const std::vector<float*>& a) { simd::add_broadcast_channels(a[0], k, a[1], lay); },
+        p.kernel("add_broadcast_channels",
+                 [lay, k](const std::vector<float*>& a) { simd::add_broadcast_channels(a[0], k, a[1], lay); },
                  {dy, gr});
         return true;
     }
     int dx = p.contribution(l.x(), p.md(s.in[0]));
-    p.kernel([lay, k](const std::vector<float*>& a) { simd::broadcast_channels(a[0], k, a[1], lay); }, {dy, dx});
+    p.kernel("broadcast_channels",
+             [lay, k](const std::vector<float*>& a) { simd::broadcast_channels(a[0], k, a[1], lay); }, {dy, dx});
     p.contributed(l.x(), dx);
     return true;
 }
@@ -122,7 +124,7 @@ bool global_pool_into_rows(Plan& p, const Layer& l) {
     if (ys.size() != 4 || ys[2] != 1 || ys[3] != 1 || (block != 8 && block != 16) || xs[1] % block == 0) return false;
     const simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
     int y = p.mem(plain(dims_of(ys)));
-    p.kernel([lay](const std::vector<float*>& a) { simd::channel_means(a[0], a[1], lay); }, {x, y});
+    p.kernel("channel_means", [lay](const std::vector<float*>& a) { simd::channel_means(a[0], a[1], lay); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;
@@ -154,7 +156,7 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     const bool nhwc = p.md(x) == canonical(Md(dims_of(xs), f32, Tag::nhwc));
     const Tag tag = nhwc ? Tag::nhwc : d.block == 1 ? Tag::nchw : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
     int y = p.mem(canonical(Md(dims_of(ys), f32, tag)));
-    p.kernel([d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
+    p.kernel("max_pool", [d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;
@@ -180,7 +182,8 @@ bool max_pool_backward(Plan& p, const Layer& l, const Pool2d& op) {
     const simd::MaxPool d = max_pool_of(p, l, op, p.md(s.in[0]));
     int dy = p.as(p.dy(l.n.output), p.md(s.out));
     int dx = p.contribution(l.x(), p.md(s.in[0]));
-    p.kernel([d](const std::vector<float*>& a) { simd::max_pool_backward(a[0], a[1], a[2], d); }, {s.in[0], dy, dx});
+    p.kernel("max_pool_backward", [d](const std::vector<float*>& a) { simd::max_pool_backward(a[0], a[1], a[2], d); },
+             {s.in[0], dy, dx});
     p.contributed(l.x(), dx);
     return true;
 }

@@ -26,6 +26,7 @@ void forward_reference(Plan& p, const Layer& l) {
     p.saved[size_t(l.node)] = {{}, std::vector<int>(args.begin(), args.begin() + long(in.size())), y};
 
     p.kernel(
+        cat("reference ", op_kind(l.n.op)),
         [op = l.n.op, in, ys = p.shape(l.n.output), params = specs.size(),
          training = p.train](const std::vector<float*>& a) {
             ref::Fwd f;
@@ -65,6 +66,7 @@ void backward_reference(Plan& p, const Layer& l) {
         }
 
     p.kernel(
+        cat("reference ", op_kind(l.n.op)),
         [op = l.n.op, in, ys = p.shape(l.n.output), wanted_dx, wanted_dp](const std::vector<float*>& a) {
             size_t k = 0;
             ref::Bwd b;

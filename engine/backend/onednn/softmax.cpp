@@ -22,7 +22,8 @@ void forward(Plan& p, const Layer& l, const Softmax& op) {
     const Shape& xs = p.shape(l.x());
     if (axis == int(xs.size()) - 1 && p.md(x) == canonical(plain(dims_of(xs))) && pd.dst_desc() == p.md(x)) {
         const int64_t n = xs.back(), rows = numel(xs) / n;
-        p.kernel([rows, n](const std::vector<float*>& a) { simd::softmax_forward(a[0], a[1], rows, n); }, {x, y});
+        p.kernel("softmax_forward",
+                 [rows, n](const std::vector<float*>& a) { simd::softmax_forward(a[0], a[1], rows, n); }, {x, y});
     } else {
         p.primitive(pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
     }
@@ -45,7 +46,8 @@ void backward(Plan& p, const Layer& l, const Softmax& op) {
         // oneDNN 2.6's jit softmax backward needs AVX-512; elsewhere rows along the last dimension
         // run kernels/simd.
         const int64_t n = ys.back(), rows = numel(ys) / n;
-        p.kernel([rows, n](const std::vector<float*>& a) { simd::softmax_backward(a[0], a[1], a[2], rows, n); },
+        p.kernel("softmax_backward",
+                 [rows, n](const std::vector<float*>& a) { simd::softmax_backward(a[0], a[1], a[2], rows, n); },
                  {s.out, dy, dx});
     } else {
         p.primitive(pd, {{DNNL_ARG_DST, s.out}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, dx}});

@@ -82,7 +82,7 @@ StepInfo describe_step(const Plan& p, const Step& s) {
     info.phase = s.phase;
     if (!s.pd) {
         info.primitive = "kernel";
-        info.impl = "ridge";
+        info.impl = "ridge:" + s.name;  // the prefix is what profile/expected.cpp tells kernels by
     } else {
         info.primitive = dnnl_prim_kind2str(dnnl_primitive_kind_t(s.pd.get_kind()));
         info.impl = s.pd.impl_info_str();

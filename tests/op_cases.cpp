@@ -300,8 +300,9 @@ std::vector<OpCase> elementwise() {
                  return mul(h | adaptive_avgpool(1) | sigmoid(), h);
              }},
         // A 1x1 conv of a 1x1 map runs as an inner product (conv2d.cpp), reading the pooled
-        // vector's channel blocks in place: on up to 32 rows kernels/simd's linear_rows, in fused
-        // inference with the ReLU and hardsigmoid in place after it.
+        // vector's channel blocks in place: on up to 32 rows kernels/simd's linear_rows (in
+        // inference below AVX-512 its linear_panels), in fused inference with the ReLU and
+        // hardsigmoid in place after it.
         {.name = "se_block", .what = "squeeze-excitation with its two 1x1 convs on the pooled map", .x = {2, 6, 5, 5},
          .body =
              [](Tensor x) {
@@ -310,8 +311,9 @@ std::vector<OpCase> elementwise() {
                                conv(32, 1, {.bias = true}) | hardsigmoid();
                  return mul(gate, h);
              }},
-        // They run kernels/simd's linear_rows (conv2d.cpp), in inference the SiLU and sigmoid in
-        // place after it, in training with its gradients: 9 rows, 40 and 20 columns
+        // They run kernels/simd's linear_rows (conv2d.cpp; in inference below AVX-512 its
+        // linear_panels), in inference the SiLU and sigmoid in place after it, in training with its
+        // gradients: 9 rows, 40 and 20 columns
         // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",

@@ -130,9 +130,9 @@ void relu_in_place(float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : 0.0f;  // NaN gives 0, as the reference's
 }
 std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
-    if (!l.group) return RowsActivation{};
-    if (p.train || l.group->bn >= 0 || l.group->post.size() != 1 || l.group->post[0].kind != PostOp::Kind::eltwise)
-        return std::nullopt;
+    if (l.group && l.group->bn >= 0) return std::nullopt;
+    if (!l.group || l.group->post.empty()) return RowsActivation{};
+    if (p.train || l.group->post.size() != 1 || l.group->post[0].kind != PostOp::Kind::eltwise) return std::nullopt;
     switch (std::get<Activation>(p.g.nodes()[size_t(l.group->post[0].node)].op).fn) {
         case Activation::Fn::relu:
             return relu_in_place;

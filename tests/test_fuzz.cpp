@@ -10,12 +10,15 @@
 // them refuse before any work, placed where nothing after it can take it back; roofline place never
 // gets `--chip this` (which measures the machine).
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <typeinfo>
@@ -33,12 +36,23 @@ using namespace clitest;
 
 namespace {
 
-uint64_t env_number(const char* name, uint64_t fallback) {
+// A whole number, or the run stops with one line: stoull read RIDGE_FUZZ_SCALE=0.5 as 0, and the
+// test then passed without running a case.
+uint64_t env_number(const char* name, uint64_t fallback, uint64_t least) {
     const char* v = std::getenv(name);
-    return v && *v ? std::stoull(v) : fallback;
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end || errno || !std::isdigit(static_cast<unsigned char>(v[0])) || n < least) {
+        std::fprintf(stderr, "test_fuzz: %s=%s is not a whole number of at least %llu\n", name, v,
+                     static_cast<unsigned long long>(least));
+        std::exit(2);
+    }
+    return n;
 }
-const uint64_t seed = env_number("RIDGE_FUZZ_SEED", 20261122);
-const uint64_t scale = env_number("RIDGE_FUZZ_SCALE", 1);
+const uint64_t seed = env_number("RIDGE_FUZZ_SEED", 20261122, 0);
+const uint64_t scale = env_number("RIDGE_FUZZ_SCALE", 1, 1);
 
 struct Gen {
     std::mt19937_64 rng;

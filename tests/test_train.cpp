@@ -85,7 +85,16 @@ Ledger read_ledger(const fs::path& p) {
     return l;
 }
 
-const std::string small_run = "--res 32 --batch 16 --iters 40 --warmup-iters 0 --lr 0.01 --threads 1 --quiet";
+// 40 steps, which resnet18 needs to learn the patterns. Sanitized, 4: the same code paths (folder
+// data, --val, the ledger), and the learning itself is the Release build's to check; the 40 took
+// 76 of test_train's 103 s under ASan in CI.
+#ifdef RIDGE_SANITIZED
+constexpr int learn_iters = 4;
+#else
+constexpr int learn_iters = 40;
+#endif
+const std::string small_run =
+    "--res 32 --batch 16 --iters " + std::to_string(learn_iters) + " --warmup-iters 0 --lr 0.01 --threads 1 --quiet";
 
 }  // namespace
 
@@ -101,8 +110,10 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     CHECK(run["first_loss"].num() > 1.0);
     // Far below chance: under half of it. One batch's loss swings (over seeds 1 to 8, the 40th
     // step's ranged 0.002 to 1.85); the last ten steps' mean ranged 0.14 to 0.62.
-    CHECK(run["tail_loss"].num() < std::log(4.0) / 2);
-    CHECK(run["val_top1"].num() >= 0.75);
+    if (learn_iters == 40) {
+        CHECK(run["tail_loss"].num() < std::log(4.0) / 2);
+        CHECK(run["val_top1"].num() >= 0.75);
+    }
     CHECK(run["val_images"].i64() == 32);
     CHECK(run["undecodable"].i64() == 0);
 
@@ -127,13 +138,14 @@ TEST_CASE("training on four patterns: the loss falls far below chance and --val 
     CHECK(l.at(0, "batch") == "16");
     CHECK(l.at(0, "workers") == "2");
     const double elapsed = l.num(0, "elapsed_s"), ips = l.num(0, "images_per_s");
-    CHECK(ips == doctest::Approx(40 * 16 / elapsed).epsilon(1e-4));
+    CHECK(ips == doctest::Approx(learn_iters * 16 / elapsed).epsilon(1e-4));
     CHECK(l.num(0, "images_per_s") == doctest::Approx(run["images_per_s"].num()).epsilon(1e-5));
     ridge::Analysis a = ridge::analyze(ridge::build(*ridge::find_net("resnet18"), 16, 32, 32, 4), ridge::DType::fp32);
     CHECK(l.at(0, "flops_per_step") == std::to_string(a.totals.fwd_flops + a.totals.bwd_flops()));
     CHECK(l.at(0, "predicted_train_bytes") == std::to_string(a.totals.train_memory_bytes));
-    CHECK(l.num(0, "gflops") ==
-          doctest::Approx(double(a.totals.fwd_flops + a.totals.bwd_flops()) * 40 / elapsed / 1e9).epsilon(1e-4));
+    CHECK(
+        l.num(0, "gflops") ==
+        doctest::Approx(double(a.totals.fwd_flops + a.totals.bwd_flops()) * learn_iters / elapsed / 1e9).epsilon(1e-4));
     CHECK(l.num(0, "roof_fraction") == doctest::Approx(l.num(0, "gflops") / l.num(0, "roof_gflops")).epsilon(1e-4));
     CHECK(l.num(0, "data_wait_share") >= 0);
     CHECK(l.num(0, "data_wait_share") <= 1);

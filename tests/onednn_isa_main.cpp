@@ -32,17 +32,16 @@ const char* isa_name(dnnl::cpu_isa isa) {
 // The ISA oneDNN would run uncapped, from the CPU's own features (the cap, once set, hides it), or
 // null where it may be one isa_name does not name. AMX named from CPUID alone (leaf 7: AMX-BF16,
 // -TILE, -INT8 in EDX bits 22, 24, 25) even where the kernel has not granted it: a wrong guess there
-// only runs a capped suite that repeats test_onednn, never skips one that does not. Null for AVX2
-// with AVX-VNNI (leaf 7 subleaf 1, EAX bit 4: oneDNN's avx2_vnni, which ranks above avx512_core in
-// its enum, so the uncapped run takes the AVX-512 branches and the AVX2 cap does not repeat it) and
-// for AVX-512 without its core subset (Xeon Phi).
+// only runs a capped suite that repeats test_onednn, never skips one that does not. AVX2 with
+// AVX-VNNI (oneDNN's avx2_vnni) is AVX2 here: its float kernels are AVX2's, and the planners test
+// for AVX-512 by its bits (onednn::has_avx512_core), so both runs take the same branches. Null for
+// AVX-512 without its core subset (Xeon Phi).
 const char* host_isa() {
     const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!avx512_core) {
-        const bool avx_vnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
-        if (__builtin_cpu_supports("avx512f") || avx_vnni) return nullptr;
+        if (__builtin_cpu_supports("avx512f")) return nullptr;
         return __builtin_cpu_supports("avx2") ? "AVX2" : nullptr;
     }
     if (!__builtin_cpu_supports("avx512vnni")) return "AVX512_CORE";

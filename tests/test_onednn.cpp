@@ -88,6 +88,22 @@ TEST_CASE("every case of the op table matches the reference") {
     }
 }
 
+TEST_CASE("the AVX-512 paths are for ISAs with AVX-512's bits, not for ISAs above it in the enum") {
+    using dnnl::cpu_isa;
+    for (cpu_isa isa : {cpu_isa::sse41, cpu_isa::avx, cpu_isa::avx2, cpu_isa::avx2_vnni, cpu_isa::avx512_mic,
+                        cpu_isa::avx512_mic_4ops})
+        CHECK_FALSE(onednn::has_avx512_core(isa));
+    for (cpu_isa isa :
+         {cpu_isa::avx512_core, cpu_isa::avx512_core_vnni, cpu_isa::avx512_core_bf16, cpu_isa::avx512_core_amx})
+        CHECK(onednn::has_avx512_core(isa));
+    // Here: the CPU's own features, under the cap test_onednn_<isa> runs with.
+    const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    const std::string cap = std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
+    const bool capped = !cap.empty() && cap != "ALL";
+    CHECK(onednn::avx512_core_here() == (cpu && (!capped || cap.starts_with("AVX512_CORE"))));
+}
+
 TEST_CASE("layouts oneDNN calls equal get one descriptor") {
     using onednn::canonical;
     using Md = dnnl::memory::desc;
@@ -257,7 +273,7 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
     // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
     // The Winograd conv has 2x12x12 = 288 output positions, enough for training too.
     const std::string expected = "dwdddd";
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     // Per node and phase, "w" for a Winograd conv, "d" for a direct one, "-" for none.
     auto convs = [](ExecOptions o, StepPhase phase, const Graph& net) {
         auto ex = make_executor("onednn", net, o);
@@ -306,7 +322,7 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
 // training every gradient match the reference. (The kernels' layouts and post-ops are checked
 // against sums below.)
 TEST_CASE("winograd3x3 runs below AVX-512 with its folded batchnorm, residual sum and ReLU, and trains") {
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     Graph g("wino_block");
     Tensor a = g.input({2, 4, 10, 9}) | conv(64, 3, {.pad = 1}) | bn() | relu();
     Tensor b = a | conv(64, 3, {.pad = 1}) | bn() | relu() | conv(64, 3, {.pad = 1}) | bn();
@@ -367,7 +383,7 @@ TEST_CASE("a 1x1 conv's chain takes the depthwise 3x3 conv after it where the ex
         return g;
     };
     // 2x256x64x64 floats: 8 MiB exactly. Nodes: conv bn relu6 conv bn relu6 conv.
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     for (int stride : {1, 2}) {
         CHECK(convs(block(64, 256, stride), {.mode = Mode::infer}) == "f-----c");
         CHECK(convs(block(64, 255, stride), {.mode = Mode::infer}) == "c--c--c");
@@ -421,7 +437,7 @@ int nhwc_convs(const Executor& ex) {
 // every conv after the first reads nChw16c in place, and the numbers match the reference. The zoo's
 // other checks run batch 1, where channels-last stays.
 TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on, and match the reference") {
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     for (const char* net : {"mobilenet_v2", "mnasnet1_0", "squeezenet1_1", "resnet18", "shufflenet_v2_x1_0",
                             "mobilenet_v3_small", "regnet_y_400mf", "googlenet"}) {
         const ZooEntry& e = *find_net(net);
@@ -613,7 +629,7 @@ TEST_CASE("a flatten that is not one row an image, or of a channels-last map, st
 // in the kernel; with another activation, or on two rows with AVX-512, or on 65, it stays oneDNN's
 // inner product. 300 inputs leave a tail of columns and 1000 outputs a partial panel.
 TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bias and relu in the kernel") {
-    const bool wide = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool wide = onednn::avx512_core_here();
     for (int64_t N : {1, 2, 65}) {
         Graph g("classifier");
         g.input({N, 300}) | linear(1000) | relu() | dropout(0.5) | linear(1000, false) | linear(10) | hardswish();
@@ -747,7 +763,7 @@ TEST_CASE("grouped convs of 4 channels infer on kernels/simd, and train on it wh
     g.input({4, 16, 12, 12}) | conv(64, 1) | bn() | relu() | conv(64, 3, {.pad = 1, .groups = 16}) | bn() | relu() |
         conv(64, 1);
     const int grouped = 3;
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     auto ex = make_executor("onednn", g, {.mode = Mode::train});
     ex->prepare();
     std::map<StepPhase, std::vector<std::string>> steps;
@@ -779,7 +795,7 @@ TEST_CASE("grouped convs of 4 channels infer on kernels/simd, and train on it wh
 // reordered for them. At stride 1 they stay oneDNN's convolutions. The op table's grouped8_* cases
 // check the numbers.
 TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2, oneDNN otherwise") {
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = onednn::avx512_core_here();
     for (int64_t C : {32, 256})
         for (int64_t N : {1, 2})
             for (int64_t stride : {1, 2})
@@ -1255,7 +1271,7 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     for (const auto& [at, steps] : kinds(33, Mode::train, false)) CHECK(steps.find("inner_product") != std::string::npos);
     // Inference, fused: the squeeze (node 2) with its SiLU or ReLU, and the expansion (node 4) with
     // its sigmoid, on the kernel: linear_panels on several rows below AVX-512, else linear_rows.
-    const bool wide = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool wide = onednn::avx512_core_here();
     for (int64_t N : {1, 32}) {
         CAPTURE(N);
         const std::string want = N > 1 && !wide ? "ridge:linear_panels " : "ridge:linear_rows ";
@@ -1606,7 +1622,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
 // below AVX-512 their gradient too is kernels/simd's where the map is not plain, and oneDNN's
 // pooling (its workspace read by the backward) keeps a plain one, and with AVX-512 every one.
 TEST_CASE("max pools run kernels/simd, in training below AVX-512 where their map is not plain") {
-    const bool wide = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool wide = onednn::avx512_core_here();
     Graph g("pools");
     Tensor h = g.input({2, 3, 19, 19}) | conv(20, 3, {.pad = 1}) | relu() | maxpool(3, {.stride = 2, .ceil_mode = true});
     h | conv(24, 1) | maxpool(3, {.stride = 1, .pad = 1}) | maxpool(2) | conv(8, 1);

@@ -170,7 +170,7 @@ int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
 // linear_rows' dot products read it once a row. regnet_y_400mf's block4 squeezes (440 -> 110) at
 // batch 16 on the 2-core Zen 3 had taken 37 to 42 us on linear_rows against a bound of 9.
 bool panel_rows(const Plan& p, int64_t N) {
-    return !p.train && N > 1 && N <= simd::max_panel_rows && dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core;
+    return !p.train && N > 1 && N <= simd::max_panel_rows && !avx512_core_here();
 }
 
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
@@ -292,7 +292,7 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 // figures below say why).
 bool simd_winograd(const Plan& p, const Layer& l, const Conv2d& op) {
     if (!winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
-    if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
+    if (avx512_core_here()) return false;
     const Shape& ys = p.shape(l.n.output);
     return ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) >= 16;
 }
@@ -559,7 +559,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
-    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    const bool avx512 = avx512_core_here();
     if (!avx512 && (width != 4 || p.train)) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();

@@ -109,7 +109,7 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 // product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M > simd::max_panel_rows) return false;
-    if (s.M > 1 && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
+    if (s.M > 1 && avx512_core_here()) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));

@@ -58,6 +58,13 @@ std::string impl_isa(const dnnl::primitive_desc_base& pd) {
     return impl.substr(impl.find(':') + 1);
 }
 
+bool has_avx512_core(dnnl::cpu_isa isa) {
+    const auto bits = static_cast<unsigned>(isa), core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (bits & core) == core;
+}
+
+bool avx512_core_here() { return has_avx512_core(dnnl::get_effective_cpu_isa()); }
+
 bool matmul_reads(const Md& md) {
     if (!unblocked(md) || md.data.ndims < 2) return false;
     const Dims st = strides_of(md);

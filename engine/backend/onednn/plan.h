@@ -79,6 +79,13 @@ bool reference_impl(const dnnl::primitive_desc_base& pd);
 bool generic_impl(const dnnl::primitive_desc_base& pd);
 // The instruction set of the kernel oneDNN chose: "avx512_core" of "brgconv_1x1:avx512_core".
 std::string impl_isa(const dnnl::primitive_desc_base& pd);
+// Whether an ISA includes AVX-512 (Skylake-SP's set and later). oneDNN's cpu_isa values are sets of
+// bits, not an order: avx2_vnni (0x407, the AVX2 of Alder Lake and its kin) is above avx512_core
+// (0x27) as a number, so comparing with >= took those AVX2 hosts for AVX-512 ones.
+bool has_avx512_core(dnnl::cpu_isa isa);
+// The same of the ISA oneDNN runs here (ONEDNN_MAX_CPU_ISA caps it): the planners' test for the
+// AVX-512 paths.
+bool avx512_core_here();
 
 class Plan {
 public:

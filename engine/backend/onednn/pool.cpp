@@ -145,7 +145,7 @@ simd::MaxPool max_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
 // training was not measured against it, and keeps those pools.
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::max) return false;
-    if (p.train && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return false;
+    if (p.train && avx512_core_here()) return false;
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     int x = p.value[size_t(l.x())];
     const simd::MaxPool d = max_pool_of(p, l, op, p.md(x));

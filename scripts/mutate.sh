@@ -3,11 +3,11 @@
 # reference kernels, the roofline math or the report writer; the tests it names must fail on it.
 #
 #   scripts/mutate.sh            every mutant          (make mutate)
-#   MUTANTS=subset scripts/mutate.sh   those marked "subset: yes" (a few minutes; CI)
+#   MUTANTS=subset scripts/mutate.sh   those marked "subset: yes" (a few minutes; CI, in place)
 #   MUTANTS='conv2d' scripts/mutate.sh  those whose name contains the text
 #
-# It works on a copy of the tree in $MUTATE_DIR (default build-mutate/: src/ and build/), never on
-# the checkout itself: the copy is refreshed file by file (unchanged files keep their time stamps,
+# By default it works on a copy of the tree in $MUTATE_DIR (default build-mutate/: src/ and build/),
+# not on the checkout itself: the copy is refreshed file by file (unchanged files keep their time stamps,
 # so the build there stays incremental; a restored line is touched so it is rebuilt) and built once
 # without CUDA. Every mutant is applied to the copy, its tests' targets rebuilt, the tests run
 # (ctest -R), and the line put back, also on Ctrl-C. Before any mutant, the same tests must pass
@@ -78,13 +78,14 @@ done < "$LIST"
 add_block
 
 # --- the copy -------------------------------------------------------------------------------
-# A line a killed run left mutated is put back first (its original sits beside it as FILE.orig).
+# A line a killed run left mutated is put back first (its original sits beside it as
+# FILE.mutate-orig: a name of this script's own, since git mergetool and patch -b leave FILE.orig).
 # Restored files are touched: the objects built from the mutant are newer than the original's stamp.
 # Every object of that file name is also deleted: after a kill -9 the run's compiler lives on and
 # may write its mutated object after the touch, which the build would then take as up to date.
 printf '%s\n' "${files[@]}" | sort -u | while IFS= read -r f; do
-    if [ -f "$SRC/$f.orig" ]; then
-        mv -f "$SRC/$f.orig" "$SRC/$f" && touch "$SRC/$f"
+    if [ -f "$SRC/$f.mutate-orig" ]; then
+        mv -f "$SRC/$f.mutate-orig" "$SRC/$f" && touch "$SRC/$f"
         find "$BUILD" -path '*/CMakeFiles/*' -name "$(basename "$f").o" -type f -delete
         echo "mutate: put back $f, which a killed run left mutated"
     fi
@@ -111,7 +112,7 @@ done
 
 current=
 restore() {
-    [ -n "$current" ] && [ -f "$current.orig" ] && mv -f "$current.orig" "$current" && touch "$current"
+    [ -n "$current" ] && [ -f "$current.mutate-orig" ] && mv -f "$current.mutate-orig" "$current" && touch "$current"
     current=
 }
 trap 'restore; echo "mutate: interrupted; the mutated line is put back" >&2; exit 130' INT TERM
@@ -146,11 +147,11 @@ apply() {
     n=$(FROM="$from" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l); if (l == ENVIRON["FROM"]) n++ }
                           END { print n + 0 }' "$path")
     [ "$n" = 1 ] || { why="line found $n times"; return 1; }
-    cp -p "$path" "$path.orig"
+    cp -p "$path" "$path.mutate-orig"
     current=$path
     FROM="$from" TO="$to" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
         if (l == ENVIRON["FROM"]) { match($0, /^[ \t]*/); print substr($0, 1, RLENGTH) ENVIRON["TO"] } else print }' \
-        "$path.orig" > "$path"
+        "$path.mutate-orig" > "$path"
 }
 
 rows=() survived=0 errors=0 mutants_from=$SECONDS

@@ -161,7 +161,10 @@ private:
         posix_spawnattr_destroy(&attr);
         if (rc != 0) {
             pid_ = -1;
-            failure_ = std::string("spawn: ") + args[0] + ": " + std::strerror(rc);
+            // The file actions' errors come back here too: a folder that cannot be entered reads
+            // as ENOENT, so it is named beside the program.
+            failure_ = std::string("spawn: ") + args[0] + (opts_.cwd.empty() ? "" : " in " + opts_.cwd) + ": " +
+                       std::strerror(rc);
         }
     }
 

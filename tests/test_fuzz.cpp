@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -36,23 +37,24 @@ using namespace clitest;
 
 namespace {
 
-// A whole number, or the run stops with one line: stoull read RIDGE_FUZZ_SCALE=0.5 as 0, and the
-// test then passed without running a case.
-uint64_t env_number(const char* name, uint64_t fallback, uint64_t least) {
+// A whole number from least to most, or the run stops with one line: stoull read
+// RIDGE_FUZZ_SCALE=0.5 as 0, and the test then passed without running a case; a scale past 107374
+// wraps the counts (int(20000 * scale)) the same way.
+uint64_t env_number(const char* name, uint64_t fallback, uint64_t least, uint64_t most) {
     const char* v = std::getenv(name);
     if (!v || !*v) return fallback;
     char* end = nullptr;
     errno = 0;
     const unsigned long long n = std::strtoull(v, &end, 10);
-    if (*end || errno || !std::isdigit(static_cast<unsigned char>(v[0])) || n < least) {
-        std::fprintf(stderr, "test_fuzz: %s=%s is not a whole number of at least %llu\n", name, v,
-                     static_cast<unsigned long long>(least));
+    if (*end || errno || !std::isdigit(static_cast<unsigned char>(v[0])) || n < least || n > most) {
+        std::fprintf(stderr, "test_fuzz: %s=%s is not a whole number from %llu to %llu\n", name, v,
+                     static_cast<unsigned long long>(least), static_cast<unsigned long long>(most));
         std::exit(2);
     }
     return n;
 }
-const uint64_t seed = env_number("RIDGE_FUZZ_SEED", 20261122, 0);
-const uint64_t scale = env_number("RIDGE_FUZZ_SCALE", 1, 1);
+const uint64_t seed = env_number("RIDGE_FUZZ_SEED", 20261122, 0, UINT64_MAX - 3);  // seed + 3 is used
+const uint64_t scale = env_number("RIDGE_FUZZ_SCALE", 1, 1, 10000);
 
 struct Gen {
     std::mt19937_64 rng;

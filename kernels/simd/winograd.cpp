@@ -27,9 +27,11 @@
 // chunk's U once per point from memory or L3. The weight gradient's Z (dy transformed) is
 // [point][tile][output channel] and its sums dU [point][output channel][channel], summed over the
 // chunks.
-#include <algorithm>
 #include <omp.h>
 
+#include <algorithm>
+
+#include "kernels/simd/panel.h"
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
 
@@ -159,34 +161,6 @@ RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3
     }
 }
 
-// m (R x 16) = a (R x n, rows a_row and terms a_term floats apart) times b (n x 16, terms b_term
-// apart), or m += that where add: twelve accumulators, two vectors of b and a broadcast in the
-// sixteen AVX2 registers. The unrolling is asked for: GCC 12 at -O2 kept the accumulators in memory
-// (a loop over rows), and a broadcast written 0 + s cost an add.
-template <int R>
-RIDGE_SIMD_INLINE void multiply_rows(const float* a, int64_t a_row, int64_t a_term, const float* b, int64_t b_term,
-                                     int64_t n, float* m, int64_t ldm, bool add) {
-    V acc0[R], acc1[R];
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = V{};
-    for (int64_t c = 0; c < n; ++c) {
-        const V b0 = load<V>(b + c * b_term), b1 = load<V>(b + c * b_term + 8);
-#pragma GCC unroll 8
-        for (int i = 0; i < R; ++i) {
-            const float s = a[i * a_row + c * a_term];
-            const V ai = {s, s, s, s, s, s, s, s};
-            acc0[i] += ai * b0;
-            acc1[i] += ai * b1;
-        }
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-        if (add) acc0[i] += load<V>(m + i * ldm), acc1[i] += load<V>(m + i * ldm + 8);
-        store(m + i * ldm, acc0[i]);
-        store(m + i * ldm + 8, acc1[i]);
-    }
-}
-
 // M for items [i0, i1) of (point, panel), over the chunk's first `used` rows.
 RIDGE_SIMD_CLONES void multiply(const float* v, const float* u, float* m, const Geometry& g, int64_t used, int64_t i0,
                                 int64_t i1) {
@@ -272,14 +246,7 @@ RIDGE_SIMD_CLONES void multiply_gradient(const float* z, const float* v, float* 
         const float* a = z + p * g.mp + k;
         const float* b = v + p * g.vp + j * panel;
         float* m = du + p * g.dup + k * g.Cp + j * panel;
-        switch (std::min(rows, d.K - k)) {
-            case 6: multiply_rows<6>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-            case 5: multiply_rows<5>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-            case 4: multiply_rows<4>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-            case 3: multiply_rows<3>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-            case 2: multiply_rows<2>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-            default: multiply_rows<1>(a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add); break;
-        }
+        multiply_rows(std::min(rows, d.K - k), a, 1, g.Kp, b, g.Cp, count, m, g.Cp, add);
     }
 }
 

@@ -586,6 +586,72 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
                 }
 }
 
+// linear_gemm of every build against sums in double, on linear_panels' weights: 121, 197 and 245
+// rows span blocks of up to 120 with tails of six, 600 columns three passes of 256, 45 a partial
+// panel, 37 and 100 outputs a partial last panel. Threads split the rows where each has 120 or
+// more (245 on 2), or the panels share out unevenly (3 among 2, 4 among 3); else the panels (197
+// rows, 4 panels on 2 threads; 150 rows, 3 panels on 3, the last partial). With sum, y's previous
+// content is added before the ReLU. A NaN row gives NaN (0 after the ReLU), an infinity in a
+// weight stays in its own output.
+TEST_CASE("linear_gemm agrees with sums in double, with a bias, a residual sum and a ReLU, on each ISA") {
+    struct Shape {
+        int64_t M, C, K;
+        int threads;
+    };
+    const Shape shapes[] = {{1, 45, 37, 1},   {7, 256, 16, 2},  {121, 45, 48, 2}, {245, 600, 64, 2}, {130, 300, 100, 3},
+                            {13, 257, 64, 3}, {245, 64, 37, 2}, {6, 600, 20, 1},  {197, 300, 64, 2}, {150, 300, 37, 3}};
+    for (const SimdVariant& v : supported())
+        for (const Shape& s : shapes)
+            for (int flags = 0; flags < 8; ++flags) {
+                const bool sum = flags & 1, bias = flags & 2, relu = flags & 4;
+                const int64_t M = s.M, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
+                CAPTURE(v.isa);
+                CAPTURE(M);
+                CAPTURE(C);
+                CAPTURE(K);
+                CAPTURE(flags);
+                unsigned seed = unsigned(M * 7 + C * 3 + K + flags);
+                auto next = [&seed] {
+                    seed = seed * 1664525u + 1013904223u;
+                    return float(seed >> 8) / float(1 << 24) - 0.5f;
+                };
+                std::vector<float> x(size_t(M * C)), w(size_t(K * C)), b(static_cast<size_t>(K)), y(size_t(M * K));
+                for (float& e : x) e = 2 * next();
+                for (float& e : w) e = next();
+                for (float& e : b) e = next();
+                for (float& e : y) e = 4 * next();
+                if (M > 2) x[size_t(2 * C + C / 2)] = NAN;
+                if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;
+                std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                for (int64_t k = 0; k < K; ++k)
+                    for (int64_t c = 0; c < C; ++c)
+                        panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
+                const std::vector<float> before = y;
+                std::vector<float> scratch(v.linear_gemm_scratch(s.threads), NAN);
+                v.linear_gemm(x.data(), panels.data(), bias ? b.data() : nullptr, y.data(), scratch.data(),
+                              {M, C, K, sum, relu}, s.threads);
+                int wrong = 0;
+                for (int64_t m = 0; m < M; ++m)
+                    for (int64_t k = 0; k < K; ++k) {
+                        double t = bias ? b[size_t(k)] : 0.0, mag = std::fabs(t);
+                        if (sum) t += before[size_t(m * K + k)], mag += std::fabs(before[size_t(m * K + k)]);
+                        for (int64_t c = 0; c < C; ++c) {
+                            const double p = double(x[size_t(m * C + c)]) * w[size_t(k * C + c)];
+                            t += p;
+                            mag += std::fabs(p);
+                        }
+                        double tol = 1e-5 * mag + 1e-6;
+                        if (relu && !(t > 0)) t = 0.0, tol = 0.0;
+                        const float got = y[size_t(m * K + k)];
+                        const bool ok = std::isnan(t)   ? std::isnan(got)
+                                        : std::isinf(t) ? double(got) == t
+                                                        : std::fabs(got - t) <= tol;
+                        if (!ok && wrong++ < 3) MESSAGE("y[", m, ", ", k, "] ", got, " against ", t);
+                    }
+                CHECK(wrong == 0);
+            }
+}
+
 // depthwise_conv, its data gradient and depthwise_wgrad of every build against sums in double,
 // the weights plain or blocked (ridge-kernels' dw-wgrad takes blocked ones only): blocks of 8 and
 // 16 (19 channels: a padded last block) and channels-last (24 and 40 channels run 8 lanes
@@ -634,16 +700,20 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
             for (int64_t n = 0; n < s.N; ++n)  // values in the channels, zeros in the padding lanes
                 for (int64_t c = 0; c < s.C; ++c) {
                     for (int64_t h = 0; h < s.H; ++h)
-                        for (int64_t q = 0; q < s.W; ++q) x[size_t(at(n, c, h, q, s.H, s.W))] = xv[size_t(at(n, c, h, q, s.H, s.W))];
+                        for (int64_t q = 0; q < s.W; ++q)
+                            x[size_t(at(n, c, h, q, s.H, s.W))] = xv[size_t(at(n, c, h, q, s.H, s.W))];
                     for (int64_t p = 0; p < d.P; ++p)
-                        for (int64_t q = 0; q < d.Q; ++q) dy[size_t(at(n, c, p, q, d.P, d.Q))] = dyv[size_t(at(n, c, p, q, d.P, d.Q))];
+                        for (int64_t q = 0; q < d.Q; ++q)
+                            dy[size_t(at(n, c, p, q, d.P, d.Q))] = dyv[size_t(at(n, c, p, q, d.P, d.Q))];
                 }
             // An infinity in the last column, where the weight gradient's last block of columns
             // has taps past Q whose (absent) dy must not multiply it: each tap meets it once, so
             // the sums are +-inf, not NaN.
             if (s.W >= 14 && s.H >= 4) x[size_t(at(0, 5, 3, s.W - 1, s.H, s.W))] = INFINITY;
-            std::vector<double> y_ref(dy.size(), 0.0), y_mag(dy.size(), 0.0), dx_ref(x.size(), 0.0), dx_mag(x.size(), 0.0);
-            std::vector<double> dw_ref(w.size(), 0.0), dw_mag(w.size(), 0.0), db_ref(b.size(), 0.0), db_mag(b.size(), 0.0);
+            std::vector<double> y_ref(dy.size(), 0.0), y_mag(dy.size(), 0.0), dx_ref(x.size(), 0.0),
+                dx_mag(x.size(), 0.0);
+            std::vector<double> dw_ref(w.size(), 0.0), dw_mag(w.size(), 0.0), db_ref(b.size(), 0.0),
+                db_mag(b.size(), 0.0);
             for (int64_t n = 0; n < s.N; ++n)
                 for (int64_t c = 0; c < s.C; ++c) {
                     for (int64_t p = 0; p < d.P; ++p)
@@ -658,7 +728,8 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                                     const int64_t h = p - s.pad_t + r, u = q - s.pad_l + t;
                                     if (h < 0 || h >= s.H || u < 0 || u >= s.W) continue;
                                     const double k = w[size_t((c * s.R + r) * s.S + t)];
-                                    const size_t i = size_t(at(n, c, h, u, s.H, s.W)), o = size_t(at(n, c, p, q, d.P, d.Q));
+                                    const size_t i = size_t(at(n, c, h, u, s.H, s.W)),
+                                                 o = size_t(at(n, c, p, q, d.P, d.Q));
                                     y_ref[o] += k * x[i], y_mag[o] += std::fabs(k * x[i]);
                                     dx_ref[i] += k * dy[o], dx_mag[i] += std::fabs(k * dy[o]);
                                     const size_t wi = size_t((c * s.R + r) * s.S + t);
@@ -727,7 +798,8 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                                 for (int64_t t = 0; t < s.S; ++t) {
                                     const int64_t h = p - s.pad_t + r, u = q - s.pad_l + t;
                                     if (h >= 0 && h < s.H && u >= 0 && u < s.W)
-                                        y_ref[o] += double(w[size_t((c * s.R + r) * s.S + t)]) * x[size_t(at(n, c, h, u, s.H, s.W))];
+                                        y_ref[o] += double(w[size_t((c * s.R + r) * s.S + t)]) *
+                                                    x[size_t(at(n, c, h, u, s.H, s.W))];
                                 }
                         }
             check("y without a bias", y, y_ref, y_mag);

@@ -626,8 +626,9 @@ TEST_CASE("a flatten that is not one row an image, or of a channels-last map, st
 
 // A linear layer on one row in inference (a classifier at batch 1), and below AVX-512 on up to 64
 // rows, is kernels/simd's linear_panels over weights in panels of 16 rows, its bias and ReLU applied
-// in the kernel; with another activation, or on two rows with AVX-512, or on 65, it stays oneDNN's
-// inner product. 300 inputs leave a tail of columns and 1000 outputs a partial panel.
+// in the kernel; below AVX-512 on 65 rows and more it is linear_gemm over the same panels. With
+// another activation, or with AVX-512 on two rows or more, it stays oneDNN's. 300 inputs leave a
+// tail of columns and 1000 outputs a partial panel.
 TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bias and relu in the kernel") {
     const bool wide = onednn::avx512_core_here();
     for (int64_t N : {1, 2, 65}) {
@@ -646,9 +647,10 @@ TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bi
                 if (!std::holds_alternative<Linear>(op) || s.primitive != "kernel") continue;
                 ++rows;
                 CHECK(s.args[1].layout == "AB16b16a");
+                CHECK(s.impl == (N > 64 ? "ridge:linear_gemm" : "ridge:linear_panels"));
             }
             // The first two linears, and unfused the third, whose hardswish runs apart.
-            const bool panels = N == 1 || (N <= 64 && !wide);
+            const bool panels = N == 1 || !wide;
             CHECK_MESSAGE(rows == (!panels ? 0 : fused ? 2 : 3), "batch ", N, fused ? " fused" : " unfused");
             if (fused) CHECK_MESSAGE(relus == 0, "batch ", N, ": an activation step of its own");
         }

@@ -28,6 +28,8 @@ struct SimdVariant {
     void (*silu_forward)(const float*, float*, int64_t);
     void (*silu_backward)(const float*, const float*, float*, int64_t);
     void (*linear_panels)(const float*, const float*, const float*, bool, float*, int64_t, int64_t, int64_t);
+    size_t (*linear_gemm_scratch)(int);
+    void (*linear_gemm)(const float*, const float*, const float*, float*, float*, const simd::Gemm&, int);
     void (*linear_rows)(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, bool, int);
     void (*linear_rows_dgrad)(const float*, const float*, float*, int64_t, int64_t, int64_t, bool, int);
     void (*linear_rows_wgrad)(const float*, const float*, float*, float*, int64_t, int64_t, int64_t, bool, int);

@@ -80,6 +80,13 @@ struct Winograd3x3 {
     int64_t block_x = 8, block_y = 8;
 };
 
+// A linear layer's product on M rows (linear_gemm): x (M,C), y (M,K), what follows it fused.
+struct Gemm {
+    int64_t M = 0, C = 0, K = 0;
+    bool sum = false;   // y's previous content added: a residual held there
+    bool relu = false;  // after the sum, a NaN taken to 0
+};
+
 }  // namespace ridge::simd
 
 // The kernels sit in an inline namespace named by the build: `dispatch` for the library every
@@ -165,6 +172,11 @@ void layernorm_backward(const float* x, const float* dy, const float* gamma, con
 constexpr int64_t max_panel_rows = 64;
 void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
                    int64_t K);
+// y (M,K) = x (M,C) w^T + b (b (K) or null), then as d says y's previous content added and the
+// ReLU: a linear layer on many rows in inference, w as linear_panels has it. scratch is
+// linear_gemm_scratch(threads) floats, for `threads` threads or fewer.
+size_t linear_gemm_scratch(int threads);
+void linear_gemm(const float* x, const float* w, const float* b, float* y, float* scratch, const Gemm& d, int threads);
 // A linear layer on few rows in training, w (K,C) plain or, transposed, (C,K): y (N,K) = x (N,C)
 // w^T + b (b may be null); dx (N,C) = dy (N,K) w; dw = dy^T x (or its transpose, in w's layout) and
 // db (K) = the column sums of dy (db may be null). Outputs are overwritten.

@@ -22,7 +22,7 @@
 # CI's checkout is thrown away and `make test` has just built it, so there the copy's own build
 # (4.3 of the mutation check's 5.5 minutes on a 2-core Zen 3) is skipped: each mutant rebuilds
 # only its file's objects and what links them. A line a kill left mutated is put back on the next
-# run, in place as in the copy.
+# run, in place as in the copy, after the build the kill orphaned is stopped (below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -78,18 +78,56 @@ done < "$LIST"
 add_block
 
 # --- the copy -------------------------------------------------------------------------------
-# A line a killed run left mutated is put back first (its original sits beside it as
-# FILE.mutate-orig: a name of this script's own, since git mergetool and patch -b leave FILE.orig).
-# Restored files are touched: the objects built from the mutant are newer than the original's stamp.
-# Every object of that file name is also deleted: after a kill -9 the run's compiler lives on and
-# may write its mutated object after the touch, which the build would then take as up to date.
-printf '%s\n' "${files[@]}" | sort -u | while IFS= read -r f; do
+# What a killed run left behind is undone first. Its build ran in a session of its own, whose id
+# it kept in $BUILD/mutate.build-pgid: after a kill -9 of this script that build lives on (make,
+# the compilers, a link), and may write a mutated object after the line is put back, or race the
+# next build, so the group is stopped first and waited for. The mutated file is named in
+# $BUILD/mutate.current (whatever list that run had); its original sits beside it as
+# FILE.mutate-orig, a name of this script's own (git mergetool and patch -b leave FILE.orig). It
+# is put back and touched, and every object whose dependency file names it is deleted: a header's
+# objects too, not only the object of a source file's own name.
+PGID_FILE=$BUILD/mutate.build-pgid
+CURRENT_FILE=$BUILD/mutate.current
+# The processes of group $1 (from /proc: no procps needed), as /proc/PID folders.
+group_members() {
+    local stat line
+    for stat in /proc/[0-9]*/stat; do
+        read -r line 2> /dev/null < "$stat" || continue
+        line=${line##*) }  # after the command's name, which may hold blanks: state, ppid, pgrp
+        line=${line#* }
+        line=${line#* }
+        [ "${line%% *}" = "$1" ] && echo "${stat%/stat}"
+    done
+}
+stop_build() {
+    [ -f "$PGID_FILE" ] || return 0
+    local pg d builds=
+    pg=$(cat "$PGID_FILE")
+    # Only a group one of whose processes still builds this tree: the id may be reused since.
+    if [[ "$pg" =~ ^[0-9]+$ ]]; then
+        for d in $(group_members "$pg"); do
+            tr '\0' ' ' < "$d/cmdline" 2> /dev/null | grep -qF -e "$BUILD" -e "$SRC" && builds=1
+        done
+    fi
+    if [ -n "$builds" ]; then
+        kill -TERM -- "-$pg" 2> /dev/null
+        for _ in $(seq 50); do [ -n "$(group_members "$pg")" ] || break; sleep 0.2; done
+        kill -KILL -- "-$pg" 2> /dev/null
+        for _ in $(seq 50); do [ -n "$(group_members "$pg")" ] || break; sleep 0.2; done
+    fi
+    rm -f "$PGID_FILE"
+}
+stop_build
+if [ -f "$CURRENT_FILE" ]; then
+    f=$(cat "$CURRENT_FILE")
     if [ -f "$SRC/$f.mutate-orig" ]; then
         mv -f "$SRC/$f.mutate-orig" "$SRC/$f" && touch "$SRC/$f"
-        find "$BUILD" -path '*/CMakeFiles/*' -name "$(basename "$f").o" -type f -delete
+        find "$BUILD" -path '*/CMakeFiles/*' -name '*.o.d' -type f -exec grep -lF "$SRC/$f" {} + |
+            while IFS= read -r d; do rm -f "${d%.d}"; done
         echo "mutate: put back $f, which a killed run left mutated"
     fi
-done
+    rm -f "$CURRENT_FILE"
+fi
 if [ -z "${MUTATE_BUILD:-}" ]; then
     git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
         [ -f "$f" ] || continue
@@ -112,11 +150,15 @@ done
 
 current=
 restore() {
-    [ -n "$current" ] && [ -f "$current.mutate-orig" ] && mv -f "$current.mutate-orig" "$current" && touch "$current"
+    [ -n "$current" ] && [ -f "$SRC/$current.mutate-orig" ] && mv -f "$SRC/$current.mutate-orig" "$SRC/$current" &&
+        touch "$SRC/$current"
     current=
+    rm -f "$CURRENT_FILE"
 }
-trap 'restore; echo "mutate: interrupted; the mutated line is put back" >&2; exit 130' INT TERM
-trap restore EXIT
+# The build runs in a session of its own (build_targets), which Ctrl-C does not reach: it is
+# stopped here before the line is put back.
+trap 'stop_build; restore; echo "mutate: interrupted; the mutated line is put back" >&2; exit 130' INT TERM
+trap 'stop_build; restore' EXIT
 
 # --- build ----------------------------------------------------------------------------------
 # Without CUDA: no mutant touches the GPU code, and nvcc would double the first build. Configured
@@ -129,7 +171,16 @@ else
         die "configure failed, see $LOG"
 fi
 all_tests=$(for i in "${chosen[@]}"; do echo "${tests[$i]}"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
-build_targets() { cmake --build "$BUILD" -j "$JOBS" --target "$@" >> "$LOG" 2>&1; }
+# In a session of its own, its id kept where the next run finds it (the copy above). bash -c's own
+# pid is the session's and the group's id whether or not setsid had to fork to make one.
+build_targets() {
+    setsid bash -c 'echo $$ > "$0"; exec "$@"' "$PGID_FILE" cmake --build "$BUILD" -j "$JOBS" --target "$@" \
+        >> "$LOG" 2>&1 &
+    local status
+    wait $! && status=0 || status=$?
+    rm -f "$PGID_FILE"
+    return $status
+}
 regex_of() { echo "^($(echo "$*" | tr -s ' ' '|' | sed 's/|$//'))\$"; }
 run_tests() { (cd "$BUILD" && ctest -R "$(regex_of "$@")" --timeout 900 >> "$LOG" 2>&1); }
 
@@ -143,12 +194,13 @@ run_tests $all_tests || die "the tests fail without any mutant, see $LOG"
 # Replaces the one line equal to FROM (leading and trailing blanks aside) by TO, keeping its indent.
 # Runs in this shell (not a subshell), so that `current` tells restore what to put back.
 apply() {
-    local path=$1 from=$2 to=$3 n
+    local file=$1 from=$2 to=$3 n path=$SRC/$1
     n=$(FROM="$from" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l); if (l == ENVIRON["FROM"]) n++ }
                           END { print n + 0 }' "$path")
     [ "$n" = 1 ] || { why="line found $n times"; return 1; }
+    echo "$file" > "$CURRENT_FILE"
     cp -p "$path" "$path.mutate-orig"
-    current=$path
+    current=$file
     FROM="$from" TO="$to" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
         if (l == ENVIRON["FROM"]) { match($0, /^[ \t]*/); print substr($0, 1, RLENGTH) ENVIRON["TO"] } else print }' \
         "$path.mutate-orig" > "$path"
@@ -160,7 +212,7 @@ for i in "${chosen[@]}"; do
     printf '%s ... ' "$name"
     echo "=== $name" >> "$LOG"
     why=
-    if ! apply "$SRC/${files[$i]}" "${froms[$i]}" "${tos[$i]}"; then
+    if ! apply "${files[$i]}" "${froms[$i]}" "${tos[$i]}"; then
         result="ERROR: ${files[$i]}: $why"; errors=$((errors + 1))
     elif ! build_targets $t; then
         result="ERROR: does not build"; errors=$((errors + 1))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check: each mutant of scripts/mutants.txt changes one line of the cost formulas, the
-# reference kernels, the roofline math or the report writer; the tests it names must fail on it.
+# reference or hand kernels, the roofline math or the report writer; the tests it names must fail
+# on it.
 #
 #   scripts/mutate.sh            every mutant          (make mutate)
 #   MUTANTS=subset scripts/mutate.sh   those marked "subset: yes" (a few minutes; CI, in place)

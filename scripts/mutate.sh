@@ -82,53 +82,79 @@ add_block
 # What a killed run left behind is undone first. Its build ran in a session of its own, whose id
 # it kept in $BUILD/mutate.build-pgid: after a kill -9 of this script that build lives on (make,
 # the compilers, a link), and may write a mutated object after the line is put back, or race the
-# next build, so the group is stopped first and waited for. The mutated file is named in
-# $BUILD/mutate.current (whatever list that run had); its original sits beside it as
-# FILE.mutate-orig, a name of this script's own (git mergetool and patch -b leave FILE.orig). It
-# is put back and touched, and every object whose dependency file names it is deleted: a header's
-# objects too, not only the object of a source file's own name.
+# next build, so the session is stopped first and waited for. The mutated file is named in
+# $BUILD/mutate.current (whatever list that run had) with the checksum of its mutated content; its
+# original sits beside it as FILE.mutate-orig, a name of this script's own (git mergetool and
+# patch -b leave FILE.orig). It is put back with a new time stamp, and every object whose
+# dependency file names it (a header's too) or that bears its name is deleted. A file that changed
+# since (someone edited it) is not overwritten: the run stops and says where the original is.
 PGID_FILE=$BUILD/mutate.build-pgid
 CURRENT_FILE=$BUILD/mutate.current
-# The processes of group $1 (from /proc: no procps needed), as /proc/PID folders.
-group_members() {
-    local stat line
+command -v setsid > /dev/null || die "needs setsid (util-linux) to run each build in a session of its own"
+# The session of the process whose stat file is $1 (from /proc: no procps needed).
+session_of() {
+    local line fields
+    read -r line 2> /dev/null < "$1" || return 1
+    line=${line##*) }  # after the command's name, which may hold blanks
+    read -r -a fields <<< "$line"  # state, ppid, pgrp, session, ...
+    echo "${fields[3]:-}"
+}
+# The processes of session $1, as /proc/PID folders.
+session_members() {
+    local stat
     for stat in /proc/[0-9]*/stat; do
-        read -r line 2> /dev/null < "$stat" || continue
-        line=${line##*) }  # after the command's name, which may hold blanks: state, ppid, pgrp
-        line=${line#* }
-        line=${line#* }
-        [ "${line%% *}" = "$1" ] && echo "${stat%/stat}"
+        [ "$(session_of "$stat")" = "$1" ] && echo "${stat%/stat}"
     done
 }
 stop_build() {
     [ -f "$PGID_FILE" ] || return 0
-    local pg d builds=
-    pg=$(cat "$PGID_FILE")
-    # Only a group one of whose processes still builds this tree: the id may be reused since.
-    if [[ "$pg" =~ ^[0-9]+$ ]]; then
-        for d in $(group_members "$pg"); do
-            tr '\0' ' ' < "$d/cmdline" 2> /dev/null | grep -qF -e "$BUILD" -e "$SRC" && builds=1
+    local sid d builds=
+    sid=$(cat "$PGID_FILE")
+    # Only a session one of whose processes still builds this tree, and never this script's own:
+    # the id may have been reused since.
+    if [[ "$sid" =~ ^[0-9]+$ ]] && [ "$sid" -gt 1 ] && [ "$sid" != "$(session_of /proc/$$/stat)" ]; then
+        for d in $(session_members "$sid"); do
+            tr '\0' ' ' 2> /dev/null < "$d/cmdline" | grep -qF -e "$BUILD" -e "$SRC" && builds=1
         done
     fi
     if [ -n "$builds" ]; then
-        kill -TERM -- "-$pg" 2> /dev/null
-        for _ in $(seq 50); do [ -n "$(group_members "$pg")" ] || break; sleep 0.2; done
-        kill -KILL -- "-$pg" 2> /dev/null
-        for _ in $(seq 50); do [ -n "$(group_members "$pg")" ] || break; sleep 0.2; done
+        kill -TERM -- "-$sid" 2> /dev/null
+        for _ in $(seq 50); do [ -n "$(session_members "$sid")" ] || break; sleep 0.2; done
+        kill -KILL -- "-$sid" 2> /dev/null
+        for _ in $(seq 50); do [ -n "$(session_members "$sid")" ] || break; sleep 0.2; done
     fi
     rm -f "$PGID_FILE"
 }
+# Puts FILE.mutate-orig back as FILE: touched first, so the moved file is newer than every object
+# built from the mutant (a kill between the move and a touch after it would leave them current).
+put_back() {
+    touch "$SRC/$1.mutate-orig" && mv -f "$SRC/$1.mutate-orig" "$SRC/$1"
+}
+# Deletes the objects built from FILE: those whose dependency file names it, and those of its name.
+delete_objects() {
+    find "$BUILD" -path '*/CMakeFiles/*' -name '*.o.d' -type f -exec grep -lF "$SRC/$1" {} + 2> /dev/null |
+        while IFS= read -r d; do rm -f "${d%.d}"; done
+    find "$BUILD" -path '*/CMakeFiles/*' -name "$(basename "$1").o" -type f -delete
+}
 stop_build
-if [ -f "$CURRENT_FILE" ]; then
-    f=$(cat "$CURRENT_FILE")
-    if [ -f "$SRC/$f.mutate-orig" ]; then
-        mv -f "$SRC/$f.mutate-orig" "$SRC/$f" && touch "$SRC/$f"
-        find "$BUILD" -path '*/CMakeFiles/*' -name '*.o.d' -type f -exec grep -lF "$SRC/$f" {} + |
-            while IFS= read -r d; do rm -f "${d%.d}"; done
-        echo "mutate: put back $f, which a killed run left mutated"
+recover() {
+    local f=$1 sum=${2:-}
+    [ -f "$SRC/$f.mutate-orig" ] || return 0
+    if [ -n "$sum" ] && [ -f "$SRC/$f" ] && [ "$(cksum < "$SRC/$f")" != "$sum" ]; then
+        die "$f changed since a killed run mutated it; its original is $f.mutate-orig: compare, put it back by hand, then rerun"
     fi
+    put_back "$f"
+    delete_objects "$f"
+    echo "mutate: put back $f, which a killed run left mutated"
+}
+if [ -f "$CURRENT_FILE" ]; then
+    { IFS= read -r f; IFS= read -r sum; } < "$CURRENT_FILE"
+    recover "$f" "${sum:-}"
     rm -f "$CURRENT_FILE"
 fi
+# A backup beside a listed file without a state file: a run of an earlier version of this script,
+# or a build folder made anew since. Its checksum is unknown, so only the file's own original counts.
+while IFS= read -r f; do recover "$f"; done < <(printf '%s\n' "${files[@]}" | sort -u)
 if [ -z "${MUTATE_BUILD:-}" ]; then
     git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
         [ -f "$f" ] || continue
@@ -151,14 +177,20 @@ done
 
 current=
 restore() {
-    [ -n "$current" ] && [ -f "$SRC/$current.mutate-orig" ] && mv -f "$SRC/$current.mutate-orig" "$SRC/$current" &&
-        touch "$SRC/$current"
+    [ -n "$current" ] && [ -f "$SRC/$current.mutate-orig" ] && put_back "$current"
     current=
     rm -f "$CURRENT_FILE"
 }
 # The build runs in a session of its own (build_targets), which Ctrl-C does not reach: it is
 # stopped here before the line is put back.
-trap 'stop_build; restore; echo "mutate: interrupted; the mutated line is put back" >&2; exit 130' INT TERM
+interrupted() {
+    stop_build
+    restore
+    echo "mutate: interrupted; the mutated line is put back" >&2
+    exit "$1"
+}
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
 trap 'stop_build; restore' EXIT
 
 # --- build ----------------------------------------------------------------------------------
@@ -172,11 +204,12 @@ else
         die "configure failed, see $LOG"
 fi
 all_tests=$(for i in "${chosen[@]}"; do echo "${tests[$i]}"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
-# In a session of its own, its id kept where the next run finds it (the copy above). bash -c's own
-# pid is the session's and the group's id whether or not setsid had to fork to make one.
+# In a session of its own, its id kept where the next run finds it (the copy above). A background
+# job of this non-interactive shell is never a process group leader, so setsid makes the session
+# without forking: the job's pid is the session's and the group's id, written before the wait.
 build_targets() {
-    setsid bash -c 'echo $$ > "$0"; exec "$@"' "$PGID_FILE" cmake --build "$BUILD" -j "$JOBS" --target "$@" \
-        >> "$LOG" 2>&1 &
+    setsid cmake --build "$BUILD" -j "$JOBS" --target "$@" >> "$LOG" 2>&1 &
+    echo $! > "$PGID_FILE"
     local status
     wait $! && status=0 || status=$?
     rm -f "$PGID_FILE"
@@ -199,12 +232,14 @@ apply() {
     n=$(FROM="$from" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l); if (l == ENVIRON["FROM"]) n++ }
                           END { print n + 0 }' "$path")
     [ "$n" = 1 ] || { why="line found $n times"; return 1; }
+    [ -e "$path.mutate-orig" ] && { why="$file.mutate-orig is there already"; return 1; }
     echo "$file" > "$CURRENT_FILE"
-    cp -p "$path" "$path.mutate-orig"
+    cp -p "$path" "$path.mutate-orig" || { why="cannot copy it"; rm -f "$path.mutate-orig"; return 1; }
     current=$file
     FROM="$from" TO="$to" awk '{ l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t]+$/, "", l)
         if (l == ENVIRON["FROM"]) { match($0, /^[ \t]*/); print substr($0, 1, RLENGTH) ENVIRON["TO"] } else print }' \
         "$path.mutate-orig" > "$path"
+    printf '%s\n%s\n' "$file" "$(cksum < "$path")" > "$CURRENT_FILE"
 }
 
 rows=() survived=0 errors=0 mutants_from=$SECONDS

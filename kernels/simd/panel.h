@@ -3,6 +3,7 @@
 // linear layers on many rows): a block of up to six rows times a panel of 16 columns.
 #include <cstdint>
 
+#include "kernels/simd/simd.h"  // RIDGE_SIMD_ISA, which names the namespace below
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {

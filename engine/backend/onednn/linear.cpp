@@ -1,6 +1,6 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul (below AVX-512 on kernels/simd's linear_gemm), one row (below AVX-512 up to 64) on
-// kernels/simd's linear_panels.
+// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm unless a GELU
+// follows, and one row (below AVX-512 up to 64) on kernels/simd's linear_panels.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
 #include <algorithm>
@@ -131,15 +131,18 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
     return true;
 }
 
-// Many rows in inference below AVX-512 (vit's tokens, convnext's positions): kernels/simd's
-// linear_gemm over the same weight panels, with a residual sum and then a ReLU fused as the group
-// has them. On the 2-core Zen 3 it ran vit_b_16's and convnext_tiny's linears 2 to 7 % faster than
-// oneDNN's AVX2 inner product (gemm:jit; its matmul there is gemm:jit too), 185 to 188 GFLOP/s
-// on convnext's at batch 16. A GELU stays oneDNN's post-op: in linear_gemm's epilogue (erf from
-// Numerical Recipes' erfc, exp and a division) it cost 0.8 ns an element on 2 threads against
-// about 0.35 for oneDNN's, and the MLPs with it ran level or slower.
+// Many rows in inference on AVX2 hosts without AVX-512 (vit's tokens, convnext's positions):
+// kernels/simd's linear_gemm over the same weight panels, with a residual sum and then a ReLU
+// fused as the group has them. On the 2-core Zen 3, alone against oneDNN's AVX2 inner product
+// (gemm:jit; its matmul there is gemm:jit too), it ran vit's shapes and convnext's later stages 3
+// to 6 % faster, convnext's first stage at batch 4 (12544 x 96 -> 384) 8 % slower, while in the
+// per-layer pass of convnext at batch 16 every stage's linears were faster (154 to 188 against
+// 143 to 181 GFLOP/s) and the whole nets were a few per cent faster. A GELU stays oneDNN's
+// post-op: in linear_gemm's epilogue (erf from Numerical Recipes' erfc, exp and a division) it cost
+// 0.8 ns an element on 2 threads against about 0.35 for oneDNN's, and the MLPs with it ran level
+// or slower. Below AVX2 (never measured) the inner product stays.
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
-    if (p.train || s.M <= simd::max_panel_rows || avx512_core_here()) return false;
+    if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
     simd::Gemm d{s.M, s.C, s.K};
     if (l.group)
         for (const PostOp& po : l.group->post) {

@@ -65,6 +65,12 @@ bool has_avx512_core(dnnl::cpu_isa isa) {
 
 bool avx512_core_here() { return has_avx512_core(dnnl::get_effective_cpu_isa()); }
 
+bool avx2_here() {
+    const auto bits = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx2 = static_cast<unsigned>(dnnl::cpu_isa::avx2);
+    return (bits & avx2) == avx2;
+}
+
 bool matmul_reads(const Md& md) {
     if (!unblocked(md) || md.data.ndims < 2) return false;
     const Dims st = strides_of(md);

@@ -86,6 +86,9 @@ bool has_avx512_core(dnnl::cpu_isa isa);
 // The same of the ISA oneDNN runs here (ONEDNN_MAX_CPU_ISA caps it): the planners' test for the
 // AVX-512 paths.
 bool avx512_core_here();
+// Whether the ISA oneDNN runs here includes AVX2 with FMA (oneDNN's avx2 bits): the paths for
+// AVX2 hosts, whose kernels were measured there only.
+bool avx2_here();
 
 class Plan {
 public:

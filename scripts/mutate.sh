@@ -106,6 +106,11 @@ session_members() {
         [ "$(session_of "$stat")" = "$1" ] && echo "${stat%/stat}"
     done
 }
+# Sends signal $2 to session $1's process group and waits up to 10 s for its processes to end.
+signal_session() {
+    kill -"$2" -- "-$1" 2> /dev/null
+    for _ in $(seq 50); do [ -n "$(session_members "$1")" ] || break; sleep 0.2; done
+}
 stop_build() {
     [ -f "$PGID_FILE" ] || return 0
     local sid d builds=
@@ -118,10 +123,8 @@ stop_build() {
         done
     fi
     if [ -n "$builds" ]; then
-        kill -TERM -- "-$sid" 2> /dev/null
-        for _ in $(seq 50); do [ -n "$(session_members "$sid")" ] || break; sleep 0.2; done
-        kill -KILL -- "-$sid" 2> /dev/null
-        for _ in $(seq 50); do [ -n "$(session_members "$sid")" ] || break; sleep 0.2; done
+        signal_session "$sid" TERM
+        signal_session "$sid" KILL
     fi
     rm -f "$PGID_FILE"
 }

@@ -25,6 +25,16 @@ namespace {
 
 constexpr int64_t panel = 16;
 
+// Floats of one panel of the weights: 16 rows of C columns, C padded to 16.
+constexpr int64_t panel_floats(int64_t C) { return (C + panel - 1) / panel * panel * panel; }
+
+// [lo, hi) of `count` items for thread t of `threads`, in whole multiples of `unit`.
+void share(int64_t count, int64_t unit, int t, int threads, int64_t& lo, int64_t& hi) {
+    const int64_t units = (count + unit - 1) / unit;
+    lo = std::min(count, units * t / threads * unit);
+    hi = std::min(count, units * (t + 1) / threads * unit);
+}
+
 // Asks for the line `ahead` floats past p. The prefetches below run up to a chunk or two strips
 // past the array's end, where a prefetch never faults but a pointer formed there would be
 // undefined behaviour, so the address is formed as an integer.
@@ -105,14 +115,14 @@ RIDGE_SIMD_CLONES void panel_dots_rows(const float* x, const float* w, int64_t N
 
 void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
                    int64_t K) {
-    const int64_t panels = (K + panel - 1) / panel, panel_floats = (C + panel - 1) / panel * panel * panel;
+    const int64_t panels = (K + panel - 1) / panel;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < panels; ++i) {
         float out[max_panel_rows * panel];
         if (N == 1)
-            panel_dots(x, w + i * panel_floats, C, out);
+            panel_dots(x, w + i * panel_floats(C), C, out);
         else
-            panel_dots_rows(x, w + i * panel_floats, N, C, out);
+            panel_dots_rows(x, w + i * panel_floats(C), N, C, out);
         for (int64_t n = 0; n < N; ++n)
             for (int64_t j = 0, k = i * panel; j < panel && k < K; ++j, ++k) {
                 const float v = b ? out[n * panel + j] + b[k] : out[n * panel + j];
@@ -166,7 +176,6 @@ struct Range {
 RIDGE_SIMD_CLONES void gemm_share(const float* x, const float* w, const float* b, float* y, float* packed,
                                   const Gemm& d, Range m, Range p) {
     const int64_t C = d.C, K = d.K;
-    const int64_t panel_floats = (C + panel - 1) / panel * panel * panel;
     const int64_t blocks = (m.hi - m.lo + gemm_block - 1) / gemm_block;
     const int64_t block = blocks ? ((m.hi - m.lo + blocks - 1) / blocks + gemm_rows - 1) / gemm_rows * gemm_rows : 0;
     for (int64_t c0 = 0; c0 < C; c0 += gemm_depth) {
@@ -182,7 +191,7 @@ RIDGE_SIMD_CLONES void gemm_share(const float* x, const float* w, const float* b
             }
             for (int64_t j = p.lo; j < p.hi; ++j) {
                 const int64_t k0 = j * panel, live = std::min(panel, K - k0);
-                const float* wp = w + j * panel_floats + c0 * panel;
+                const float* wp = w + j * panel_floats(C) + c0 * panel;
                 float bias[panel] = {};
                 if (b && live < panel) std::copy(b + k0, b + K, bias);
                 const float* bp = !b ? nullptr : live < panel ? bias : b + k0;
@@ -227,14 +236,12 @@ void linear_gemm(const float* x, const float* w, const float* b, float* y, float
         // panels where they share out evenly or are many: every thread reads all of x (packing it
         // again), each its own weights; else groups of six rows.
         const bool by_rows = d.M >= team * gemm_block || (panels % team != 0 && panels < 8 * team);
-        if (!by_rows) {
-            gemm_share(x, w, b, y, packed, d, {0, d.M}, {panels * t / team, panels * (t + 1) / team});
-        } else {
-            const int64_t groups = (d.M + gemm_rows - 1) / gemm_rows;
-            const Range m{std::min(d.M, groups * t / team * gemm_rows),
-                          std::min(d.M, groups * (t + 1) / team * gemm_rows)};
-            gemm_share(x, w, b, y, packed, d, m, {0, panels});
-        }
+        Range m{0, d.M}, p{0, panels};
+        if (by_rows)
+            share(d.M, gemm_rows, t, team, m.lo, m.hi);
+        else
+            share(panels, 1, t, team, p.lo, p.hi);
+        gemm_share(x, w, b, y, packed, d, m, p);
     }
 }
 
@@ -255,13 +262,6 @@ namespace {
 using V = Vec<8>;
 constexpr int64_t W = 8;
 typedef int32_t Lanes __attribute__((vector_size(32)));
-
-// [lo, hi) of `count` items for thread t of `threads`, in whole multiples of `unit`.
-void share(int64_t count, int64_t unit, int t, int threads, int64_t& lo, int64_t& hi) {
-    const int64_t units = (count + unit - 1) / unit;
-    lo = std::min(count, units * t / threads * unit);
-    hi = std::min(count, units * (t + 1) / threads * unit);
-}
 
 // Lane j of the result: lane j of x where bit h of j is clear, of y where it is set, plus the lane
 // whose index differs from j in bit h, from the same vector.

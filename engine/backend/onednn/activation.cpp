@@ -52,6 +52,21 @@ bool post_ops_all(const Plan& p, const Layer& l, Activation::Fn fn) {
     return true;
 }
 
+std::optional<SumRelu> sum_then_relu(const Plan& p, const Layer& l) {
+    SumRelu r;
+    if (!l.group) return r;
+    for (const PostOp& po : l.group->post) {
+        if (po.kind == PostOp::Kind::sum && !r.sum && !r.relu)
+            r.sum = true;
+        else if (po.kind == PostOp::Kind::eltwise && !r.relu &&
+                 std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn == Activation::Fn::relu)
+            r.relu = true;
+        else
+            return std::nullopt;
+    }
+    return r;
+}
+
 dnnl::post_ops post_ops_of(const Graph& g, const Group& gr) {
     dnnl::post_ops po;
     for (const PostOp& p : gr.post) {

@@ -314,17 +314,9 @@ bool simd_winograd(const Plan& p, const Layer& l, const Conv2d& op) {
 // 0.024-0.026; 8 -> 8 at 56x56 (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (p.train || !simd_winograd(p, l, op)) return false;
-    bool sum = false, relu = false;  // a sum, then a ReLU, each at most once
-    if (l.group)
-        for (const PostOp& po : l.group->post) {
-            if (po.kind == PostOp::Kind::sum && !sum && !relu)
-                sum = true;
-            else if (po.kind == PostOp::Kind::eltwise && !relu &&
-                     std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn == Activation::Fn::relu)
-                relu = true;
-            else
-                return false;
-        }
+    const std::optional<SumRelu> chain = sum_then_relu(p, l);
+    if (!chain) return false;
+    const bool sum = chain->sum, relu = chain->relu;
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], K = op.K;

@@ -143,18 +143,9 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 // or slower. Below AVX2 (never measured) the inner product stays.
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
-    simd::Gemm d{s.M, s.C, s.K};
-    if (l.group)
-        for (const PostOp& po : l.group->post) {
-            const bool relu = po.kind == PostOp::Kind::eltwise &&
-                              std::get<Activation>(p.g.nodes()[size_t(po.node)].op).fn == Activation::Fn::relu;
-            if (po.kind == PostOp::Kind::sum && !d.sum && !d.relu)
-                d.sum = true;
-            else if (relu && !d.relu)
-                d.relu = true;
-            else
-                return false;
-        }
+    const std::optional<SumRelu> chain = sum_then_relu(p, l);
+    if (!chain) return false;
+    const simd::Gemm d{s.M, s.C, s.K, chain->sum, chain->relu};
     const int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     const int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
     const int w = p.param_mem(l.node, 0, Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::AB16b16a));

@@ -3,6 +3,8 @@
 // value of its output; backward() plans its gradient steps after every layer that reads its output
 // has planned its own. One file per op family of engine/ops/ (conv2d.cpp, linear.cpp, matmul.cpp,
 // norm.cpp, activation.cpp, elementwise.cpp, embedding.cpp, ...).
+#include <optional>
+
 #include "engine/backend/onednn/check.h"
 #include "engine/backend/onednn/fusion.h"
 #include "engine/backend/onednn/plan.h"
@@ -121,6 +123,12 @@ dnnl::post_ops post_ops_of(const Graph& g, const Group& gr);
 // Whether every post-op of l's group (none without a group) is the activation fn: ridge's own
 // kernels that apply a ReLU or a SiLU themselves take such groups.
 bool post_ops_all(const Plan& p, const Layer& l, Activation::Fn fn);
+// l's group's post-ops (none without a group) as a residual sum and then a ReLU, each at most
+// once, the chain ridge's winograd3x3 and linear_gemm fuse; null for any other.
+struct SumRelu {
+    bool sum = false, relu = false;
+};
+std::optional<SumRelu> sum_then_relu(const Plan& p, const Layer& l);
 
 // A binary primitive (elementwise.cpp): Add, Mul, LayerScale, PosEmbedding.
 dnnl::binary::primitive_desc binary_pd(const Plan& p, dnnl::algorithm alg, const Md& a, const Md& b, const Md& y);

@@ -58,18 +58,21 @@ std::string impl_isa(const dnnl::primitive_desc_base& pd) {
     return impl.substr(impl.find(':') + 1);
 }
 
-bool has_avx512_core(dnnl::cpu_isa isa) {
-    const auto bits = static_cast<unsigned>(isa), core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (bits & core) == core;
+namespace {
+
+// Whether isa's bits hold every bit of subset's.
+bool includes(dnnl::cpu_isa isa, dnnl::cpu_isa subset) {
+    const auto bits = static_cast<unsigned>(isa), sub = static_cast<unsigned>(subset);
+    return (bits & sub) == sub;
 }
+
+}  // namespace
+
+bool has_avx512_core(dnnl::cpu_isa isa) { return includes(isa, dnnl::cpu_isa::avx512_core); }
 
 bool avx512_core_here() { return has_avx512_core(dnnl::get_effective_cpu_isa()); }
 
-bool avx2_here() {
-    const auto bits = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx2 = static_cast<unsigned>(dnnl::cpu_isa::avx2);
-    return (bits & avx2) == avx2;
-}
+bool avx2_here() { return includes(dnnl::get_effective_cpu_isa(), dnnl::cpu_isa::avx2); }
 
 bool matmul_reads(const Md& md) {
     if (!unblocked(md) || md.data.ndims < 2) return false;

@@ -5,14 +5,15 @@
 // capped at the host's own ISA, which runs the very kernels test_onednn does (AVX2 on an AVX2-only
 // host, AVX512_CORE_BF16 on a Zen 4): 83 s of ctest's time on the 2-core Zen 3.
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
-
 #include <cpuid.h>
+#include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
+
+#include "cpu_features.h"
 
 namespace {
 
@@ -37,10 +38,8 @@ const char* isa_name(dnnl::cpu_isa isa) {
 // for AVX-512 by its bits (onednn::has_avx512_core), so both runs take the same branches. Null for
 // AVX-512 without its core subset (Xeon Phi).
 const char* host_isa() {
-    const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!avx512_core) {
+    if (!cpu_has_avx512_core()) {
         if (__builtin_cpu_supports("avx512f")) return nullptr;
         return __builtin_cpu_supports("avx2") ? "AVX2" : nullptr;
     }

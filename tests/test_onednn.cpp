@@ -19,11 +19,12 @@
 #include <optional>
 #include <set>
 
+#include "cpu_features.h"
 #include "engine/analysis.h"
 #include "engine/backend/executor.h"
 #include "engine/backend/onednn/plan.h"
-#include "exec_compare.h"
 #include "engine/dsl.h"
+#include "exec_compare.h"
 #include "kernels/simd/simd.h"
 #include "netdefs/zoo.h"
 #include "op_cases.h"
@@ -97,11 +98,9 @@ TEST_CASE("the AVX-512 paths are for ISAs with AVX-512's bits, not for ISAs abov
          {cpu_isa::avx512_core, cpu_isa::avx512_core_vnni, cpu_isa::avx512_core_bf16, cpu_isa::avx512_core_amx})
         CHECK(onednn::has_avx512_core(isa));
     // Here: the CPU's own features, under the cap test_onednn_<isa> runs with.
-    const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
     const std::string cap = std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
     const bool capped = !cap.empty() && cap != "ALL";
-    CHECK(onednn::avx512_core_here() == (cpu && (!capped || cap.starts_with("AVX512_CORE"))));
+    CHECK(onednn::avx512_core_here() == (cpu_has_avx512_core() && (!capped || cap.starts_with("AVX512_CORE"))));
 }
 
 TEST_CASE("layouts oneDNN calls equal get one descriptor") {

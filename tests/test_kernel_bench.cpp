@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -830,4 +831,89 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
     CHECK(refused([](simd::Depthwise& d) { d.C = 12, d.block = 12; }));
     CHECK(refused([](simd::Depthwise& d) { d.block = 1; }));
     CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 1, d.pad_t = d.pad_l = 0, d.P = d.Q = -1; }));
+}
+
+// kernels/simd's layernorm against the formulas in double, on rows of D from 1 to 770 (the vector
+// loops' tails: 5, 37, 770; two vectors a step: 16, 96, 768; one more vector past those: 24), split
+// over 1 to 3 threads, with the input's gradient written, added to what is there, and not asked for.
+// Rows 1, 7 and 9 run one, two and three of the forward's chunks. One row has a mean of 1000 and a
+// spread of about 1, where a variance taken as E[x^2] - mean^2 in float would keep no digit. Each
+// build runs: on an AVX-512 host the x86-64-v3 build's 8-lane loops as well as the 16-lane ones.
+TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, on each instruction set this CPU runs") {
+    for (const SimdVariant& v : supported()) {
+        CAPTURE(v.isa);
+        const float eps = 1e-5f;
+        for (int64_t D :
+             {int64_t(1), int64_t(5), int64_t(16), int64_t(37), int64_t(24), int64_t(96), int64_t(768), int64_t(770)})
+            for (int64_t rows : {int64_t(1), int64_t(7), int64_t(9)})
+                for (int threads : {1, 2, 3})
+                    for (const char* dmode : {"written", "added", "none"}) {
+                        const bool dgrad = dmode[0] != 'n', add = dmode[0] == 'a';
+                        const size_t n = size_t(rows * D), d = size_t(D);
+                        std::vector<float> x(n), dy(n), gamma(d), beta(d), y(n), dx(n, -7.0f), dgamma(d, -7.0f),
+                            dbeta(d, -7.0f), mean(n / d), var(n / d);
+                        for (int64_t r = 0; r < rows; ++r)
+                            for (int64_t i = 0; i < D; ++i) {
+                                const float wave = float((r * 37 + i * 11) % 29) * 0.125f - 1.75f;
+                                x[size_t(r * D + i)] = r == 3 ? 1000.0f + wave : wave * float(r + 1);
+                                dy[size_t(r * D + i)] = float((r * 13 + i * 7) % 17) * 0.25f - 2.0f;
+                            }
+                        for (int64_t i = 0; i < D; ++i)
+                            gamma[size_t(i)] = 0.5f + float(i % 5) * 0.25f, beta[size_t(i)] = float(i % 3) - 1.0f;
+                        std::vector<float> scratch(v.layernorm_backward_scratch(D, threads), -7.0f);
+                        v.layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(),
+                                            rows, D, eps);
+                        v.layernorm_backward(x.data(), dy.data(), gamma.data(), mean.data(), var.data(),
+                                             dgrad ? dx.data() : nullptr, add, dgamma.data(), dbeta.data(),
+                                             scratch.data(), rows, D, eps, threads);
+                        std::vector<double> want_dg(d), want_db(d);
+                        int64_t wrong = 0;
+                        auto off = [](double got, double want) {
+                            return std::abs(got - want) > 1e-4 * std::max(1.0, std::abs(want));
+                        };
+                        for (int64_t r = 0; r < rows; ++r) {
+                            const float* xr = x.data() + r * D;
+                            const float* dr = dy.data() + r * D;
+                            double m = 0, spread = 0, g_mean = 0, gx_mean = 0;
+                            for (int64_t i = 0; i < D; ++i) m += xr[i];
+                            m /= double(D);
+                            for (int64_t i = 0; i < D; ++i) spread += (xr[i] - m) * (xr[i] - m);
+                            spread /= double(D);
+                            const double istd = 1.0 / std::sqrt(spread + eps);
+                            wrong += off(mean[size_t(r)], m) + off(var[size_t(r)], spread);
+                            for (int64_t i = 0; i < D; ++i) {
+                                const double xh = (xr[i] - m) * istd, g = double(dr[i]) * gamma[size_t(i)];
+                                wrong += off(y[size_t(r * D + i)], xh * gamma[size_t(i)] + beta[size_t(i)]);
+                                g_mean += g / double(D), gx_mean += g * xh / double(D);
+                                want_dg[size_t(i)] += dr[i] * xh, want_db[size_t(i)] += dr[i];
+                            }
+                            for (int64_t i = 0; i < D && dgrad; ++i) {
+                                const double xh = (xr[i] - m) * istd, g = double(dr[i]) * gamma[size_t(i)];
+                                const double want = istd * (g - g_mean - xh * gx_mean);
+                                wrong += off(dx[size_t(r * D + i)], (add ? -7.0 : 0.0) + want);
+                            }
+                        }
+                        for (size_t i = 0; i < d; ++i) wrong += off(dgamma[i], want_dg[i]) + off(dbeta[i], want_db[i]);
+                        if (!dgrad) wrong += std::count(dx.begin(), dx.end(), -7.0f) != int64_t(dx.size());
+                        CHECK_MESSAGE(wrong == 0, "D ", D, ", rows ", rows, ", threads ", threads, ", dx ",
+                                      std::string(dmode));
+                    }
+
+        // A mean of 10000 over a spread of 1: the forward's y keeps its digits (its mean corrected by
+        // the deviations' sum); the backward's xhat would carry half an ulp of the stored mean, 5e-4.
+        {
+            const int64_t D = 768;
+            const size_t n = size_t(D);
+            std::vector<float> x(n), gamma(n, 1.0f), beta(n, 0.0f), y(n);
+            for (int64_t i = 0; i < D; ++i) x[size_t(i)] = 10000.0f + float((i * 11) % 29) * 0.125f - 1.75f;
+            v.layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, 1, D, eps);
+            double m = 0, spread = 0;
+            for (float e : x) m += e / double(D);
+            for (float e : x) spread += (e - m) * (e - m) / double(D);
+            double worst = 0;
+            for (int64_t i = 0; i < D; ++i)
+                worst = std::max(worst, std::abs(y[size_t(i)] - (x[size_t(i)] - m) / std::sqrt(spread + eps)));
+            CHECK(worst < 1e-4);
+        }
+    }
 }

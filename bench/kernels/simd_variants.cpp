@@ -33,6 +33,12 @@
                            bool transposed, int threads);                                                              \
     void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C, int64_t K,     \
                            bool transposed, int threads);                                                              \
+    void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,   \
+                           int64_t rows, int64_t D, float eps);                                                        \
+    size_t layernorm_backward_scratch(int64_t D, int threads);                                                         \
+    void layernorm_backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* var,  \
+                            float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows,         \
+                            int64_t D, float eps, int threads);                                                        \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -47,7 +53,8 @@ namespace ridge::kbench {
             simd::ns::depthwise_wgrad_scratch, simd::ns::depthwise_wgrad, simd::ns::broadcast_channels,             \
             simd::ns::concat_affine, simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, \
             simd::ns::silu_backward, simd::ns::linear_panels, simd::ns::linear_gemm_scratch, simd::ns::linear_gemm, \
-            simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad                         \
+            simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,                        \
+            simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward         \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

@@ -33,6 +33,11 @@ struct SimdVariant {
     void (*linear_rows)(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, bool, int);
     void (*linear_rows_dgrad)(const float*, const float*, float*, int64_t, int64_t, int64_t, bool, int);
     void (*linear_rows_wgrad)(const float*, const float*, float*, float*, int64_t, int64_t, int64_t, bool, int);
+    void (*layernorm_forward)(const float*, const float*, const float*, float*, float*, float*, int64_t, int64_t,
+                              float);
+    size_t (*layernorm_backward_scratch)(int64_t, int);
+    void (*layernorm_backward)(const float*, const float*, const float*, const float*, const float*, float*, bool,
+                               float*, float*, float*, int64_t, int64_t, float, int);
 };
 
 // dispatch first, then x86-64-v4, x86-64-v3 and x86-64, each marked with whether this CPU runs it.

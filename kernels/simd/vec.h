@@ -120,10 +120,15 @@ RIDGE_SIMD_INLINE Vec16 exp_bounded(Vec16 t) {
     return floats(VI(VU(bits(p)) + (k << 23)));
 }
 
-// The sum of a 16-lane vector's lanes, first to last.
+// The sum of a vector's lanes, first to last.
 RIDGE_SIMD_INLINE float sum_lanes(Vec16 v) {
     float s = 0;
     for (int j = 0; j < 16; ++j) s += v[j];
+    return s;
+}
+RIDGE_SIMD_INLINE float sum_lanes(Vec8 v) {
+    float s = 0;
+    for (int j = 0; j < 8; ++j) s += v[j];
     return s;
 }
 

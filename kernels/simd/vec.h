@@ -132,19 +132,25 @@ RIDGE_SIMD_INLINE float sum_lanes(Vec8 v) {
     return s;
 }
 
-// sum of a[i] * b[i] over n floats: two chains of 16-lane partial sums to hide the FMA latency,
+// sum of a[i] * b[i] over n floats: two chains of W-lane partial sums to hide the FMA latency,
 // then the tail in scalar. Inlined into each caller's clone, so it is built per instruction set.
-RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
-    using V = Vec<16>;
+template <int W>
+RIDGE_SIMD_INLINE float dot_lanes(const float* a, const float* b, int64_t n) {
+    using V = Vec<W>;
     V s0 = {}, s1 = {};
     int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
+    for (; i + 2 * W <= n; i += 2 * W) {
         s0 += load<V>(a + i) * load<V>(b + i);
-        s1 += load<V>(a + i + 16) * load<V>(b + i + 16);
+        s1 += load<V>(a + i + W) * load<V>(b + i + W);
     }
     float s = sum_lanes(s0 + s1);
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
+}
+// 16 lanes only where the clone runs AVX-512: below it GCC 12 keeps 16-lane accumulators carried
+// across a loop on the stack (layernorm.cpp has the figures).
+RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
+    return wide_vectors() ? dot_lanes<16>(a, b, n) : dot_lanes<8>(a, b, n);
 }
 
 }  // namespace ridge::simd

@@ -834,17 +834,18 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
 }
 
 // kernels/simd's layernorm against the formulas in double, on rows of D from 1 to 770 (the vector
-// loops' tails: 5, 37, 770; two vectors a step: 16, 96, 768; one more vector past those: 24), split
-// over 1 to 3 threads, with the input's gradient written, added to what is there, and not asked for.
-// Rows 1, 7 and 9 run one, two and three of the forward's chunks. One row has a mean of 1000 and a
-// spread of about 1, where a variance taken as E[x^2] - mean^2 in float would keep no digit. Each
-// build runs: on an AVX-512 host the x86-64-v3 build's 8-lane loops as well as the 16-lane ones.
+// loops' tails: 5, 37, 770; whole vectors: 16, 96, 768; a lone vector after the pairs: 24; pairs, a
+// lone vector and a tail at 8 and at 16 lanes: 61), split over 1 to 3 threads, with the input's
+// gradient written, added to what is there, and not asked for. Rows 1, 7 and 9 run one, two and
+// three of the forward's chunks. One row has a mean of 1000 and a spread of about 1, where a
+// variance taken as E[x^2] - mean^2 in float would keep no digit. Each build runs: on an AVX-512
+// host the x86-64-v3 build's 8-lane loops as well as the 16-lane ones.
 TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, on each instruction set this CPU runs") {
     for (const SimdVariant& v : supported()) {
         CAPTURE(v.isa);
         const float eps = 1e-5f;
-        for (int64_t D :
-             {int64_t(1), int64_t(5), int64_t(16), int64_t(37), int64_t(24), int64_t(96), int64_t(768), int64_t(770)})
+        for (int64_t D : {int64_t(1), int64_t(5), int64_t(16), int64_t(37), int64_t(24), int64_t(61), int64_t(96),
+                          int64_t(768), int64_t(770)})
             for (int64_t rows : {int64_t(1), int64_t(7), int64_t(9)})
                 for (int threads : {1, 2, 3})
                     for (const char* dmode : {"written", "added", "none"}) {

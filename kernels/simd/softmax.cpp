@@ -37,6 +37,11 @@ RIDGE_SIMD_INLINE Vec16 exp_shifted(Vec16 x, float m) {
     return floats((bits(exp_bounded(floats(t))) & ~beyond) | nan);
 }
 
+RIDGE_SIMD_INLINE void add_halves(Vec8& lo, Vec8& hi, Vec16 e) {
+    lo += __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
+    hi += __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
 RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) {
     using V8 = Vec<8>;  // 8 lanes compare in one instruction on AVX2 as on AVX-512
     V8 mv = V8{} - __builtin_inff();
@@ -53,22 +58,18 @@ RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) 
     // stack in GCC 12's AVX2 code (layernorm.cpp has the figures), and AVX-512 loses nothing on a
     // loop bound by its exponentials.
     V8 s_lo = {}, s_hi = {};
-    auto add = [&](Vec16 e) {
-        s_lo += __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
-        s_hi += __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
-    };
     i = 0;
     for (; i + 16 <= n; i += 16) {
         Vec16 e = exp_shifted(load<Vec16>(x + i), m);
         store(y + i, e);
-        add(e);
+        add_halves(s_lo, s_hi, e);
     }
     if (i < n) {  // the tail through a vector whose other lanes are -inf, which give 0
         float tail[16];
         std::fill(tail, tail + 16, -__builtin_inff());
         std::copy(x + i, x + n, tail);
         Vec16 e = exp_shifted(load<Vec16>(tail), m);
-        add(e);
+        add_halves(s_lo, s_hi, e);
         store(tail, e);
         std::copy(tail, tail + (n - i), y + i);
     }

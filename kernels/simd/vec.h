@@ -148,8 +148,9 @@ RIDGE_SIMD_INLINE float dot_lanes(const float* a, const float* b, int64_t n) {
     return s;
 }
 // 16 lanes only where the clone runs AVX-512: below it GCC 12 keeps 16-lane accumulators carried
-// across a loop on the stack (layernorm.cpp has the figures).
-RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
+// across a loop on the stack (layernorm.cpp has the figures). Static, as wide_vectors(): each ISA
+// build's copy has its own body.
+static RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
     return wide_vectors() ? dot_lanes<16>(a, b, n) : dot_lanes<8>(a, b, n);
 }
 

@@ -1620,9 +1620,9 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
 
 // Max pools run kernels/simd's max_pool on the plain, blocked or channels-last map they are given,
 // and match the reference (ceil mode, padding, a channel count that pads its blocks); in training
-// below AVX-512 their gradient too is kernels/simd's where the map is not plain, and oneDNN's
-// pooling (its workspace read by the backward) keeps a plain one, and with AVX-512 every one.
-TEST_CASE("max pools run kernels/simd, in training below AVX-512 where their map is not plain") {
+// below AVX-512 their gradient too is kernels/simd's, a plain map first reordered into nChw8c, and
+// with AVX-512 oneDNN's pooling (its workspace read by the backward) keeps every one.
+TEST_CASE("max pools run kernels/simd, in training below AVX-512 also on a plain map") {
     const bool wide = onednn::avx512_core_here();
     Graph g("pools");
     Tensor h = g.input({2, 3, 19, 19}) | conv(20, 3, {.pad = 1}) | relu() | maxpool(3, {.stride = 2, .ceil_mode = true});
@@ -1637,7 +1637,20 @@ TEST_CASE("max pools run kernels/simd, in training below AVX-512 where their map
     plain.input({2, 3, 11, 10}) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
     check_against_reference(plain, 1e-4, 1e-4);
     CHECK(step_kinds<Pool2d>(plain, Mode::infer, StepPhase::fwd) == std::vector<std::string>{"kernel"});
-    CHECK(step_kinds<Pool2d>(plain, Mode::train, StepPhase::fwd) == std::vector<std::string>{"pooling_v2"});
+    const std::vector<std::string> reordered =
+        wide ? std::vector<std::string>{"pooling_v2"} : std::vector<std::string>{"reorder", "kernel"};
+    CHECK(step_kinds<Pool2d>(plain, Mode::train, StepPhase::fwd) == reordered);
+    // Behind an 11x11 stride-4 conv of the image, which oneDNN's AVX2 plan writes in nchw as
+    // alexnet's first: the pool's gradient comes back in nChw8c and is reordered into the conv's
+    // layout.
+    Graph after_conv("pool after alexnet's kind of first conv");
+    after_conv.input({2, 3, 39, 39}) | conv(16, 11, {.stride = 4, .pad = 2}) | relu() |
+        maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
+    check_against_reference(after_conv, 1e-4, 1e-4);
+    if (!wide) {
+        CHECK(step_kinds<Pool2d>(after_conv, Mode::train, StepPhase::fwd) == reordered);
+        CHECK(step_kinds<Pool2d>(after_conv, Mode::train, StepPhase::dgrad) == std::vector<std::string>{"kernel"});
+    }
 }
 
 // max_pool_backward against each window's dy routed by hand to PyTorch's argmax (the first maximum

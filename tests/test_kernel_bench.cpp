@@ -833,6 +833,61 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
     CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 1, d.pad_t = d.pad_l = 0, d.P = d.Q = -1; }));
 }
 
+// The grouped conv's training kernels (groups of 4 channels, 3x3, stride 1) against the sums
+// written out, on each build this CPU runs: nChw16c, nChw8c (8 lanes a vector on every build, the
+// layout of oneDNN's AVX2 convs) and channels-last (16 lanes on AVX-512, else 8), the weight
+// gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added). Rows of 7
+// meet both edges; 2 blocks of 16 channels.
+TEST_CASE(
+    "grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in each layout, on each instruction set this CPU "
+    "runs") {
+    const int64_t N = 3, C = 32, H = 5, W = 7;
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    for (const SimdVariant& v : supported())
+        for (int64_t block : {int64_t(16), int64_t(8), C}) {
+            CAPTURE(v.isa);
+            CAPTURE(block);
+            const simd::GroupedConv3x3 d{N, C, H, W, H, W, 1, block, 4};
+            auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+                return (n * C + c / block * block) * H * W + (h * W + w) * block + c % block;
+            };
+            std::vector<float> x(size_t(N * C * H * W)), dy(x.size()), w(size_t(C * 4 * 9));
+            for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17), dy[i] = value(int64_t(i), 23);
+            for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
+            auto inside = [&](int64_t h, int64_t u) { return h >= 0 && h < H && u >= 0 && u < W; };
+            std::vector<double> dw_want(w.size(), 0.0), dx_want(x.size(), 0.0);
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t k = 0; k < C; ++k)
+                    for (int64_t c4 = 0; c4 < 4; ++c4)
+                        for (int64_t r = 0; r < 3; ++r)
+                            for (int64_t t = 0; t < 3; ++t)
+                                for (int64_t p = 0; p < H; ++p)
+                                    for (int64_t q = 0; q < W; ++q) {
+                                        const int64_t h = p + r - 1, u = q + t - 1, c = k / 4 * 4 + c4;
+                                        if (!inside(h, u)) continue;
+                                        const double g = dy[size_t(at(n, k, p, q))];
+                                        const size_t tap = size_t((k * 4 + c4) * 9 + r * 3 + t);
+                                        dw_want[tap] += g * x[size_t(at(n, c, h, u))];
+                                        dx_want[size_t(at(n, c, h, u))] += g * w[tap];
+                                    }
+            auto wrong = [](const std::vector<float>& got, const std::vector<double>& want) {
+                int64_t bad = 0;
+                for (size_t i = 0; i < got.size(); ++i)
+                    bad += std::abs(got[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]));
+                return bad;
+            };
+            for (int threads : {1, 4}) {
+                CAPTURE(threads);
+                std::vector<float> dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, threads), -7.0f);
+                v.grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, threads);
+                CHECK_MESSAGE(wrong(dw, dw_want) == 0, "weight gradient");
+            }
+            std::vector<float> dx(x.size(), -7.0f), packed(size_t(36 * C));
+            v.grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), packed.data(), d);
+            CHECK_MESSAGE(wrong(dx, dx_want) == 0, "data gradient");
+        }
+}
+
 // kernels/simd's layernorm against the formulas in double, on rows of D from 1 to 770 (the vector
 // loops' tails: 5, 37, 770; whole vectors: 16, 96, 768; a lone vector after the pairs: 24; pairs, a
 // lone vector and a tail at 8 and at 16 lanes: 61), split over 1 to 3 threads, with the input's

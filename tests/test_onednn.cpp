@@ -754,17 +754,16 @@ TEST_CASE("inference returns the weights as loaded (not the folded ones) and has
     CHECK_THROWS_AS(infer->backward(), std::logic_error);
 }
 
-// resnext50's first stage trains its grouped convs of 4 on kernels/simd in nChw16c on AVX-512
-// (conv2d.cpp: oneDNN's weight gradient there took 10x its bound): forward, data and weight
-// gradient are kernels, and nothing is reordered for them. Under the AVX2 cap they are oneDNN's
-// convolutions.
-// The op table's grouped4_train checks their numbers.
-TEST_CASE("grouped convs of 4 channels infer on kernels/simd, and train on it where the activations are nChw16c") {
+// resnext50's first stage trains its grouped convs of 4 on kernels/simd in the layout of their
+// neighbours, nChw16c on AVX-512 and nChw8c below it (conv2d.cpp: oneDNN's weight gradient took 10x
+// its bound in nChw16c; on the 2-core Zen 3 its three phases took 18.8, 31.6 and 38.5 ms against
+// bounds of 1.5 to 2.2): forward, data and weight gradient are kernels, and nothing is reordered
+// for them. The op table's grouped4_train checks their numbers.
+TEST_CASE("grouped convs of 4 channels infer and train on kernels/simd in their neighbours' layout") {
     Graph g("grouped4_stage");
     g.input({4, 16, 12, 12}) | conv(64, 1) | bn() | relu() | conv(64, 3, {.pad = 1, .groups = 16}) | bn() | relu() |
         conv(64, 1);
     const int grouped = 3;
-    const bool avx512 = onednn::avx512_core_here();
     auto ex = make_executor("onednn", g, {.mode = Mode::train});
     ex->prepare();
     std::map<StepPhase, std::vector<std::string>> steps;
@@ -773,13 +772,9 @@ TEST_CASE("grouped convs of 4 channels infer on kernels/simd, and train on it wh
     for (StepPhase phase : {StepPhase::fwd, StepPhase::dgrad, StepPhase::wgrad}) {
         const std::vector<std::string>& s = steps[phase];
         INFO("phase ", int(phase), ": ", s.size(), " steps, the first ", s.empty() ? "-" : s[0]);
-        if (avx512)
-            CHECK(s == std::vector<std::string>{"kernel"});
-        else
-            CHECK(std::count(s.begin(), s.end(), "convolution") == 1);
+        CHECK(s == std::vector<std::string>{"kernel"});
     }
-    // Inference runs it below AVX-512 too, 8 lanes a vector in oneDNN's AVX2 layout, nChw8c, with
-    // no reorder around it.
+    // Inference runs it too, with no reorder around it.
     auto infer = make_executor("onednn", g, {.mode = Mode::infer});
     infer->prepare();
     std::vector<std::string> at_grouped;
@@ -1194,51 +1189,6 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
     }
     MESSAGE("winograd3x3 data gradient: largest error over (1 + the terms' magnitudes) ", worst_dx,
             "; winograd3x3_wgrad: ", worst_dw);
-}
-
-// The grouped conv's training kernels alone, against the sums written out: both layouts, and the
-// weight gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added).
-TEST_CASE("grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in nChw16c and channels-last") {
-    const int64_t N = 3, C = 32, H = 5, W = 7;
-    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
-    for (int64_t block : {int64_t(16), C}) {
-        INFO("block ", block);
-        const simd::GroupedConv3x3 d{N, C, H, W, H, W, 1, block};
-        auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-            return block == 16 ? (n * C + c / 16 * 16) * H * W + (h * W + w) * 16 + c % 16 : ((n * H + h) * W + w) * C + c;
-        };
-        std::vector<float> x(size_t(N * C * H * W)), dy(x.size()), w(size_t(C * 4 * 9));
-        for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17), dy[i] = value(int64_t(i), 23);
-        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
-        auto inside = [&](int64_t h, int64_t v) { return h >= 0 && h < H && v >= 0 && v < W; };
-        std::vector<double> dw_want(w.size(), 0.0), dx_want(x.size(), 0.0);
-        for (int64_t n = 0; n < N; ++n)
-            for (int64_t k = 0; k < C; ++k)
-                for (int64_t c4 = 0; c4 < 4; ++c4)
-                    for (int64_t r = 0; r < 3; ++r)
-                        for (int64_t t = 0; t < 3; ++t)
-                            for (int64_t p = 0; p < H; ++p)
-                                for (int64_t q = 0; q < W; ++q) {
-                                    const int64_t h = p + r - 1, v = q + t - 1, c = k / 4 * 4 + c4;
-                                    if (!inside(h, v)) continue;
-                                    const double g = dy[size_t(at(n, k, p, q))];
-                                    dw_want[size_t((k * 4 + c4) * 9 + r * 3 + t)] += g * x[size_t(at(n, c, h, v))];
-                                    dx_want[size_t(at(n, c, h, v))] += g * w[size_t((k * 4 + c4) * 9 + r * 3 + t)];
-                                }
-        auto check = [](const std::vector<float>& got, const std::vector<double>& want, const char* what) {
-            int64_t wrong = 0;
-            for (size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]));
-            CHECK_MESSAGE(wrong == 0, what);
-        };
-        for (int threads : {1, 4}) {
-            std::vector<float> dw(w.size(), -7.0f), scratch(simd::grouped4_wgrad_scratch(d, threads), -7.0f);
-            simd::grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, threads);
-            check(dw, dw_want, threads == 1 ? "weight gradient, 1 thread" : "weight gradient, 4 threads");
-        }
-        std::vector<float> dx(x.size(), -7.0f), packed(size_t(36 * C));
-        simd::grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), packed.data(), d);
-        check(dx, dx_want, "data gradient");
-    }
 }
 
 // Squeeze-excitation's two 1x1 convs on the pooled map run on kernels/simd's linear_rows

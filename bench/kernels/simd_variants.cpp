@@ -39,6 +39,10 @@
     void layernorm_backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* var,  \
                             float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows,         \
                             int64_t D, float eps, int threads);                                                        \
+    void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);   \
+    size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);                                               \
+    void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,           \
+                        int threads);                                                                                  \
     }
 RIDGE_DECLARE_SIMD(x86_64_v4)
 RIDGE_DECLARE_SIMD(x86_64_v3)
@@ -54,7 +58,8 @@ namespace ridge::kbench {
             simd::ns::concat_affine, simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, \
             simd::ns::silu_backward, simd::ns::linear_panels, simd::ns::linear_gemm_scratch, simd::ns::linear_gemm, \
             simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,                        \
-            simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward         \
+            simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward,        \
+            simd::ns::grouped4_conv3x3_dgrad, simd::ns::grouped4_wgrad_scratch, simd::ns::grouped4_wgrad            \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

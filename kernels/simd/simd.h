@@ -207,8 +207,7 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
 bool grouped_conv3x3_supported(const GroupedConv3x3& d);
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
                      const GroupedConv3x3& d);
-// Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts (the
-// weight gradient not in nChw8c):
+// Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts:
 // dx = the data gradient from dy (overwritten; packed as above); dw (C,4,3,3) = the weight
 // gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as groups of 4
 // whatever its width says.

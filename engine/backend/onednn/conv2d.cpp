@@ -535,13 +535,14 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms
 // (bound 0.12). At stride 1 oneDNN is faster in its own layout (1x256x28x28: 0.14 ms plus 0.04 of
 // reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's.
-// Groups of 8, and training, on AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it):
-// their 24 8-lane registers and the weight gradients' 16-lane vectors spill in the AVX2 build.
-// Below AVX-512, groups of 4 in inference run on 8-lane vectors (two groups), in nChw8c, the
-// layout oneDNN's AVX2 convs keep, or channels-last: resnext50's layer1 convs at batch 1 on the
-// 2-core Zen 3, per layer, 2 runs of the build before against 3 of this one, 1.20-2.15 -> 0.46-0.58
-// ms (bound 0.14). The group may add a folded batchnorm (the bias) and a ReLU in inference; false,
-// planning nothing, for any other conv or chain.
+// Groups of 8 on AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): their 24
+// 8-lane registers spill in the AVX2 build. Below AVX-512, groups of 4 run on 8-lane vectors (two
+// groups), in nChw8c, the layout oneDNN's AVX2 convs keep, or channels-last: resnext50's layer1
+// convs at batch 1 on the 2-core Zen 3, per layer, 2 runs of the build before against 3 of this
+// one, 1.20-2.15 -> 0.46-0.58 ms (bound 0.14); in training at batch 8, where oneDNN's
+// convolutions took 18.8 ms forward, 31.6 data and 38.5 weight gradient, 5.1, 5.0 and 2.5 ms
+// (bounds 1.5, 2.2 and 2.2). The group may add a folded batchnorm (the bias) and a ReLU in
+// inference; false, planning nothing, for any other conv or chain.
 bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
@@ -552,7 +553,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
     const bool avx512 = avx512_core_here();
-    if (!avx512 && (width != 4 || p.train)) return false;
+    if (!avx512 && width != 4) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
@@ -588,8 +589,8 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
 
 // The gradients of a conv grouped_forward ran in training, in its layouts. Groups of 4 (stride 1):
 // the data gradient is the same kernel over dy with the groups' weights transposed and turned, the
-// weight gradient kernels/simd's grouped4_wgrad. oneDNN 2.6 had these in nChw4c or channels-last
-// only: at batch 8 (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms
+// weight gradient kernels/simd's grouped4_wgrad, in nChw8c below AVX-512. oneDNN 2.6 had these in
+// nChw4c or channels-last only: at batch 8 (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms
 // bound, the data gradient 2.9 ms, the forward 3.8 ms with its reorders. Groups of 8 (stride 2):
 // grouped8_conv3x3_dgrad and grouped8_wgrad; oneDNN's convs in nChw8c had regnet_y_400mf's
 // block1-0.f.conv2 reorder its 8x48x112x112 input from nChw16c and the data gradient back, 1.1-1.2
@@ -602,8 +603,11 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = C / op.G;
     const Md ym = p.md(s.out);
-    const bool nhwc = ym == canonical(Md(ym.dims(), dnnl::memory::data_type::f32, Tag::nhwc));
-    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, nhwc ? C : 16, width};
+    const auto f32 = dnnl::memory::data_type::f32;
+    const bool nhwc = ym == canonical(Md(ym.dims(), f32, Tag::nhwc));
+    const bool blocked8 = ym == canonical(Md(ym.dims(), f32, Tag::nChw8c));
+    const int64_t block = nhwc ? C : blocked8 ? 8 : 16;
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     const int w = p.param[size_t(l.node)][0];
     int dy = -1;
     if (p.needs_grad(l.x())) {

@@ -298,12 +298,13 @@ def main():
     if "ort" in runtimes and not os.path.isdir(os.path.join(args.ort, "node_modules", "onnxruntime-node")):
         fail(f"no onnxruntime-node under {args.ort}: mkdir -p .ort && (cd .ort && npm install --ignore-scripts "
              "onnxruntime-node)")
+    bad_batches = f"--infer-batches wants batches of 1 or more, comma-separated ('' for none), not {args.infer_batches!r}"
     try:
         infer_batches = [int(b) for b in args.infer_batches.split(",") if b]
     except ValueError:
-        infer_batches = [0]
+        fail(bad_batches)
     if any(b < 1 for b in infer_batches):
-        fail(f"--infer-batches wants batches of 1 or more, comma-separated ('' for none), not {args.infer_batches!r}")
+        fail(bad_batches)
 
     t = Torch(torch, torchvision, args.threads)
     ort_version = ""

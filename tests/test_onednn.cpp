@@ -658,8 +658,8 @@ TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bi
 
 // The reference takes ReLU of NaN as 0 (x > 0 ? x : 0); so do the hand kernels that fuse one:
 // linear_panels (a hostile review found NaN kept there, where oneDNN's inner product at batch 2
-// gave 0) and grouped_conv3x3 where it runs (on AVX-512: oneDNN's own jit convs keep NaN through a
-// ReLU post-op, so under the AVX2 cap the grouped conv is not compared).
+// gave 0) and grouped_conv3x3 where the plan runs it (oneDNN's own jit convs keep NaN through a
+// ReLU post-op, so a grouped conv left to oneDNN is not compared).
 TEST_CASE("a NaN through a ReLU fused into linear_panels or grouped_conv3x3 gives 0, as in the reference") {
     auto check = [](Graph& g, size_t at, bool compare) {
         Inputs in = inputs(g, 5);

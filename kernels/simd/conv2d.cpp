@@ -411,14 +411,27 @@ RIDGE_SIMD_CLONES void grouped_strip(const float* const* rows, int64_t ps, int64
 // loaded and spread once and meets the three outputs q = w + 1 - s it reaches. `ps` floats between
 // positions (8, 16 or C), H rows of W.
 // V: V16, or Vec8 for 8 of the block's 16 lanes (x, dy and acc then start at the 8). One spread at
-// a time, dy read by the FMAs from memory, with zeros past the row's ends: in the AVX2 build the 12
-// 8-lane sums, the input and a spread then fit the 16 registers. With the four spreads made first
-// and the edges branched around, one sum lived on the stack: 8x128x56x56 in nChw8c on the 2-core
-// Zen 3 took 3.4-3.8 ms against 2.3-2.6.
+// a time, dy read by the FMAs from memory: in the AVX2 build the 12 8-lane sums, the input and a
+// spread then fit the 16 registers. With the four spreads made first, one sum lived on the stack:
+// 8x128x56x56 in nChw8c on the 2-core Zen 3 took 3.4-3.8 ms against 2.3-2.6. (With 32 registers
+// the AVX-512 build loads the three dy vectors once a position either way.) The row's two end
+// positions, which meet one neighbour each, are peeled off, so the loop between has no branch and
+// an infinite input there meets no made-up zero (0 * inf would be a NaN the reference lacks).
+template <class V, bool left, bool right>
+RIDGE_SIMD_INLINE void grouped4_wgrad_position(const float* x, const float* dy, int64_t ps, V (&a)[3][4]) {
+    const V v = load<V>(x);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+        const V sp = spread_at(v, c);
+        a[1][c] += load<V>(dy) * sp;
+        if (right) a[0][c] += load<V>(dy + ps) * sp;
+        if (left) a[2][c] += load<V>(dy - ps) * sp;
+    }
+}
+
 template <class V>
 RIDGE_SIMD_INLINE void grouped4_wgrad_lanes(const float* x, const float* dy, float* acc, int64_t H, int64_t W,
                                             int64_t ps) {
-    const float zeros[16] = {};
     for (int r = 0; r < 3; ++r) {
         V a[3][4];
         for (int s = 0; s < 3; ++s)
@@ -427,17 +440,13 @@ RIDGE_SIMD_INLINE void grouped4_wgrad_lanes(const float* x, const float* dy, flo
             const int64_t h = p + r - 1;
             if (h < 0 || h >= H) continue;
             const float *xr = x + h * W * ps, *g = dy + p * W * ps;
-            for (int64_t w = 0; w < W; ++w) {
-                const V v = load<V>(xr + w * ps);
-                const float *mid = g + w * ps, *right = w + 1 < W ? mid + ps : zeros, *left = w > 0 ? mid - ps : zeros;
-#pragma GCC unroll 4
-                for (int c = 0; c < 4; ++c) {
-                    const V sp = spread_at(v, c);
-                    a[1][c] += load<V>(mid) * sp;
-                    a[0][c] += load<V>(right) * sp;
-                    a[2][c] += load<V>(left) * sp;
-                }
+            if (W == 1) {
+                grouped4_wgrad_position<V, false, false>(xr, g, ps, a);
+                continue;
             }
+            grouped4_wgrad_position<V, false, true>(xr, g, ps, a);
+            for (int64_t w = 1; w + 1 < W; ++w) grouped4_wgrad_position<V, true, true>(xr + w * ps, g + w * ps, ps, a);
+            grouped4_wgrad_position<V, true, false>(xr + (W - 1) * ps, g + (W - 1) * ps, ps, a);
         }
         for (int s = 0; s < 3; ++s)
             for (int c = 0; c < 4; ++c) store(acc + ((r * 3 + s) * 4 + c) * 16, a[s][c]);
@@ -539,7 +548,7 @@ RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, flo
 }
 
 // Position (n, h, w) of channel c (16j, or 16j + 8 for a block's second group of 8) in a map of
-// H x W: channel-blocked by 16 or channels-last alike.
+// H x W: channel-blocked by 8 or 16 or channels-last alike.
 inline int64_t grouped_at(const GroupedConv3x3& d, int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
     return (n * d.C + c / d.block * d.block) * H * W + (h * W + w) * d.block + c % d.block;
 }

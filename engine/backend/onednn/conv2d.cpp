@@ -519,11 +519,11 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 
 // Grouped 3x3 convs of 4 channels a group (resnext50's first stage: 128 channels in 32 groups),
 // padding 1, stride 1 or 2, run kernels/simd's grouped_conv3x3 in the layout their input has
-// (nChw16c, or channels-last at batch 1); in training, at stride 1 without a bias, and
-// grouped_backward then runs their gradients. oneDNN 2.6's jit kernel for them wants nChw4c,
-// 4-lane vectors: at batch 8 on the 2-core Zen 4 it took 2.95 ms there plus 0.7 ms of reorders
-// from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at batch 1 0.56
-// ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms.
+// (nChw16c, nChw8c below AVX-512, or channels-last at batch 1); in training, at stride 1 without
+// a bias, and grouped_backward then runs their gradients. oneDNN 2.6's jit kernel for them wants
+// nChw4c, 4-lane vectors: at batch 8 on the 2-core Zen 4 it took 2.95 ms there plus 0.7 ms of
+// reorders from and back to the neighbours' layout, against 1.37 ms (its bound: 0.98 ms); at
+// batch 1 0.56 ms channels-last against 0.21; stride 2 at batch 8, 0.60 against 0.44 ms.
 // Groups of 8 at stride 2 run it too, and in training without a bias grouped_backward: oneDNN's
 // kernel for them wants nChw8c, into which nChw16c neighbours are reordered and back. In
 // inference, regnet_y_400mf at batch 16 (the 2-core Zen 4, 3 alternated runs): block1-0.conv2,
@@ -589,9 +589,10 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
 
 // The gradients of a conv grouped_forward ran in training, in its layouts. Groups of 4 (stride 1):
 // the data gradient is the same kernel over dy with the groups' weights transposed and turned, the
-// weight gradient kernels/simd's grouped4_wgrad, in nChw8c below AVX-512. oneDNN 2.6 had these in
-// nChw4c or channels-last only: at batch 8 (resnext50's 8x128x56x56) the weight gradient took 11 ms against its 1.1 ms
-// bound, the data gradient 2.9 ms, the forward 3.8 ms with its reorders. Groups of 8 (stride 2):
+// weight gradient kernels/simd's grouped4_wgrad (in nChw16c, nChw8c or channels-last). oneDNN 2.6
+// had these in nChw4c or channels-last only: at batch 8 (resnext50's 8x128x56x56) on the Zen 4 the
+// weight gradient took 11 ms against its 1.1 ms bound, the data gradient 2.9 ms, the forward 3.8 ms
+// with its reorders. Groups of 8 (stride 2):
 // grouped8_conv3x3_dgrad and grouped8_wgrad; oneDNN's convs in nChw8c had regnet_y_400mf's
 // block1-0.f.conv2 reorder its 8x48x112x112 input from nChw16c and the data gradient back, 1.1-1.2
 // ms each. Per layer on the 2-core Zen 4, its three phases and the reorder back: batch 8 8.0 and

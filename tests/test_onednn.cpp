@@ -1237,6 +1237,45 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     CHECK(kinds(33, Mode::infer, false)[{4, StepPhase::fwd}] == "inner_product ");
 }
 
+// A classifier's data gradient on few rows below AVX-512, where oneDNN's forward keeps the weights
+// C-major (`ba`), runs kernels/simd's linear_rows_dgrad on them as they lie (linear.cpp: oneDNN's
+// backward data reordered all of them every step); where they are K-major, or on AVX-512, or past
+// 64 rows, oneDNN's inner product stays. Which layout oneDNN's gemm picks depends on the shape, so
+// the test asks it, and needs the C-major case to occur below AVX-512.
+TEST_CASE("a classifier's data gradient on few rows reads oneDNN's C-major weights on kernels/simd below AVX-512") {
+    const bool wide = onednn::avx512_core_here();
+    int c_major = 0;
+    for (int64_t M : {8, 64, 65})
+        for (int64_t C : {96, 512})
+            for (int64_t K : {40, 1000}) {
+                CAPTURE(M);
+                CAPTURE(C);
+                CAPTURE(K);
+                Graph g("classifier");
+                g.input({M, 24}) | linear(C) | relu() | linear(K);  // node 2: the classifier
+                auto ex = make_executor("onednn", g, {.mode = Mode::train});
+                ex->prepare();
+                std::string layout, dgrad;
+                for (const StepInfo& s : ex->steps()) {
+                    if (s.node != 2) continue;
+                    if (s.phase == StepPhase::fwd && s.primitive == "inner_product")
+                        for (const StepArg& a : s.args)
+                            if (a.name == "weights") layout = a.layout;
+                    if (s.phase == StepPhase::dgrad) dgrad += s.primitive + " ";
+                }
+                const bool kernel = !wide && M <= 64 && layout == "ba";
+                c_major += kernel;
+                INFO("forward weights ", layout, "; data gradient: ", dgrad);
+                if (kernel)
+                    CHECK(dgrad == "kernel ");
+                else  // after a reorder of the weights where they are C-major
+                    CHECK((dgrad == "inner_product " || dgrad == "reorder inner_product "));
+                if (kernel || M == 8) check_against_reference(g, 1e-4, 1e-4);
+            }
+    MESSAGE(c_major, " of 12 classifiers ran linear_rows_dgrad");
+    if (!wide) CHECK(c_major > 0);
+}
+
 // On an idle machine where OpenMP threads spin (GOMP_SPINCOUNT above 0, no passive wait policy),
 // the last one-thread steps before a many-thread step run while the rest of the team spins, so
 // that step does not wait for a sleeping thread. The squeeze-excitation below has such steps in

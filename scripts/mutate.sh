@@ -218,12 +218,14 @@ build_targets() {
     rm -f "$PGID_FILE"
     return $status
 }
-# The build target of each test: test_onednn's runs under a capped oneDNN ISA (tests/CMakeLists.txt:
-# test_onednn_avx2, test_onednn_avx512_core, ...) are ctest names for the test_onednn binary.
+# The build target of each test: test_onednn's runs under a capped oneDNN ISA (test_onednn_avx2,
+# ...) and without its zoo cases (test_onednn_ops), and a binary's "[may skip]" cases (NAME_may_skip)
+# are ctest names for a binary of another name (tests/CMakeLists.txt).
 targets_of() {
     for t in "$@"; do
         case $t in
-            test_onednn_avx*) echo test_onednn ;;
+            test_onednn_*) echo test_onednn ;;
+            *_may_skip) echo "${t%_may_skip}" ;;
             *) echo "$t" ;;
         esac
     done | sort -u | tr '\n' ' '

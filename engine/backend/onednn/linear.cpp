@@ -214,23 +214,26 @@ void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
 
 namespace {
 
-// The data gradient in training on few rows below AVX-512, where oneDNN's gemm inner product kept
-// the weights (K,C) stored transposed, C-major (its `ba`): its backward data wants them K-major and
-// reordered all of them every step. kernels/simd's linear_rows_dgrad reads them as they lie, each
-// output a dot product along K. On the 2-core Zen 3, VGG16 train b8: classifier.fc2 (4096 -> 4096)
-// 28.8 ms, fc3 (4096 -> 1000) 10.7 ms, against bounds of 7.8 and 1.9 ms. The K-major weights VGG's
-// fc1 gets (25088 -> 4096) stay oneDNN's, which reads them at 10 GB/s: linear_rows_dgrad sums rows
-// of them, a column strip at a time, 16 KB apart, at 3.5 GB/s. false, planning nothing, elsewhere.
-bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, const Md& w_md, int dy) {
+// The data gradient in training on 3 to 64 rows below AVX-512 (at 1 and 2, rows() asks for K-major
+// weights), where oneDNN's gemm inner product kept the weights (K,C) stored transposed, C-major (its
+// `ba`): its backward data wants them K-major and reordered all of them every step.
+// kernels/simd's linear_rows_dgrad reads them as they lie, each output a dot product along K. On
+// the 2-core Zen 3, VGG16 train b8: classifier.fc2 (4096 -> 4096) 28.8 -> 7.0 ms, fc3 (4096 ->
+// 1000) 10.7 -> 1.85 ms, against bounds of 7.8 and 1.9 ms. The K-major weights VGG's fc1 gets
+// (25088 -> 4096) stay oneDNN's, which reads them at 10 GB/s: linear_rows_dgrad would sum their
+// rows a column strip at a time, each row 98 KB on from the last, at 3.5 GB/s alone. false,
+// planning nothing, elsewhere.
+bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, int dy) {
     const Dims x = ip.x.dims();
     if (avx512_core_here() || x.size() != 2 || x[0] > simd::max_panel_rows) return false;
     const int64_t M = x[0], C = x[1], K = ip.y.dims()[1];
-    if (w_md != Md({K, C}, dnnl::memory::data_type::f32, Tag::ba)) return false;
+    const int w = p.param[size_t(l.node)][0];  // as the forward's primitive took them
+    if (p.md(w) != canonical(Md({K, C}, dnnl::memory::data_type::f32, Tag::ba))) return false;
     const int threads = p.step_threads();
     const int dx = p.contribution(l.x(), plain(dims_of(p.shape(l.x()))));
     p.kernel("linear_rows_dgrad",
              [=](const std::vector<float*>& a) { simd::linear_rows_dgrad(a[0], a[1], a[2], M, C, K, true, threads); },
-             {dy, p.param[size_t(l.node)][0], dx});
+             {dy, w, dx});
     p.contributed(l.x(), dx);
     return true;
 }
@@ -244,7 +247,7 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.alias(p.as(p.dy(l.n.output), plain(dims_of(p.shape(l.n.output)))), ip.y);
 
-    if (p.needs_grad(l.x()) && !rows_dgrad(p, l, ip, fwd.weights_desc(), dy)) {
+    if (p.needs_grad(l.x()) && !rows_dgrad(p, l, ip, dy)) {
         dnnl::inner_product_backward_data::desc d(ip.x, ip.w, ip.y);
         dnnl::inner_product_backward_data::primitive_desc pd(d, p.attr(), p.eng, fwd);
         int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -855,25 +856,32 @@ TEST_CASE(
             for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17), dy[i] = value(int64_t(i), 23);
             for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
             auto inside = [&](int64_t h, int64_t u) { return h >= 0 && h < H && u >= 0 && u < W; };
-            std::vector<double> dw_want(w.size(), 0.0), dx_want(x.size(), 0.0);
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t k = 0; k < C; ++k)
-                    for (int64_t c4 = 0; c4 < 4; ++c4)
-                        for (int64_t r = 0; r < 3; ++r)
-                            for (int64_t t = 0; t < 3; ++t)
-                                for (int64_t p = 0; p < H; ++p)
-                                    for (int64_t q = 0; q < W; ++q) {
-                                        const int64_t h = p + r - 1, u = q + t - 1, c = k / 4 * 4 + c4;
-                                        if (!inside(h, u)) continue;
-                                        const double g = dy[size_t(at(n, k, p, q))];
-                                        const size_t tap = size_t((k * 4 + c4) * 9 + r * 3 + t);
-                                        dw_want[tap] += g * x[size_t(at(n, c, h, u))];
-                                        dx_want[size_t(at(n, c, h, u))] += g * w[tap];
-                                    }
+            std::vector<double> dw_want, dx_want;
+            auto sums = [&] {
+                dw_want.assign(w.size(), 0.0), dx_want.assign(x.size(), 0.0);
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t k = 0; k < C; ++k)
+                        for (int64_t c4 = 0; c4 < 4; ++c4)
+                            for (int64_t r = 0; r < 3; ++r)
+                                for (int64_t t = 0; t < 3; ++t)
+                                    for (int64_t p = 0; p < H; ++p)
+                                        for (int64_t q = 0; q < W; ++q) {
+                                            const int64_t h = p + r - 1, u = q + t - 1, c = k / 4 * 4 + c4;
+                                            if (!inside(h, u)) continue;
+                                            const double g = dy[size_t(at(n, k, p, q))];
+                                            const size_t tap = size_t((k * 4 + c4) * 9 + r * 3 + t);
+                                            dw_want[tap] += g * x[size_t(at(n, c, h, u))];
+                                            dx_want[size_t(at(n, c, h, u))] += g * w[tap];
+                                        }
+            };
+            sums();
+            // A NaN where the sum is finite counts as wrong, and where the sum is not finite (an
+            // infinite input below) the result must not be either.
             auto wrong = [](const std::vector<float>& got, const std::vector<double>& want) {
                 int64_t bad = 0;
                 for (size_t i = 0; i < got.size(); ++i)
-                    bad += std::abs(got[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]));
+                    bad += std::isfinite(want[i]) ? !(std::abs(got[i] - want[i]) <= 1e-4 * (1 + std::abs(want[i])))
+                                                  : std::isfinite(got[i]);
                 return bad;
             };
             for (int threads : {1, 4}) {
@@ -885,6 +893,14 @@ TEST_CASE(
             std::vector<float> dx(x.size(), -7.0f), packed(size_t(36 * C));
             v.grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), packed.data(), d);
             CHECK_MESSAGE(wrong(dx, dx_want) == 0, "data gradient");
+            // An infinite input at a row's first and last positions (channels 5 and 10) reaches only
+            // the taps that read it: those reading past the row's ends stay finite, as in the sums.
+            x[size_t(at(1, 5, 2, 0))] = std::numeric_limits<float>::infinity();
+            x[size_t(at(2, 10, 3, W - 1))] = -std::numeric_limits<float>::infinity();
+            sums();
+            std::vector<float> dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, 1), -7.0f);
+            v.grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, 1);
+            CHECK_MESSAGE(wrong(dw, dw_want) == 0, "weight gradient, an infinite input at the rows' ends");
         }
 }
 

@@ -935,7 +935,7 @@ TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 
                                                 }
                                         if (relu) want = std::max(want, 0.0);
                                         const float got = y[size_t(at(n, k, p, q, P, Q))];
-                                        wrong += std::abs(got - want) > 1e-5 * (1 + std::abs(want));
+                                        wrong += !(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)));  // a NaN fails too
                                     }
                         CHECK_MESSAGE(wrong == 0, "relu ", relu);
                         CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
@@ -1062,7 +1062,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
                         if (touched)
                             wrong += relu ? got != 0.0f : !std::isnan(got);
                         else
-                            wrong += std::abs(got - 0.5f * 0.25f * 8 * float(taps)) > 1e-5f;
+                            wrong += !(std::abs(got - 0.5f * 0.25f * 8 * float(taps)) <= 1e-5f);  // a NaN fails too
                     }
             CHECK_MESSAGE(wrong == 0, "relu ", relu);
             CHECK(padding == 0);
@@ -1164,7 +1164,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
             double bias = 0;
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t s = 0; s < P * Q; ++s) bias += dy[size_t(yl.offset(n, k, s))];
-            wrong += std::abs(db[size_t(k)] - bias) > 1e-4;
+            wrong += !(std::abs(db[size_t(k)] - bias) <= 1e-4);  // a NaN fails too
             for (int64_t c = 0; c < C; ++c)
                 for (int64_t r = 0; r < 3; ++r)
                     for (int64_t t = 0; t < 3; ++t) {
@@ -1740,7 +1740,7 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
             for (int64_t c = 0; c < C; ++c) {
                 double sum = 0;
                 for (int64_t s = 0; s < HW; ++s) sum += float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
-                wrong += std::abs(out[size_t(n * C + c)] - sum / double(HW)) > 1e-5;
+                wrong += !(std::abs(out[size_t(n * C + c)] - sum / double(HW)) <= 1e-5);  // a NaN fails too
             }
         CHECK_MESSAGE(wrong == 0, "block ", block);
     }
@@ -1781,7 +1781,7 @@ TEST_CASE("broadcast_channels and add_broadcast_channels in plain, channels-last
                             continue;
                         }
                         const double want = double(k) * s[size_t(n * C + c)] + (add ? before(n, c, p) : 0.0);
-                        wrong += std::abs(y[at(n, c, p)] - want) > 1e-5;
+                        wrong += !(std::abs(y[at(n, c, p)] - want) <= 1e-5);  // a NaN fails too
                     }
             CHECK_MESSAGE(wrong == 0, "block ", block, add ? ", added" : "");
             CHECK_MESSAGE(dirty == 0, "block ", block, add ? ", added" : "");

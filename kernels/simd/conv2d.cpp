@@ -553,6 +553,10 @@ inline int64_t grouped_at(const GroupedConv3x3& d, int64_t n, int64_t c, int64_t
     return (n * d.C + c / d.block * d.block) * H * W + (h * W + w) * d.block + c % d.block;
 }
 
+// The lanes groups of 4 take: 16 where the host runs AVX-512 and the layout's blocks hold 16
+// (nChw16c, channels-last), else 8.
+int64_t grouped4_lanes(const GroupedConv3x3& d) { return d.block != 8 && wide_vectors() ? 16 : 8; }
+
 // Blocks of 16 channels are independent; with fewer than twice the threads, the images are split
 // into chunks as well (as depthwise_wgrad's).
 int64_t grouped_chunks(const GroupedConv3x3& d, int threads) {
@@ -591,9 +595,7 @@ void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int t
 // input was read twice from memory: 7.1 against 4.3 ms).
 void grouped_run(const float* x, const float* packed, const float* b, bool relu, float* y, const GroupedConv3x3& d) {
     const int64_t width = d.width, strip = width == 4 ? strip4 : strip8, B = d.block;
-    // The output channels of one strip: groups of 4 take 16 where the host runs AVX-512 and the
-    // layout's blocks hold 16 (nChw16c, channels-last), else 8.
-    const int64_t lanes = width == 4 && B != 8 && wide_vectors() ? 16 : 8;
+    const int64_t lanes = width == 4 ? grouped4_lanes(d) : 8;  // output channels of one strip
     const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip;
     const float zeros[8] = {};
 #pragma omp parallel for schedule(static)
@@ -740,7 +742,7 @@ size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
 
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads) {
-    const int64_t lanes = d.block != 8 && wide_vectors() ? 16 : 8;  // as grouped_run's
+    const int64_t lanes = grouped4_lanes(d);
     grouped_wgrad_run(
         dw, scratch, d, threads, 9 * 64,
         [&](int64_t n, int64_t j, float* acc) {

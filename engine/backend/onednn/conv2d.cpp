@@ -543,6 +543,16 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // convolutions took 18.8 ms forward, 31.6 data and 38.5 weight gradient, 5.1, 5.0 and 2.5 ms
 // (bounds 1.5, 2.2 and 2.2). The group may add a folded batchnorm (the bias) and a ReLU in
 // inference; false, planning nothing, for any other conv or chain.
+// The channel block grouped_conv3x3 and its gradients take for a map of C channels in layout m: C
+// channels-last, 8 nChw8c, 16 nChw16c; 0 for any other layout.
+int64_t grouped_block(const Md& m, int64_t C) {
+    const auto f32 = dnnl::memory::data_type::f32;
+    if (m == canonical(Md(m.dims(), f32, Tag::nhwc))) return C;
+    if (m == canonical(Md(m.dims(), f32, Tag::nChw8c))) return 8;
+    if (m == canonical(Md(m.dims(), f32, Tag::nChw16c))) return 16;
+    return 0;
+}
+
 bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
@@ -558,12 +568,10 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
     auto f32 = dnnl::memory::data_type::f32;
-    const Md md = p.md(x);
-    const bool nhwc = md == canonical(Md(md.dims(), f32, Tag::nhwc));
-    const bool blocked8 = !avx512 && md == canonical(Md(md.dims(), f32, Tag::nChw8c));
-    if (md != canonical(Md(md.dims(), f32, Tag::nChw16c)) && !nhwc && !blocked8) return false;
+    const int64_t block = grouped_block(p.md(x), C);
+    if (block == 0 || (block == 8 && avx512)) return false;  // nChw8c is the AVX2 convs' layout
+    const bool nhwc = block == C;
     if (width == 8 && nhwc && C % 256 != 0) return false;
-    const int64_t block = nhwc ? C : blocked8 ? 8 : 16;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
     if (p.train && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d)) return false;
@@ -572,7 +580,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int packed = p.mem(plain({9 * width * C}));
-    const Tag y_tag = nhwc ? Tag::nhwc : blocked8 ? Tag::nChw8c : Tag::nChw16c;
+    const Tag y_tag = nhwc ? Tag::nhwc : block == 8 ? Tag::nChw8c : Tag::nChw16c;
     const int y = p.mem(canonical(Md(dims_of(ys), f32, y_tag)));
     if (bias)
         p.kernel("grouped_conv3x3",
@@ -604,11 +612,7 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = C / op.G;
     const Md ym = p.md(s.out);
-    const auto f32 = dnnl::memory::data_type::f32;
-    const bool nhwc = ym == canonical(Md(ym.dims(), f32, Tag::nhwc));
-    const bool blocked8 = ym == canonical(Md(ym.dims(), f32, Tag::nChw8c));
-    const int64_t block = nhwc ? C : blocked8 ? 8 : 16;
-    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
+    const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, grouped_block(ym, C), width};
     const int w = p.param[size_t(l.node)][0];
     int dy = -1;
     if (p.needs_grad(l.x())) {

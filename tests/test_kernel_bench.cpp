@@ -448,20 +448,24 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
 // 20), uneven thread shares and threads without work; the infinities sit in lanes the kernels'
 // last vector reads a second time (13 and 14 of 20, whose last 8 start at 12), along C in the
 // forward and weight gradient, along K in an expansion's data gradient, where a tail cleared by
-// multiplying by 0 would turn them into NaN.
+// multiplying by 0 would turn them into NaN. Weights of 4 MiB or more are summed streamed
+// (linear.cpp's streamed_sums): 1029 x 1031 for the expansion's forward and the squeeze's data
+// gradient on 8 and 5 rows (a partial block of 4), a partial block of 16 weight rows, a single
+// vector and a scalar tail in the last thread's share; 520 x 2100 on 3 rows and one thread, two
+// tiles of columns.
 TEST_CASE("the few-row linear kernels agree with sums in double, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, K;
         int threads;
         bool infinities;
     };
-    const Shape shapes[] = {{1, 444, 110, 1, false}, {1, 110, 444, 2, false}, {1, 5, 3, 1, false},
-                            {1, 12, 20, 3, false},   {9, 40, 20, 1, false},   {9, 20, 40, 2, false},
-                            {3, 5, 7, 1, false},     {16, 445, 111, 2, false}, {5, 1152, 48, 2, false},
-                            {2, 13, 600, 2, false},  {4, 9, 9, 2, false},     {7, 3, 1, 1, false},
-                            {13, 30, 70, 3, false},  {8, 20, 100, 4, false},  {32, 3, 7, 2, false},
-                            {20, 50, 10, 3, false},  {2, 20, 6, 1, true},     {2, 6, 20, 1, true},
-                            {5, 20, 6, 1, true}};
+    const Shape shapes[] = {
+        {1, 444, 110, 1, false},   {1, 110, 444, 2, false}, {1, 5, 3, 1, false},  {1, 12, 20, 3, false},
+        {9, 40, 20, 1, false},     {9, 20, 40, 2, false},   {3, 5, 7, 1, false},  {16, 445, 111, 2, false},
+        {5, 1152, 48, 2, false},   {2, 13, 600, 2, false},  {4, 9, 9, 2, false},  {7, 3, 1, 1, false},
+        {13, 30, 70, 3, false},    {8, 20, 100, 4, false},  {32, 3, 7, 2, false}, {20, 50, 10, 3, false},
+        {2, 20, 6, 1, true},       {2, 6, 20, 1, true},     {5, 20, 6, 1, true},  {8, 1029, 1031, 2, false},
+        {5, 1031, 1029, 3, false}, {3, 520, 2100, 1, false}};
     for (const SimdVariant& v : supported())
         for (const Shape& s : shapes) {
             const int64_t N = s.N, C = s.C, K = s.K;

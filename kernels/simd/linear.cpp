@@ -443,10 +443,86 @@ RIDGE_SIMD_CLONES void sums(const float* coef, int64_t cj, int64_t ck, const flo
     }
 }
 
+// Rows of sums over a matrix M too large for the caches: a classifier's weights at a training
+// batch, C-major as oneDNN's inner product keeps them (VGG's 4096 x 4096, alexnet's 9216 x 4096).
+// sums walks a strip of columns down every row of M, 32 bytes from each row a row's length apart.
+// Here a block of 16 rows of M goes by tiles of 2048 columns instead, each row a stream the
+// prefetchers follow, and the rows' partial sums wait in out (N x 2048 floats, in L2), loaded and
+// stored once a block. The products are added in the same order as in sums (over M's rows, from
+// the bias), so the two agree bit for bit. Alone on the 2-core Zen 3, 8 rows, M evicted, best of
+// 3 (strips against streamed): 4096 x 4096 14.6 against 8.6 ms, 9216 x 4096 40 against 21, 4096 x
+// 1000 3.5 against 2.0, 2048 x 1000 1.5 against 0.9; 1024 x 1000 and squeeze-excitation's 160 x
+// 3840 were level (0.46 and 0.26 ms), so below 4 MiB the strips stay. Blocks of 8 rows or tiles
+// of 1024 columns were slower, a row-major split of the rows between the threads level, huge
+// pages and prefetches ahead in the row no faster: it reads M at about 8 GB/s, against 17.8 for
+// a plain sweep, and a layout of its own (panels, as linear_panels reads in inference) would be
+// the next step.
+constexpr int64_t stream_rows = 16;
+constexpr int64_t stream_tile = 2048;              // columns
+constexpr int64_t stream_from = int64_t(4) << 20;  // bytes of M
+
+// 4 rows of out by U vectors from column l: their sums over M's rows [k0, k1) added to what out
+// holds, or to the bias (or 0) where k0 is 0. Each step loads U vectors of M and broadcasts 4
+// coefficients for 4 x U independent FMA chains (4 x 3 and the 3 vectors of M take 15 of AVX2's
+// 16 registers; 4 x 2 ran 4096 x 4096 in 11.7 against 8.8 ms). A block of fewer rows computes the
+// last again and does not store it.
+template <int U>
+RIDGE_SIMD_INLINE void stream_block(const float* coef, int64_t R, const float* M, const float* bias, float* out,
+                                    int64_t rows, int64_t L, int64_t k0, int64_t k1, int64_t l) {
+    const float* cp[4];
+    float* op[4];
+    for (int j = 0; j < 4; ++j) {
+        cp[j] = coef + std::min<int64_t>(j, rows - 1) * R;
+        op[j] = out + std::min<int64_t>(j, rows - 1) * L + l;
+    }
+    V acc[4][U];
+    for (int j = 0; j < 4; ++j)
+        for (int u = 0; u < U; ++u)
+            acc[j][u] = k0 > 0 ? load<V>(op[j] + u * W) : bias ? load<V>(bias + l + u * W) : V{};
+    for (int64_t k = k0; k < k1; ++k) {
+        V m[U];
+        for (int u = 0; u < U; ++u) m[u] = load<V>(M + k * L + l + u * W);
+        for (int j = 0; j < 4; ++j) {
+            const float c = cp[j][k];
+            for (int u = 0; u < U; ++u) acc[j][u] += c * m[u];
+        }
+    }
+    for (int j = 0; j < 4 && j < rows; ++j)
+        for (int u = 0; u < U; ++u) store(op[j] + u * W, acc[j][u]);
+}
+
+// out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]) for l in [l0, l1): blocks of 3
+// vectors, then single vectors, then single columns, none computed twice (out accumulates).
+RIDGE_SIMD_CLONES void streamed_sums(const float* coef, const float* M, const float* bias, float* out, int64_t N,
+                                     int64_t R, int64_t L, int64_t l0, int64_t l1) {
+    for (int64_t t0 = l0; t0 < l1; t0 += stream_tile) {
+        const int64_t t1 = std::min(l1, t0 + stream_tile);
+        for (int64_t k0 = 0; k0 < R; k0 += stream_rows) {
+            const int64_t k1 = std::min(R, k0 + stream_rows);
+            int64_t l = t0;
+            for (; l + 3 * W <= t1; l += 3 * W)
+                for (int64_t j = 0; j < N; j += 4)
+                    stream_block<3>(coef + j * R, R, M, bias, out + j * L, N - j, L, k0, k1, l);
+            for (; l + W <= t1; l += W)
+                for (int64_t j = 0; j < N; j += 4)
+                    stream_block<1>(coef + j * R, R, M, bias, out + j * L, N - j, L, k0, k1, l);
+            for (; l < t1; ++l)
+                for (int64_t j = 0; j < N; ++j) {
+                    float s = k0 > 0 ? out[j * L + l] : bias ? bias[l] : 0.0f;
+                    for (int64_t k = k0; k < k1; ++k) s += coef[j * R + k] * M[k * L + l];
+                    out[j * L + l] = s;
+                }
+        }
+    }
+}
+
 // out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]), l in [l0, l1): rows of sums of M's rows.
 void combos(const float* coef, const float* M, const float* bias, float* out, int64_t N, int64_t R, int64_t L,
             int64_t l0, int64_t l1) {
-    sums(coef, R, 1, M, bias, out, N, R, L, l0, l1, N >= 8 ? 8 : 4);
+    if (R * L * int64_t(sizeof(float)) >= stream_from)
+        streamed_sums(coef, M, bias, out, N, R, L, l0, l1);
+    else
+        sums(coef, R, 1, M, bias, out, N, R, L, l0, l1, N >= 8 ? 8 : 4);
 }
 
 // out[r, l] = sum over n of coef[n, r] v[n, l] for r in [r0, r1), every l: outer products.

@@ -190,6 +190,49 @@ bool rows_in_place(const Md& md) {
     return block > 0 && d[1] % block == 0;
 }
 
+namespace {
+
+// Training on 3 to 64 plain rows below AVX-512 with the weights (K,C) stored C-major (oneDNN's
+// `ba`), as oneDNN's gemm inner product keeps them for some shapes (at 1 and 2 rows, rows() asks
+// for K-major ones; with AVX-512 oneDNN runs brgemm): kernels/simd's few-row kernels read them as
+// they lie.
+bool c_major_rows(const Plan& p, const InnerProduct& ip, const Md& w) {
+    const Dims x = ip.x.dims();
+    if (!p.train || avx512_core_here() || x.size() != 2 || x[0] <= gemm_rows || x[0] > simd::max_panel_rows)
+        return false;
+    return w == canonical(Md(w.dims(), dnnl::memory::data_type::f32, Tag::ba));
+}
+
+// The forward on C-major weights on few rows (c_major_rows), no post-op: kernels/simd's
+// linear_rows, each row of y a sum of the weights' rows, streamed (linear.cpp), on the weights in
+// the layout oneDNN's primitive chose, so that its backward takes them as they are. On the 2-core
+// Zen 3, train b8, two alternated runs each (oneDNN's gemm:jit against this): alexnet's fc1 (9216
+// -> 4096) 21.3-23.7 against 17.0-19.0 ms, fc2 8.9-10.6 against 7.5-8.2, fc3 2.39 against
+// 1.88-1.98; VGG16's fc2 9.9-11.9 against 8.0-8.6, fc3 2.2-2.5 against 1.9-2.1 (bounds at 25 GB/s:
+// 6.06, 2.70, 0.66 ms). K-major weights (VGG's fc1) stay oneDNN's. false, planning nothing,
+// elsewhere.
+bool rows_forward(Plan& p, const Layer& l, const InnerProduct& ip, const Md& w_md, int x, int y) {
+    if (!c_major_rows(p, ip, w_md) || (l.group && !l.group->post.empty())) return false;
+    const int64_t M = ip.x.dims()[0], C = ip.x.dims()[1], K = ip.y.dims()[1];
+    const int threads = p.step_threads();
+    const int w = p.param_mem(l.node, 0, w_md);
+    if (ip.bias) {
+        const int b = p.param_mem(l.node, 1, bias_md(ip));
+        p.kernel(
+            "linear_rows",
+            [=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], a[2], a[3], M, C, K, true, threads); },
+            {x, w, b, y});
+    } else {
+        p.kernel(
+            "linear_rows",
+            [=](const std::vector<float*>& a) { simd::linear_rows(a[0], a[1], nullptr, a[2], M, C, K, true, threads); },
+            {x, w, y});
+    }
+    return true;
+}
+
+}  // namespace
+
 void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
     const Md b = bias_md(ip);
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
@@ -203,32 +246,31 @@ void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
     const bool in_place = p.md(v) == ip.x || rows_in_place(p.md(v));
     int x = p.alias(in_place ? v : p.value_as(l.x(), plain(dims_of(p.shape(l.x())))), ip.x);
     int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
+    // The backward's primitives take this one's descriptor as their hint, kernel or not.
     Plan::Saved sv{pd, {x}, p.alias(y, ip.y)};
-    std::vector<std::pair<int, int>> args = {
-        {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.param_mem(l.node, 0, pd.weights_desc())}, {DNNL_ARG_DST, sv.out}};
-    if (ip.bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, b)});
-    p.primitive(pd, args);
+    if (!rows_forward(p, l, ip, pd.weights_desc(), x, sv.out)) {
+        std::vector<std::pair<int, int>> args = {
+            {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.param_mem(l.node, 0, pd.weights_desc())}, {DNNL_ARG_DST, sv.out}};
+        if (ip.bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, b)});
+        p.primitive(pd, args);
+    }
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = sv;
 }
 
 namespace {
 
-// The data gradient in training on 3 to 64 rows below AVX-512 (at 1 and 2, rows() asks for K-major
-// weights), where oneDNN's gemm inner product kept the weights (K,C) stored transposed, C-major (its
-// `ba`): its backward data wants them K-major and reordered all of them every step.
-// kernels/simd's linear_rows_dgrad reads them as they lie, each output a dot product along K. On
-// the 2-core Zen 3, VGG16 train b8: classifier.fc2 (4096 -> 4096) 28.8 -> 7.0 ms, fc3 (4096 ->
-// 1000) 10.7 -> 1.85 ms, against bounds of 7.8 and 1.9 ms. The K-major weights VGG's fc1 gets
-// (25088 -> 4096) stay oneDNN's, which reads them at 10 GB/s: linear_rows_dgrad would sum their
-// rows a column strip at a time, each row 98 KB on from the last, at 3.5 GB/s alone. false,
-// planning nothing, elsewhere.
+// The data gradient on C-major weights on few rows (c_major_rows): oneDNN's backward data wants
+// them K-major and reordered all of them every step. kernels/simd's linear_rows_dgrad reads them
+// as they lie, each output a dot product along K. On the 2-core Zen 3, VGG16 train b8:
+// classifier.fc2 (4096 -> 4096) 28.8 -> 7.0 ms, fc3 (4096 -> 1000) 10.7 -> 1.85 ms, against bounds
+// of 7.8 and 1.9 ms. The K-major weights VGG's fc1 gets (25088 -> 4096) stay oneDNN's, which read
+// them at 10 GB/s; linear_rows_dgrad would sum their rows, streamed, at 7.5 to 10. false, planning
+// nothing, elsewhere.
 bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, int dy) {
-    const Dims x = ip.x.dims();
-    if (avx512_core_here() || x.size() != 2 || x[0] > simd::max_panel_rows) return false;
-    const int64_t M = x[0], C = x[1], K = ip.y.dims()[1];
     const int w = p.param[size_t(l.node)][0];  // as the forward's primitive took them
-    if (p.md(w) != canonical(Md({K, C}, dnnl::memory::data_type::f32, Tag::ba))) return false;
+    if (!c_major_rows(p, ip, p.md(w))) return false;
+    const int64_t M = ip.x.dims()[0], C = ip.x.dims()[1], K = ip.y.dims()[1];
     const int threads = p.step_threads();
     const int dx = p.contribution(l.x(), plain(dims_of(p.shape(l.x()))));
     p.kernel("linear_rows_dgrad",

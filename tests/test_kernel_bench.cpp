@@ -450,7 +450,7 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
 // forward and weight gradient, along K in an expansion's data gradient, where a tail cleared by
 // multiplying by 0 would turn them into NaN. Weights of 4 MiB or more are summed streamed
 // (linear.cpp's streamed_sums): 1029 x 1031 for the expansion's forward and the squeeze's data
-// gradient on 8 and 5 rows (a partial block of 4), a partial block of 16 weight rows, a single
+// gradient on 8 and 5 rows (the 5 a partial block of 4), a partial block of 16 weight rows, a single
 // vector and a scalar tail in the last thread's share; 520 x 2100 on 3 rows and one thread, two
 // tiles of columns.
 TEST_CASE("the few-row linear kernels agree with sums in double, on each instruction set this CPU runs") {

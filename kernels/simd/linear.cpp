@@ -449,14 +449,14 @@ RIDGE_SIMD_CLONES void sums(const float* coef, int64_t cj, int64_t ck, const flo
 // Here a block of 16 rows of M goes by tiles of 2048 columns instead, each row a stream the
 // prefetchers follow, and the rows' partial sums wait in out (N x 2048 floats, in L2), loaded and
 // stored once a block. The products are added in the same order as in sums (over M's rows, from
-// the bias), so the two agree bit for bit. Alone on the 2-core Zen 3, 8 rows, M evicted, best of
-// 3 (strips against streamed): 4096 x 4096 14.6 against 8.6 ms, 9216 x 4096 40 against 21, 4096 x
-// 1000 3.5 against 2.0, 2048 x 1000 1.5 against 0.9; 1024 x 1000 and squeeze-excitation's 160 x
-// 3840 were level (0.46 and 0.26 ms), so below 4 MiB the strips stay. Blocks of 8 rows or tiles
-// of 1024 columns were slower, a row-major split of the rows between the threads level, huge
-// pages and prefetches ahead in the row no faster: it reads M at about 8 GB/s, against 17.8 for
-// a plain sweep, and a layout of its own (panels, as linear_panels reads in inference) would be
-// the next step.
+// the bias); the two agreed bit for bit on every shape timed here. Alone on the 2-core Zen 3, 8
+// rows, M evicted, best of 3 (strips against streamed): 4096 x 4096 14.6 against 8.6 ms, 9216 x
+// 4096 40 against 21, 4096 x 1000 3.5 against 2.0, 2048 x 1000 1.5 against 0.9; 1024 x 1000 and
+// squeeze-excitation's 160 x 3840 were level (0.46 and 0.26 ms), so below 4 MiB the strips
+// stay. Blocks of 8 rows or tiles of 1024 columns were slower, a row-major split of the rows
+// between the threads level, huge pages and prefetches ahead in the row no faster: it reads M at
+// about 8 GB/s, against 17.8 for a plain sweep, and a layout of its own (panels, as linear_panels
+// reads in inference) would be the next step.
 constexpr int64_t stream_rows = 16;
 constexpr int64_t stream_tile = 2048;              // columns
 constexpr int64_t stream_from = int64_t(4) << 20;  // bytes of M

@@ -890,6 +890,28 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
     }
 }
 
+// A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
+// kernels/simd's depthwise_conv_dgrad for its data gradient at stride 1 on a map at most 3 kernel
+// widths across, and oneDNN's on larger maps (conv2d.cpp, depthwise_dgrad). The op table's
+// conv_dw*s1_small and _large cases, the same graphs, check the numbers.
+TEST_CASE("a depthwise conv's data gradient on a small blocked map runs kernels/simd, on a larger one oneDNN") {
+    struct Dw {
+        int64_t C, H, W, R;
+        bool kernel;
+    };
+    for (Dw d : {Dw{20, 9, 10, 5, true}, Dw{40, 7, 7, 3, true}, Dw{24, 12, 12, 3, false}, Dw{20, 16, 15, 5, false}}) {
+        INFO(d.C, " channels, ", d.H, "x", d.W, ", ", d.R, "x", d.R);
+        Graph g("dw_blocked");
+        g.input({2, d.C, d.H, d.W}) | conv(d.C, 1) | conv(d.C, d.R, {.pad = d.R / 2, .groups = d.C});
+        const std::vector<std::string> fwd = step_kinds<Conv2d>(g, Mode::train, StepPhase::fwd);
+        CHECK(std::count(fwd.begin(), fwd.end(), "convolution") == 2);  // both convs oneDNN's forward
+        const std::vector<std::string> dgrad = step_kinds<Conv2d>(g, Mode::train, StepPhase::dgrad);
+        const auto count = [&](const char* kind) { return std::count(dgrad.begin(), dgrad.end(), kind); };
+        CHECK(count("kernel") == (d.kernel ? 1 : 0));
+        CHECK(count("convolution") == (d.kernel ? 0 : 1));
+    }
+}
+
 // The grouped conv's forward alone against its sums written out in double: groups of 4 and 8,
 // stride 1 and 2, both layouts, bias and ReLU. 37 columns give rows of 37 and 19 outputs, so the
 // strips of 8 (groups of 4) and 16 (groups of 8) end part-way and meet both edges; maps of 2x1 and

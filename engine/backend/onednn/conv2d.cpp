@@ -89,6 +89,42 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
+// The data gradient of a depthwise conv oneDNN ran forward at stride 1 in a channel-blocked
+// layout (MobileNet's, MnasNet's and EfficientNet's, whose batchnorm and activation keep their own
+// steps in training), on a map at most 3 kernel widths across: kernels/simd's
+// depthwise_conv_dgrad, the forward's kernel over dy with the taps turned, in that layout. There
+// a large share of the taps lands in the padding, which the kernel skips, and oneDNN 2.6's jit_dw
+// backward took 3 to 4 times its own forward: mobilenet_v3_large's 5x5 features.14.conv2 at batch 8
+// (960 channels, 7x7, nChw8c, the 2-core Zen 3) 1.48 ms against 0.40. `ridge profile NET --mode
+// train --batch 8`, two runs of each build alternated, data gradient in ms: 5x5 on 7x7 1.09-1.90
+// -> 0.45-0.94 (mobilenet_v3_large, mnasnet1_0, efficientnet_b0), 5x5 on 14x14 1.09-1.77 ->
+// 0.80-1.43, 3x3 on 7x7 0.66-0.95 -> 0.37-0.73; on larger maps no faster (5x5 on 28x28 1.10-1.34
+// against 1.26-1.34) or slower (3x3 on 14x14 0.63-1.21 against 1.09-1.32, on 56x56 0.92-1.07
+// against 1.07-1.24), so those stay oneDNN's. False, planning nothing, for any other conv or layout.
+bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const Md x_md = p.md(s.in[0]);
+    const int64_t block = channel_block(x_md);
+    if ((block != 8 && block != 16) || channel_block(p.md(s.out)) != block) return false;
+    std::optional<simd::Depthwise> found = as_depthwise(p, l, op, block);
+    if (!found || !simd::depthwise_conv_supported(*found)) return false;
+    if (found->H > 3 * found->R || found->W > 3 * found->S) return false;
+    simd::Depthwise d = *found;
+    d.blocked_weights = true;
+    auto f32 = dnnl::memory::data_type::f32;
+    const int w = p.as(p.param[size_t(l.node)][0], depthwise_weights_md(d));
+    const Tag layout = block == 16 ? Tag::nChw16c : Tag::nChw8c;
+    const int dy = p.as(p.dy(l.n.output), Md(dims_of(p.shape(l.n.output)), f32, layout));
+    const int dx = p.contribution(l.x(), x_md);
+    p.kernel("depthwise_conv_dgrad",
+             [d, threads = p.step_threads()](const std::vector<float*>& a) {
+                 simd::depthwise_conv_dgrad(a[0], a[1], a[2], nullptr, d, threads);
+             },
+             {dy, w, dx});
+    p.contributed(l.x(), dx);
+    return true;
+}
+
 // An ungrouped 1x1 convolution of a 1x1 map without padding (squeeze-excitation's two) is an
 // inner product of (N, C) rows with (K, C) weights. oneDNN's convolution kernels spend 40 to 80 us
 // on mobilenet_v3_small's 576 -> 144 -> 576 at batch 8 in each of forward, data and weight
@@ -823,11 +859,10 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     };
 
     const std::optional<simd::Winograd3x3> wino = winograd_gradients(p, l, op);
+    if (p.needs_grad(l.x())) p.at(&p.bwd, l.node, Phase::dgrad);
     if (p.needs_grad(l.x()) && wino) {
-        p.at(&p.bwd, l.node, Phase::dgrad);
         winograd_dgrad(p, l, *wino);
-    } else if (p.needs_grad(l.x())) {
-        p.at(&p.bwd, l.node, Phase::dgrad);
+    } else if (p.needs_grad(l.x()) && !depthwise_dgrad(p, l, op)) {
         auto data_pd = [&](const Md& dx, const Md& dy, algorithm alg) {
             dnnl::convolution_backward_data::desc d(alg, dx, c.w, dy, c.stride, c.dilate, c.pad_l, c.pad_r);
             return dnnl::convolution_backward_data::primitive_desc(d, p.attr(), p.eng, fwd);

@@ -246,8 +246,14 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
             std::copy(b + cb * L, b + d.C, padded);
             bias = padded;
         }
-        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias,
-                                       y + block_row(d, L, n, cb, p, d.P, d.Q));
+        float* out = y + block_row(d, L, n, cb, p, d.P, d.Q);
+        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, out);
+        // The lanes past C in a padded last block took the input's padding times zero weights: NaN
+        // where that padding held one (a gradient's may hold anything); a blocked tensor's padding
+        // must read zero to the layers after it.
+        const int64_t lanes = d.C - cb * L;
+        if (blocked && lanes < L)
+            for (int64_t q = 0; q < d.Q; ++q) std::fill(out + q * ps + lanes, out + q * ps + L, 0.0f);
     }
 }
 

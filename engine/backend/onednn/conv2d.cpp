@@ -111,10 +111,8 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     if (found->H > 3 * found->R || found->W > 3 * found->S) return false;
     simd::Depthwise d = *found;
     d.blocked_weights = true;
-    auto f32 = dnnl::memory::data_type::f32;
     const int w = p.as(p.param[size_t(l.node)][0], depthwise_weights_md(d));
-    const Tag layout = block == 16 ? Tag::nChw16c : Tag::nChw8c;
-    const int dy = p.as(p.dy(l.n.output), Md(dims_of(p.shape(l.n.output)), f32, layout));
+    const int dy = p.as(p.dy(l.n.output), p.md(s.out));  // the forward's output layout, of the same block
     const int dx = p.contribution(l.x(), x_md);
     p.kernel("depthwise_conv_dgrad",
              [d, threads = p.step_threads()](const std::vector<float*>& a) {

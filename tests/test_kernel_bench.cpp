@@ -913,6 +913,35 @@ TEST_CASE(
         }
 }
 
+// kernels/simd's hardsigmoid at and around its kinks, where PyTorch's backward puts the slope on
+// the open interval (-3, 3), and on NaN of either sign and infinities, against the formula in
+// double, for each build: the AVX2 and AVX-512 ones clamp with bit operations, the x86-64 one too
+// (its 16-lane vectors in four SSE parts).
+TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks, on each instruction set this CPU runs") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {-inf, -4.0f, -3.0f, std::nextafter(-3.0f, 0.0f), -1.0f, 0.0f, 0.5f,
+                            std::nextafter(3.0f, 0.0f), 3.0f, 7.0f, inf, nan, -nan, std::nextafter(-3.0f, -4.0f),
+                            std::nextafter(3.0f, 4.0f), -0.0f, 2.9999f, -2.9999f};
+    for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
+    for (const SimdVariant& v : supported()) {
+        CAPTURE(v.isa);
+        std::vector<float> y(x.size()), dy(x.size(), 1.5f), dx(x.size());
+        v.hardsigmoid_forward(x.data(), y.data(), int64_t(x.size()));
+        v.hardsigmoid_backward(x.data(), dy.data(), dx.data(), int64_t(x.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            CAPTURE(x[i]);
+            if (std::isnan(x[i])) {
+                CHECK(std::isnan(y[i]));
+                CHECK(dx[i] == 0.0f);
+                continue;
+            }
+            const double want = std::min(std::max(double(x[i]) + 3, 0.0), 6.0) / 6;
+            CHECK(std::abs(y[i] - want) <= 1e-7);
+            CHECK(dx[i] == (x[i] > -3 && x[i] < 3 ? float(1.5 / 6) : 0.0f));
+        }
+    }
+}
+
 // kernels/simd's layernorm against the formulas in double, on rows of D from 1 to 770 (the vector
 // loops' tails: 5, 37, 770; whole vectors: 16, 96, 768; a lone vector after the pairs: 24; pairs, a
 // lone vector and a tail at 8 and at 16 lanes: 61), split over 1 to 3 threads, with the input's

@@ -104,14 +104,25 @@ RIDGE_SIMD_CLONES void sigmoid_grad_span(const float* y, const float* dy, float*
 constexpr int64_t piece = 4096;
 
 // min(max(x + 3, 0), 6) / 6: the reference's order of operations, so the kinks fall where it puts
-// them; a NaN stays NaN. Plain loops: the vectorizer widens them per target.
-RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
+// them; a NaN stays NaN. Written as plain loops, GCC 12 made both of these scalar code with a
+// branch per element (it keeps the division out of the clamped cases, and then may not run it
+// on every lane): 17.7 us for 7680 floats on a Zen 3 core, a mobilenet_v3_large gate at batch 8.
+// Here the clamps are bit operations and the division runs on every lane.
+RIDGE_SIMD_INLINE V hardsigmoid(V x) {
+    const V t = x + 3.0f;
+    const VI nan = nan_lanes(t), negative = (bits(t) >> 31) & ~nan;
+    const V lifted = floats(bits(t) & ~negative);  // +0 where t < 0: non-negative floats order as ints
+    return select(magnitude_above(lifted, 6.0f) & ~nan, V{} + 6.0f, lifted) / 6.0f;
 }
 
-// The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside.
+RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
+    map_span(y, n, [](V v) { return hardsigmoid(v); }, x);
+}
+
+// The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside and at a
+// NaN x: |x| < 3 is |x| not above 0x1.7ffffep+1, the float just below 3.
 RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > -3.0f && x[i] < 3.0f ? dy[i] / 6.0f : 0.0f;
+    map_span(dx, n, [](V v, V g) { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); }, x, dy);
 }
 
 // A span function over n elements, run piece by piece on the threads; one piece (a squeeze's few

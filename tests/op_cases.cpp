@@ -249,6 +249,13 @@ std::vector<OpCase> activations() {
         cases.push_back({.name = cat(fn_name(a.fn), "_padded"),
                          .what = "on a blocked layout whose channels leave a partial block", .x = {2, 6, 4, 4},
                          .body = [a](Tensor x) { return x | conv(20, 1, {.bias = true}) | scale(5.0) | a; }});
+    // ReLUs of more than 65536 elements stay oneDNN's eltwise (smaller ones run kernels/simd's), plain
+    // and over padded channel blocks.
+    cases.push_back({.name = "relu_large", .what = "over more elements than kernels/simd takes", .x = {2, 10, 64, 64},
+                     .body = [](Tensor x) { return x | scale(5.0) | relu(); }});
+    cases.push_back({.name = "relu_large_padded",
+                     .what = "over more elements than kernels/simd takes, on a blocked layout with a partial block",
+                     .x = {2, 6, 48, 48}, .body = [](Tensor x) { return x | conv(20, 1, {.bias = true}) | relu(); }});
     // kernels/simd's hardsigmoid and sigmoid over a channel-blocked buffer that whole blocks fill
     // (with padded blocks they run on a plain copy: neither maps 0 to 0).
     for (Activation a : {hardsigmoid(), sigmoid()})

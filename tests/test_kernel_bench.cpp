@@ -913,6 +913,26 @@ TEST_CASE(
         }
 }
 
+// kernels/simd's ReLU and its gradient from the output, in place as inference runs it, on each
+// build: a NaN and -0 give +0, as the reference and oneDNN's ReLU, and pass no gradient.
+TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on each instruction set this CPU runs") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {-inf, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-40f, 2.5f, 1e30f, inf, nan, -nan};
+    for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
+    for (const SimdVariant& v : supported()) {
+        CAPTURE(v.isa);
+        std::vector<float> y = x, dx(x.size(), 1.5f);
+        v.relu_forward(y.data(), y.data(), int64_t(y.size()));
+        v.relu_backward(y.data(), dx.data(), dx.data(), int64_t(y.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            CAPTURE(x[i]);
+            CHECK(y[i] == (x[i] > 0 ? x[i] : 0.0f));  // false for a NaN y
+            CHECK(!std::signbit(y[i]));
+            CHECK(dx[i] == (x[i] > 0 ? 1.5f : 0.0f));
+        }
+    }
+}
+
 // kernels/simd's hardsigmoid at and around its kinks, where PyTorch's backward puts the slope on
 // the open interval (-3, 3), and on NaN of either sign and infinities, against the formula in
 // double, for each build: the AVX2 and AVX-512 ones clamp with bit operations, the x86-64 one too

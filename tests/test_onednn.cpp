@@ -752,6 +752,30 @@ TEST_CASE("a global pool of channel blocks, padded or not, writes plain rows for
     }
 }
 
+// A ReLU of at most 65536 elements runs kernels/simd's kernels, forward and backward (oneDNN's
+// primitive cost more than the work, activation.cpp), a larger one oneDNN's eltwise; the op table's
+// relu cases and relu_large check their numbers.
+TEST_CASE("small ReLUs run kernels/simd, large ones oneDNN's eltwise, in inference and training") {
+    for (int64_t H : {4, 64}) {
+        CAPTURE(H);
+        Graph g("relu");
+        g.input({2, 3, H, H}) | conv(10, 1) | relu();  // the conv's weights want a gradient
+        const std::string want = H == 4 ? "kernel" : "eltwise";
+        // The unfused executor, as ridge bench's per-layer pass: fused inference runs the ReLU as the
+        // conv's post-op. Reorders charged to the ReLU (the graph's output) are left out.
+        for (Mode mode : {Mode::infer, Mode::train}) {
+            auto ex = make_executor("onednn", g, {.mode = mode, .fused = false});
+            ex->prepare();
+            std::vector<std::string> ran;
+            for (const StepInfo& s : ex->steps())
+                if (s.node >= 0 && std::holds_alternative<Activation>(g.nodes()[size_t(s.node)].op) &&
+                    s.primitive != "reorder")
+                    ran.push_back(s.primitive);
+            CHECK(ran == std::vector<std::string>(mode == Mode::train ? 2 : 1, want));
+        }
+    }
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);

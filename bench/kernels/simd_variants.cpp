@@ -22,6 +22,8 @@
     void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n);                        \
     void silu_forward(const float* x, float* y, int64_t n);                                                            \
     void silu_backward(const float* x, const float* dy, float* dx, int64_t n);                                         \
+    void relu_forward(const float* x, float* y, int64_t n);                                                            \
+    void relu_backward(const float* y, const float* dy, float* dx, int64_t n);                                         \
     void hardsigmoid_forward(const float* x, float* y, int64_t n);                                                     \
     void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n);                                  \
     void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,      \
@@ -58,7 +60,8 @@ namespace ridge::kbench {
             simd::ns::depthwise_conv_packed, simd::ns::depthwise_conv, simd::ns::depthwise_conv_dgrad,              \
             simd::ns::depthwise_wgrad_scratch, simd::ns::depthwise_wgrad, simd::ns::broadcast_channels,             \
             simd::ns::concat_affine, simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, \
-            simd::ns::silu_backward, simd::ns::hardsigmoid_forward, simd::ns::hardsigmoid_backward,                 \
+            simd::ns::silu_backward, simd::ns::relu_forward, simd::ns::relu_backward, simd::ns::hardsigmoid_forward, \
+            simd::ns::hardsigmoid_backward,                                                                         \
             simd::ns::linear_panels, simd::ns::linear_gemm_scratch, simd::ns::linear_gemm, \
             simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,                        \
             simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward,        \

@@ -27,6 +27,8 @@ struct SimdVariant {
     void (*softmax_backward)(const float*, const float*, float*, int64_t, int64_t);
     void (*silu_forward)(const float*, float*, int64_t);
     void (*silu_backward)(const float*, const float*, float*, int64_t);
+    void (*relu_forward)(const float*, float*, int64_t);
+    void (*relu_backward)(const float*, const float*, float*, int64_t);
     void (*hardsigmoid_forward)(const float*, float*, int64_t);
     void (*hardsigmoid_backward)(const float*, const float*, float*, int64_t);
     void (*linear_panels)(const float*, const float*, const float*, bool, float*, int64_t, int64_t, int64_t);

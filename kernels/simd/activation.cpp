@@ -7,7 +7,10 @@
 // Hardsigmoid and its gradient too, which oneDNN 2.6 lacks as a primitive of its own, and the
 // sigmoid on its own (a squeeze-excitation's gate outside a fusion): oneDNN's logistic took 11 to
 // 31 us for efficientnet_b7's 16x480 to 16x3840 gates at batch 16, the same compute-bound pace.
+// And ReLU, which the executor runs here on small tensors (engine/backend/onednn/activation.cpp).
 // x, y, dy, dx (n) contiguous
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 
@@ -125,20 +128,41 @@ RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, fl
     map_span(dx, n, [](V v, V g) { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); }, x, dy);
 }
 
+// ReLU and its gradient from the output (dx = dy where y > 0), as oneDNN's relu_use_dst_for_bwd
+// takes it. x > 0 ? x : 0, as the reference: a NaN and -0 give +0 (oneDNN's max(x, 0) instruction
+// does the same). Plain loops without a division: GCC widens them per target (a compare and a mask).
+RIDGE_SIMD_CLONES void relu_span(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+RIDGE_SIMD_CLONES void relu_grad_span(const float* y, const float* dy, float* dx, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+// The floats of each piece: about `piece`, a multiple of 16, and as many pieces as a multiple of
+// the team's threads, so each thread takes the same share (a sigmoid over 16x1152 gates, 4.5
+// pieces of 4096, left one thread 3 of them).
+int64_t piece_size(int64_t n) {
+    const int64_t threads = omp_get_max_threads();
+    int64_t pieces = (n + piece - 1) / piece;
+    if (pieces > 1) pieces = (pieces + threads - 1) / threads * threads;
+    return ((n + pieces - 1) / pieces + 15) / 16 * 16;
+}
+
 // A span function over n elements, run piece by piece on the threads; one piece (a squeeze's few
 // rows) on the calling thread, without a team to start.
 void in_pieces(const float* x, float* y, int64_t n, void (*span)(const float*, float*, int64_t)) {
-    const int64_t pieces = (n + piece - 1) / piece;
+    const int64_t size = piece_size(n), pieces = (n + size - 1) / size;
 #pragma omp parallel for schedule(static) if (pieces > 1)
-    for (int64_t u = 0; u < pieces; ++u) span(x + u * piece, y + u * piece, std::min(piece, n - u * piece));
+    for (int64_t u = 0; u < pieces; ++u) span(x + u * size, y + u * size, std::min(size, n - u * size));
 }
 
 void in_pieces(const float* x, const float* dy, float* dx, int64_t n,
                void (*span)(const float*, const float*, float*, int64_t)) {
-    const int64_t pieces = (n + piece - 1) / piece;
+    const int64_t size = piece_size(n), pieces = (n + size - 1) / size;
 #pragma omp parallel for schedule(static) if (pieces > 1)
     for (int64_t u = 0; u < pieces; ++u)
-        span(x + u * piece, dy + u * piece, dx + u * piece, std::min(piece, n - u * piece));
+        span(x + u * size, dy + u * size, dx + u * size, std::min(size, n - u * size));
 }
 
 }  // namespace
@@ -147,6 +171,8 @@ void silu_forward(const float* x, float* y, int64_t n) { in_pieces(x, y, n, silu
 void silu_backward(const float* x, const float* dy, float* dx, int64_t n) { in_pieces(x, dy, dx, n, silu_grad_span); }
 void sigmoid_forward(const float* x, float* y, int64_t n) { in_pieces(x, y, n, sigmoid_span); }
 void sigmoid_backward(const float* y, const float* dy, float* dx, int64_t n) { in_pieces(y, dy, dx, n, sigmoid_grad_span); }
+void relu_forward(const float* x, float* y, int64_t n) { in_pieces(x, y, n, relu_span); }
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n) { in_pieces(y, dy, dx, n, relu_grad_span); }
 void hardsigmoid_forward(const float* x, float* y, int64_t n) { in_pieces(x, y, n, hardsigmoid_span); }
 void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n) {
     in_pieces(x, dy, dx, n, hardsigmoid_grad_span);

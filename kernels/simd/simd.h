@@ -137,6 +137,12 @@ void silu_backward(const float* x, const float* dy, float* dx, int64_t n);
 void sigmoid_forward(const float* x, float* y, int64_t n);
 void sigmoid_backward(const float* y, const float* dy, float* dx, int64_t n);
 
+// y = x where x > 0, else 0 (ReLU; a NaN gives 0, as the reference), and its gradient dx = dy where
+// y > 0, else 0, from the output y, over n contiguous floats: any layout, whose zero padding stays
+// zero. y may be x, dx may be dy.
+void relu_forward(const float* x, float* y, int64_t n);
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
+
 // y = min(max(x + 3, 0), 6) / 6 (hardsigmoid) and its gradient dx = dy / 6 where -3 < x < 3, else
 // 0, over n contiguous floats. oneDNN 2.6 has no such eltwise (a post-op chain composes it), and
 // its reference kernel took 20 to 35 us for squeeze-excitation's 16x672 gates. Hardsigmoid(0) is

@@ -11,7 +11,8 @@
 // at a quarter of memory speed on the efficientnets' maps) wherever its input is a whole dense
 // buffer, blocked or not: elementwise, the kernels need no layout, and padding stays zero.
 // Hardsigmoid, which oneDNN lacks, runs kernels/simd's too, on a buffer without padding, and so
-// does the sigmoid (oneDNN's logistic is compute-bound too, kernels/simd/activation.cpp).
+// does the sigmoid (oneDNN's logistic is compute-bound too, kernels/simd/activation.cpp), and a
+// ReLU of few elements, where the primitive's own cost exceeds the work (small_relu below).
 #include "engine/backend/onednn/ops.h"
 #include "kernels/simd/simd.h"
 
@@ -158,11 +159,11 @@ int64_t span_elements(const Md& x, bool keeps_zero) {
 using SpanForward = void (*)(const float* x, float* y, int64_t n);
 using SpanBackward = void (*)(const float* x, const float* dy, float* dx, int64_t n);
 
-// In inference y is x's bytes when nothing reads x afterwards (each element is read before it is
-// written), so the activation adds no buffer to the arena.
-void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f) {
+// y is x's bytes where over_x (each element is read before it is written): in inference when
+// nothing reads x afterwards, so the activation adds no buffer to the arena.
+void span_forward(Plan& p, const Layer& l, int x, bool keeps_zero, SpanForward f, bool over_x) {
     const int64_t n = span_elements(p.md(x), keeps_zero);
-    int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    int y = over_x ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     p.kernel(op_kind(l.n.op), [n, f](const std::vector<float*>& a) { f(a[0], a[1], n); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
@@ -185,16 +186,22 @@ void span_backward(Plan& p, const Layer& l, bool keeps_zero, SpanBackward g, boo
 bool silu_forward(Plan& p, const Layer& l) {
     int x = p.value[size_t(l.x())];
     if (span_elements(p.md(x), true) == 0) return false;
-    span_forward(p, l, x, true, simd::silu_forward);
+    span_forward(p, l, x, true, simd::silu_forward, overwritable(p, l, x, l.x()));
     return true;
 }
 
 // Hardsigmoid and the sigmoid outside a post-op chain (squeeze-excitation's gate in training and
 // in the unfused pass), over x's buffer, or a plain copy where x has padded blocks or gaps.
+// A sigmoid costs about 1.2 ns an element on one Zen 3 core (an exp and a division), far above
+// its counted FLOPs, by which the executor gave efficientnet_b0's 16x1152 gates one thread: 24 us
+// against a bound of 6. From `sigmoid_shared` elements it takes every thread.
+constexpr int64_t sigmoid_shared = 8192;
+
 void gate_forward(Plan& p, const Layer& l, SpanForward f) {
     int x = p.value[size_t(l.x())];
     if (span_elements(p.md(x), false) == 0) x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    span_forward(p, l, x, false, f);
+    if (f == simd::sigmoid_forward && span_elements(p.md(x), false) >= sigmoid_shared) p.use_threads(p.threads);
+    span_forward(p, l, x, false, f, overwritable(p, l, x, l.x()));
 }
 
 // In training a ReLU keeps only its output for the backward, so it may write over its input x
@@ -223,6 +230,22 @@ bool relu_over_input(const Plan& p, const Layer& l, int x) {
     return true;
 }
 
+// A ReLU of at most this many elements runs kernels/simd's relu_forward (and its gradient
+// relu_backward) instead of oneDNN's eltwise: the primitive's own state is out of cache after a
+// large layer, which costs more than the work. The VGGs' classifier ReLUs (4096 floats at batch 1)
+// took 20 to 29 us after their 400 MB inner products; in a test program oneDNN's ReLU over 4096
+// floats took 1.5 us warm and 17 to 27 after 256 MB were read, a plain loop 2 to 3. Larger ones
+// keep oneDNN's, memory-bound either way.
+constexpr int64_t small_relu = 1 << 16;
+
+bool small_relu_forward(Plan& p, const Layer& l) {
+    int x = p.value[size_t(l.x())];
+    const int64_t n = span_elements(p.md(x), true);
+    if (n == 0 || n > small_relu) return false;
+    span_forward(p, l, x, true, simd::relu_forward, p.train ? relu_over_input(p, l, x) : overwritable(p, l, x, l.x()));
+    return true;
+}
+
 }  // namespace
 
 void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
@@ -243,6 +266,7 @@ void forward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && silu_forward(p, l)) return;
     if (op.fn == Activation::Fn::hardsigmoid) return gate_forward(p, l, simd::hardsigmoid_forward);
     if (op.fn == Activation::Fn::sigmoid) return gate_forward(p, l, simd::sigmoid_forward);
+    if (op.fn == Activation::Fn::relu && small_relu_forward(p, l)) return;
     std::vector<Eltwise> e = eltwise_of(op.fn);
     if (p.train) e[0].alg = training_alg(e[0].alg);
     eltwise_forward(p, l, e[0]);
@@ -252,6 +276,8 @@ void backward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && !p.saved[size_t(l.node)].pd) return span_backward(p, l, true, simd::silu_backward);
     if (op.fn == Activation::Fn::hardsigmoid) return span_backward(p, l, false, simd::hardsigmoid_backward);
     if (op.fn == Activation::Fn::sigmoid) return span_backward(p, l, false, simd::sigmoid_backward, true);
+    if (op.fn == Activation::Fn::relu && !p.saved[size_t(l.node)].pd)
+        return span_backward(p, l, true, simd::relu_backward, true);
     std::vector<Eltwise> e = eltwise_of(op.fn);
     eltwise_backward(p, l, {training_alg(e[0].alg), e[0].alpha, e[0].beta});
 }

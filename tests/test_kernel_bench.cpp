@@ -924,6 +924,9 @@ TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on e
         std::vector<float> y = x, dx(x.size(), 1.5f);
         v.relu_forward(y.data(), y.data(), int64_t(y.size()));
         v.relu_backward(y.data(), dx.data(), dx.data(), int64_t(y.size()));
+        std::vector<float> untouched(4, -7.0f);
+        v.relu_forward(x.data(), untouched.data(), 0);  // an empty span writes nothing
+        CHECK(untouched == std::vector<float>(4, -7.0f));
         for (size_t i = 0; i < x.size(); ++i) {
             CAPTURE(x[i]);
             CHECK(y[i] == (x[i] > 0 ? x[i] : 0.0f));  // false for a NaN y

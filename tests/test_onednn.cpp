@@ -1783,8 +1783,9 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 }
 
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
-// index formula (simd.h); the blocked ones with channels that pad the last block. The executor calls
-// it on padded blocks only (pool.cpp); the plain and channels-last branches are checked here.
+// index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
+// every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
+// branches, and channels-last is checked here.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
     const int64_t N = 3, C = 20, HW = 37;
     for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {

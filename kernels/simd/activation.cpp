@@ -145,7 +145,8 @@ RIDGE_SIMD_CLONES void relu_grad_span(const float* y, const float* dy, float* dx
 int64_t piece_size(int64_t n) {
     const int64_t threads = omp_get_max_threads();
     int64_t pieces = (n + piece - 1) / piece;
-    if (pieces > 1) pieces = (pieces + threads - 1) / threads * threads;
+    if (pieces <= 1) return piece;  // one piece, or none for an empty span
+    pieces = (pieces + threads - 1) / threads * threads;
     return ((n + pieces - 1) / pieces + 15) / 16 * 16;
 }
 

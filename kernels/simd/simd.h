@@ -102,8 +102,9 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l);
 // out[n, c] = sum over s of a[n, c, s] * b[n, c, s]; out is (N,C) plain.
 void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l);
-// out[n, c] = the mean over s of x[n, c, s] (global average pooling); out is (N,C) plain, so a
-// blocked x whose channels pad the last block pools straight into rows an inner product reads.
+// out[n, c] = the mean over s of x[n, c, s] (global average pooling); out is (N,C) plain, so x in
+// any layout (a blocked x whose channels pad the last block too) pools straight into rows an inner
+// product reads.
 void channel_means(const float* x, float* out, const ChannelLayout& l);
 // y[n, c, s] = k * s[n, c] at every position s (global average pooling's gradient, k = 1 / HW);
 // s is (N,C) plain.

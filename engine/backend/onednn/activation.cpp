@@ -194,13 +194,16 @@ bool silu_forward(Plan& p, const Layer& l) {
 // in the unfused pass), over x's buffer, or a plain copy where x has padded blocks or gaps.
 // A sigmoid costs about 1.2 ns an element on one Zen 3 core (an exp and a division), far above
 // its counted FLOPs, by which the executor gave efficientnet_b0's 16x1152 gates one thread: 24 us
-// against a bound of 6. From `sigmoid_shared` elements it takes every thread.
-constexpr int64_t sigmoid_shared = 8192;
+// against a bound of 6. From 8192 elements (10 us) it takes every thread where the executor holds
+// the team awake (Plan::teams_held); elsewhere waking a thread costs about 27 us, and only from
+// four times that many (as few_rows_threads in conv2d.cpp draws its line).
+int64_t sigmoid_shared(const Plan& p) { return p.teams_held ? 8192 : 4 * 8192; }
 
-void gate_forward(Plan& p, const Layer& l, SpanForward f) {
+// costly: the function's cost per element is far above its counted FLOPs (the sigmoid's).
+void gate_forward(Plan& p, const Layer& l, SpanForward f, bool costly) {
     int x = p.value[size_t(l.x())];
     if (span_elements(p.md(x), false) == 0) x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
-    if (f == simd::sigmoid_forward && span_elements(p.md(x), false) >= sigmoid_shared) p.use_threads(p.threads);
+    if (costly && span_elements(p.md(x), false) >= sigmoid_shared(p)) p.use_threads(p.threads);
     span_forward(p, l, x, false, f, overwritable(p, l, x, l.x()));
 }
 
@@ -264,8 +267,8 @@ void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
 
 void forward(Plan& p, const Layer& l, const Activation& op) {
     if (op.fn == Activation::Fn::silu && silu_forward(p, l)) return;
-    if (op.fn == Activation::Fn::hardsigmoid) return gate_forward(p, l, simd::hardsigmoid_forward);
-    if (op.fn == Activation::Fn::sigmoid) return gate_forward(p, l, simd::sigmoid_forward);
+    if (op.fn == Activation::Fn::hardsigmoid) return gate_forward(p, l, simd::hardsigmoid_forward, false);
+    if (op.fn == Activation::Fn::sigmoid) return gate_forward(p, l, simd::sigmoid_forward, true);
     if (op.fn == Activation::Fn::relu && small_relu_forward(p, l)) return;
     std::vector<Eltwise> e = eltwise_of(op.fn);
     if (p.train) e[0].alg = training_alg(e[0].alg);

@@ -2,6 +2,7 @@
 // each instruction set this CPU runs; the check catches an output just past its bound and
 // deliberately wrong kernels; bad input is one line and exit 2. No timing is asserted.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1049,4 +1050,94 @@ TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, o
             CHECK(worst < 1e-4);
         }
     }
+}
+
+namespace {
+
+// batchnorm_forward, then batchnorm_backward writing dx apart, over dy or not at all, against the
+// formulas in double; the elements off by more than 1e-4 of max(1, |want|), or padding not zero.
+int64_t batchnorm_errors(const SimdVariant& v, const simd::ChannelLayout& l, bool relu, const std::string& mode) {
+    const float eps = 1e-5f, nan = std::numeric_limits<float>::quiet_NaN();
+    const int64_t N = l.N, C = l.C, HW = l.HW;
+    const size_t n = size_t(N * l.batch_stride()), c = size_t(C);
+    std::vector<float> x(n, 0.0f), dy(n, 0.0f), y(n, nan), dx(n, nan), gamma(c), beta(c), mean(c, nan), var(c, nan),
+        dgamma(c, nan), dbeta(c, nan);
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < C; ++k)
+            for (int64_t s = 0; s < HW; ++s) {
+                const float wave = float((i * 31 + k * 7 + s * 11) % 23) * 0.125f - 1.5f;
+                // channel 3 far from 0 against its spread
+                x[size_t(l.offset(i, k, s))] = k == 3 ? 300.0f + wave : wave * float(k % 4 + 1);
+                dy[size_t(l.offset(i, k, s))] = float((i * 5 + k * 3 + s * 13) % 17) * 0.25f - 2.0f;
+            }
+    for (int64_t k = 0; k < C; ++k)
+        gamma[size_t(k)] = float(k % 5) * 0.5f - 0.75f, beta[size_t(k)] = float(k % 3) * 0.5f - 0.5f;
+    v.batchnorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(), relu, l, eps);
+    const std::vector<float> dy_in = dy;
+    float* out = mode == "none" ? nullptr : mode == "over dy" ? dy.data() : dx.data();
+    v.batchnorm_backward(x.data(), dy.data(), gamma.data(), beta.data(), mean.data(), var.data(), relu, out,
+                         dgamma.data(), dbeta.data(), l, eps);
+    const std::vector<float>& got_dx = mode == "over dy" ? dy : dx;
+
+    int64_t wrong = 0;
+    auto off = [](double got, double want) {
+        return !(std::abs(got - want) <= 1e-4 * std::max(1.0, std::abs(want)));  // a NaN fails too
+    };
+    const double M = double(N * HW);
+    for (int64_t k = 0; k < C; ++k) {
+        auto at = [&](int64_t i, int64_t s) { return size_t(l.offset(i, k, s)); };
+        double m = 0, spread = 0;
+        for (int64_t i = 0; i < N; ++i)
+            for (int64_t s = 0; s < HW; ++s) m += x[at(i, s)] / M;
+        for (int64_t i = 0; i < N; ++i)
+            for (int64_t s = 0; s < HW; ++s) spread += (x[at(i, s)] - m) * (x[at(i, s)] - m) / M;
+        const double r = 1 / std::sqrt(spread + eps), g = gamma[size_t(k)];
+        wrong += off(mean[size_t(k)], m) + off(var[size_t(k)], spread);
+        // The ReLU's mask is the forward's output's, y > 0, as oneDNN's workspace keeps it.
+        auto grad = [&](size_t o) { return relu && !(y[o] > 0) ? 0.0 : double(dy_in[o]); };
+        double db = 0, dg = 0;
+        for (int64_t i = 0; i < N; ++i)
+            for (int64_t s = 0; s < HW; ++s) {
+                const size_t o = at(i, s);
+                const double xh = (x[o] - m) * r, pre = xh * g + beta[size_t(k)];
+                wrong += off(y[o], relu ? std::max(pre, 0.0) : pre);
+                db += grad(o), dg += grad(o) * xh;
+            }
+        wrong += off(dbeta[size_t(k)], db) + off(dgamma[size_t(k)], dg);
+        for (int64_t i = 0; i < N && out; ++i)
+            for (int64_t s = 0; s < HW; ++s) {
+                const size_t o = at(i, s);
+                wrong += off(got_dx[o], g * r * (grad(o) - db / M - (x[o] - m) * r * dg / M));
+            }
+    }
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = C; k < l.padded_channels(); ++k)
+            for (int64_t s = 0; s < HW; ++s) {
+                const size_t o = size_t(l.offset(i, k, s));
+                wrong += y[o] != 0.0f;
+                if (out) wrong += got_dx[o] != 0.0f;
+            }
+    if (!out) wrong += std::count_if(dx.begin(), dx.end(), [](float e) { return e == e; });  // dx untouched
+    return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in double, on each instruction set") {
+    // (C, block): nChw8c and nChw16c with whole and partial blocks (40 in nChw16c leaves a last
+    // group of eight lanes all padding), and channels-last.
+    const std::vector<std::pair<int64_t, int64_t>> layouts = {{8, 8}, {20, 8}, {20, 16}, {40, 16}, {64, 16}, {24, 24}};
+    for (const SimdVariant& v : supported())
+        for (auto [C, block] : layouts)
+            for (int64_t N : {int64_t(1), int64_t(3)})
+                for (int64_t HW : {int64_t(1), int64_t(7), int64_t(50)})
+                    for (bool relu : {false, true})
+                        for (const char* mode : {"apart", "over dy", "none"})
+                            for (int threads : {1, 2, 3}) {
+                                omp_set_num_threads(threads);
+                                const int64_t wrong = batchnorm_errors(v, {N, C, HW, block}, relu, mode);
+                                omp_set_num_threads(1);
+                                CHECK_MESSAGE(wrong == 0, v.isa, ": C ", C, ", block ", block, ", N ", N, ", HW ", HW,
+                                              ", relu ", relu, ", dx ", mode, ", threads ", threads);
+                            }
 }

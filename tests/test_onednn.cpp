@@ -776,6 +776,36 @@ TEST_CASE("small ReLUs run kernels/simd, large ones oneDNN's eltwise, in inferen
     }
 }
 
+// norm.cpp's small_batchnorm: in training, a batchnorm of at most 2^17 elements (padding counted)
+// runs kernels/simd's batchnorm_forward and batchnorm_backward, the ReLU after it fused in either;
+// a larger one oneDNN's primitive. The op table's cases check their numbers.
+TEST_CASE("in training small batchnorms run kernels/simd, large ones oneDNN's, a ReLU fused into either") {
+    for (int64_t H : {8, 64}) {
+        CAPTURE(H);
+        Graph g("bn");
+        g.input({2, 3, H, H}) | conv(20, 1) | bn() | relu();  // 20 channels: the last block padded
+        const int bn = 1;
+        const std::string want = H == 8 ? "kernel" : "batch_normalization";
+        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        ex->prepare();
+        std::vector<std::string> ran;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.primitive == "reorder") continue;  // the graph's output into plain, charged to the ReLU
+            CHECK(s.node != bn + 1);                 // fused
+            if (s.node != bn) continue;
+            ran.push_back(s.primitive);
+            if (s.phase != StepPhase::fwd) {
+                // One step computes both gradients, as the profile tells by the arguments' names.
+                std::vector<std::string> names;
+                for (const StepArg& a : s.args) names.push_back(a.name);
+                for (const char* name : {"diff_src", "diff_scale", "diff_shift"})
+                    CHECK_MESSAGE(std::count(names.begin(), names.end(), name) == 1, name);
+            }
+        }
+        CHECK(ran == std::vector<std::string>(2, want));
+    }
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);

@@ -43,6 +43,11 @@
     void layernorm_backward(const float* x, const float* dy, const float* gamma, const float* mean, const float* var,  \
                             float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows,         \
                             int64_t D, float eps, int threads);                                                        \
+    void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,   \
+                           bool relu, const ChannelLayout& l, float eps);                                              \
+    void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean, \
+                            const float* var, bool relu, float* dx, float* dgamma, float* dbeta,                       \
+                            const ChannelLayout& l, float eps);                                                        \
     void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);   \
     size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);                                               \
     void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,           \
@@ -54,18 +59,18 @@ RIDGE_DECLARE_SIMD(x86_64)
 
 namespace ridge::kbench {
 
-#define RIDGE_SIMD_VARIANT(name, ns, supported)                                                                     \
-    SimdVariant {                                                                                                   \
-        name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_lanes,               \
-            simd::ns::depthwise_conv_packed, simd::ns::depthwise_conv, simd::ns::depthwise_conv_dgrad,              \
-            simd::ns::depthwise_wgrad_scratch, simd::ns::depthwise_wgrad, simd::ns::broadcast_channels,             \
-            simd::ns::concat_affine, simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward, \
+#define RIDGE_SIMD_VARIANT(name, ns, supported)                                                                      \
+    SimdVariant {                                                                                                    \
+        name, supported, simd::ns::scale_channels, simd::ns::channel_dots, simd::ns::depthwise_lanes,                \
+            simd::ns::depthwise_conv_packed, simd::ns::depthwise_conv, simd::ns::depthwise_conv_dgrad,               \
+            simd::ns::depthwise_wgrad_scratch, simd::ns::depthwise_wgrad, simd::ns::broadcast_channels,              \
+            simd::ns::concat_affine, simd::ns::softmax_forward, simd::ns::softmax_backward, simd::ns::silu_forward,  \
             simd::ns::silu_backward, simd::ns::relu_forward, simd::ns::relu_backward, simd::ns::hardsigmoid_forward, \
-            simd::ns::hardsigmoid_backward,                                                                         \
-            simd::ns::linear_panels, simd::ns::linear_gemm_scratch, simd::ns::linear_gemm, \
-            simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,                        \
-            simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward,        \
-            simd::ns::grouped4_conv3x3_dgrad, simd::ns::grouped4_wgrad_scratch, simd::ns::grouped4_wgrad            \
+            simd::ns::hardsigmoid_backward, simd::ns::linear_panels, simd::ns::linear_gemm_scratch,                  \
+            simd::ns::linear_gemm, simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,  \
+            simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward,         \
+            simd::ns::batchnorm_forward, simd::ns::batchnorm_backward, simd::ns::grouped4_conv3x3_dgrad,             \
+            simd::ns::grouped4_wgrad_scratch, simd::ns::grouped4_wgrad                                               \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

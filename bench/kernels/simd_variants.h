@@ -42,6 +42,10 @@ struct SimdVariant {
     size_t (*layernorm_backward_scratch)(int64_t, int);
     void (*layernorm_backward)(const float*, const float*, const float*, const float*, const float*, float*, bool,
                                float*, float*, float*, int64_t, int64_t, float, int);
+    void (*batchnorm_forward)(const float*, const float*, const float*, float*, float*, float*, bool,
+                              const simd::ChannelLayout&, float);
+    void (*batchnorm_backward)(const float*, const float*, const float*, const float*, const float*, const float*, bool,
+                               float*, float*, float*, const simd::ChannelLayout&, float);
     void (*grouped4_conv3x3_dgrad)(const float*, const float*, float*, float*, const simd::GroupedConv3x3&);
     size_t (*grouped4_wgrad_scratch)(const simd::GroupedConv3x3&, int);
     void (*grouped4_wgrad)(const float*, const float*, float*, float*, const simd::GroupedConv3x3&, int);

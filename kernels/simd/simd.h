@@ -9,9 +9,10 @@
 // its gradient (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its
 // gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read
 // it (inference) and its gradient (training: oneDNN's reorders of each piece took 2.5 times memory
-// speed), a linear layer on one row (oneDNN's brgemm inner product streams the weights at four
-// fifths of memory speed), the weight gradient of a depthwise convolution in the
-// channel-blocked layout its forward uses (oneDNN's is the reference implementation there, or a
+// speed), batchnorm in training on small maps (oneDNN's primitive costs 20 to 50 us there), a
+// linear layer on one row (oneDNN's brgemm inner product streams the weights at four fifths of
+// memory speed), the weight gradient of a depthwise convolution in the channel-blocked layout its
+// forward uses (oneDNN's is the reference implementation there, or a
 // GEMM after reordering both activations), and a depthwise convolution at stride 1 with its data
 // gradient in channels-last (convnext's; oneDNN's data gradient needs its weights reordered each
 // step and ran at up to 8 times its bound).
@@ -126,6 +127,17 @@ void concat_affine(const float* const* x, const int64_t* channels, int64_t piece
 // not read). Memory-bound: one read of dy, one write of each dx (and a read where added).
 void concat_backward(const float* dy, const int64_t* channels, int64_t pieces, const uint8_t* mode, float* const* dx,
                      const ChannelLayout& yl);
+
+// Batchnorm in training over x (N,C,H,W) in layout l, whose block is a multiple of 8 (nChw8c,
+// nChw16c, or channels-last with C a multiple of 8): each channel's mean and biased variance over
+// N*HW written to mean and var (C), y = (x - mean) * gamma / sqrt(var + eps) + beta, and max(0, .)
+// when relu. The backward reads the forward's x, mean and var, and its relu: dgamma and dbeta (C)
+// written, and dx unless null, which may be dy.
+void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
+                       bool relu, const ChannelLayout& l, float eps);
+void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
+                        const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
+                        float eps);
 
 // y = x * sigmoid(x) (SiLU) and its gradient dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x), from
 // the input x, over n contiguous floats: elementwise, so any layout, whose zero padding stays zero.

@@ -1,7 +1,8 @@
 // BatchNorm and LayerNorm on oneDNN's normalization primitives, epsilon 1e-5.
 // BatchNorm: x (N,C,H,W) in any layout; inference reads the running statistics (use_global_stats),
 // training computes batch statistics (biased variance) and keeps them for backward. A batchnorm
-// that feeds only a ReLU runs it inside (fuse_norm_relu) when fused.
+// that feeds only a ReLU runs it inside (fuse_norm_relu) when fused. In training a small map runs
+// kernels/simd's batchnorm instead (small_batchnorm below).
 // LayerNorm: kernels/simd's, over rows of the last dimension of a dense tensor (oneDNN 2.6's
 // layernorm is portable C++ without vector code, kernels/simd/layernorm.cpp says how slow);
 // ConvNeXt's channels-first LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is
@@ -19,11 +20,77 @@ using Flags = dnnl::normalization_flags;
 namespace {
 constexpr float eps = 1e-5f;
 Md vec(int64_t n) { return Md({n}, dnnl::memory::data_type::f32, Tag::a); }
+
+// A batchnorm leads a group only to fuse the ReLU after it.
+bool fused_relu(const Layer& l) { return l.group != nullptr; }
+
+// In training a batchnorm of at most this many elements (its padding counted) runs kernels/simd's
+// batchnorm_forward and batchnorm_backward: oneDNN's primitive took 20 to 50 us for maps of a few
+// kilobytes at batch 1 (googlenet's inception4 and 5, shufflenet_v2's stage 4, resnet18's layer4),
+// its own state out of cache after the large layers around it.
+constexpr int64_t small_batchnorm = 1 << 17;
+
+// x's layout as kernels/simd's batchnorm reads it, where it can: 8 or 16 channels a block, or
+// channels-last with C a multiple of 8. Block 0: not one of those.
+simd::ChannelLayout small_layout(const Plan& p, const Layer& l, int x) {
+    const Shape& xs = p.shape(l.x());
+    const int64_t block = channel_block(p.md(x));
+    const simd::ChannelLayout none{0, 0, 0, 0};
+    if (xs.size() != 4 || block == 0 || block % 8 != 0) return none;
+    simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
+    return lay.N * lay.batch_stride() > small_batchnorm ? none : lay;
+}
+
+bool small_forward(Plan& p, const Layer& l) {
+    const int x = p.value[size_t(l.x())];
+    const simd::ChannelLayout lay = small_layout(p, l, x);
+    if (!p.train || lay.block == 0) return false;
+    const int64_t C = lay.C;
+    const int y = p.mem(p.md(x));
+    Plan::Saved s{{}, {x}, y};
+    s.mean = p.mem(vec(C));
+    s.var = p.mem(vec(C));
+    p.kernel("batchnorm_forward",
+             [lay, relu = fused_relu(l)](const std::vector<float*>& a) {
+                 simd::batchnorm_forward(a[0], a[1], a[2], a[3], a[4], a[5], relu, lay, eps);
+             },
+             {x, p.param_mem(l.node, 0, vec(C)), p.param_mem(l.node, 1, vec(C)), y, s.mean, s.var},
+             {"src", "scale", "shift", "dst", "mean", "variance"});
+    p.value[size_t(l.y(p.g))] = y;
+    p.saved[size_t(l.node)] = s;
+    return true;
+}
+
+void small_backward(Plan& p, const Layer& l) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const Md xmd = p.md(s.in[0]);
+    const simd::ChannelLayout lay = small_layout(p, l, s.in[0]);
+    const bool dgrad = p.needs_grad(l.x());
+    std::vector<int> args = {s.in[0],
+                             p.as(p.dy(l.y(p.g)), xmd),
+                             p.param[size_t(l.node)][0],
+                             p.param[size_t(l.node)][1],
+                             s.mean,
+                             s.var,
+                             p.dparam_mem(l.node, 0, vec(lay.C)),
+                             p.dparam_mem(l.node, 1, vec(lay.C))};
+    const int dx = dgrad ? p.contribution(l.x(), xmd) : -1;
+    if (dgrad) args.push_back(dx);
+    p.kernel("batchnorm_backward",
+             [lay, relu = fused_relu(l)](const std::vector<float*>& a) {
+                 simd::batchnorm_backward(a[0], a[1], a[2], a[3], a[4], a[5], relu, a.size() > 8 ? a[8] : nullptr, a[6],
+                                          a[7], lay, eps);
+             },
+             args, {"src", "diff_dst", "scale", "shift", "mean", "variance", "diff_scale", "diff_shift", "diff_src"});
+    if (dgrad) p.contributed(l.x(), dx);
+}
+
 }  // namespace
 
 void forward(Plan& p, const Layer& l, const BatchNorm&) {
+    if (small_forward(p, l)) return;
     int64_t C = p.shape(l.x())[1];
-    bool relu = l.group != nullptr;  // a batchnorm leads a group only to fuse the ReLU after it
+    bool relu = fused_relu(l);
     Flags flags = Flags::use_scale | Flags::use_shift;
     if (!p.train) flags |= Flags::use_global_stats;
     if (relu) flags |= Flags::fuse_norm_relu;
@@ -77,6 +144,7 @@ void forward(Plan& p, const Layer& l, const BatchNorm&) {
 void backward(Plan& p, const Layer& l, const BatchNorm&) {
     p.at(&p.bwd, l.node, p.needs_grad(l.x()) ? Phase::dgrad : Phase::wgrad);
     const Plan::Saved& s = p.saved[size_t(l.node)];
+    if (!s.pd) return small_backward(p, l);
     int64_t C = p.shape(l.x())[1];
     Flags flags = Flags::use_scale | Flags::use_shift;
     if (s.ws >= 0) flags |= Flags::fuse_norm_relu;
@@ -163,13 +231,12 @@ void backward(Plan& p, const Layer& l, const LayerNorm& op) {
     const bool add = arrived >= 0;
     int dx = !dgrad ? -1 : add ? arrived : p.contribution(l.x(), value);
     if (dgrad) args.push_back(dx);
-    p.kernel(
-        "layernorm_backward",
-        [rows, D, threads, add](const std::vector<float*>& a) {
-            simd::layernorm_backward(a[0], a[1], a[2], a[3], a[4], a.size() > 8 ? a[8] : nullptr, add, a[5], a[6],
-                                     a[7], rows, D, eps, threads);
-        },
-        args);
+    p.kernel("layernorm_backward",
+             [rows, D, threads, add](const std::vector<float*>& a) {
+                 simd::layernorm_backward(a[0], a[1], a[2], a[3], a[4], a.size() > 8 ? a[8] : nullptr, add, a[5], a[6],
+                                          a[7], rows, D, eps, threads);
+             },
+             args, {"src", "diff_dst", "scale", "mean", "variance", "diff_scale", "diff_shift", "scratch", "diff_src"});
     if (dgrad && !add) p.contributed(l.x(), dx);
 }
 

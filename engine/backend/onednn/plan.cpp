@@ -195,13 +195,14 @@ void Plan::primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<
         converted_.emplace_back();
         args.push_back({DNNL_ARG_SCRATCHPAD, int(mems.size()) - 1});
     }
-    pass_->push_back({node_, phase_, pd, {}, std::move(args), step_threads_, {}});
+    pass_->push_back({node_, phase_, pd, {}, std::move(args), step_threads_, {}, {}});
 }
 
-void Plan::kernel(std::string name, Kernel k, std::vector<int> args) {
+void Plan::kernel(std::string name, Kernel k, std::vector<int> args, std::vector<std::string> arg_names) {
     std::vector<std::pair<int, int>> a;
     for (size_t i = 0; i < args.size(); ++i) a.push_back({int(i), args[i]});
-    pass_->push_back({node_, phase_, {}, std::move(k), std::move(a), step_threads_, std::move(name)});
+    pass_->push_back(
+        {node_, phase_, {}, std::move(k), std::move(a), step_threads_, std::move(name), std::move(arg_names)});
 }
 
 void Plan::reorder_into(int src, int dst, bool accumulate) {

@@ -49,6 +49,7 @@ struct Step {
     std::vector<std::pair<int, int>> args;  // (DNNL_ARG_*, mem) for a primitive; (index, mem) for a kernel
     int threads;                            // OpenMP threads it was planned for and runs with
     std::string name;                       // a kernel's, for the profile: "winograd3x3", "max_pool", ...
+    std::vector<std::string> arg_names;     // a kernel's, where it names them: oneDNN's names (diff_src, ...)
 };
 
 // A plain row-major fp32 descriptor of a shape.
@@ -126,7 +127,9 @@ public:
     void pin(int m) { buffers[size_t(mems[size_t(m)].buffer)].pinned = true; }
 
     void primitive(const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
-    void kernel(std::string name, Kernel k, std::vector<int> args);
+    // A kernel may name its arguments as oneDNN names a primitive's, for the profile: a backward
+    // with both "diff_src" and "diff_scale" (or diff_weights) computes both gradients in one step.
+    void kernel(std::string name, Kernel k, std::vector<int> args, std::vector<std::string> arg_names = {});
     void reorder_into(int src, int dst, bool accumulate = false);
     int as(int m, const Md& md);  // m itself when it has that layout, else a reordered copy
     void zero(int m);

@@ -90,7 +90,8 @@ StepInfo describe_step(const Plan& p, const Step& s) {
     for (const auto& [arg, m] : s.args) {
         if (s.pd && arg == DNNL_ARG_SCRATCHPAD) continue;
         const dnnl_memory_desc_t& d = p.mems[size_t(m)].md.data;
-        StepArg a{s.pd ? arg_name(arg) : cat("arg_", arg), {}, {}, layout_name(d)};
+        const bool named = !s.pd && size_t(arg) < s.arg_names.size();
+        StepArg a{s.pd ? arg_name(arg) : named ? s.arg_names[size_t(arg)] : cat("arg_", arg), {}, {}, layout_name(d)};
         for (int i = 0; i < d.ndims; ++i) {
             a.dims.push_back(d.dims[i]);
             a.padded.push_back(d.padded_dims[i]);

@@ -1,0 +1,132 @@
+// Batchnorm in training on small maps: each channel's mean and biased variance over its N*HW
+// values, y = (x - mean) * gamma / sqrt(var + eps) + beta (and max(0, .) where a ReLU is fused), and
+// the gradients. oneDNN 2.6's primitive costs 20 to 50 us where the map is a few kilobytes (at
+// batch 1: googlenet's inception4-5 batchnorms, shufflenet_v2's stage 4, resnet18's layer4): its
+// own state is out of cache after the large layers around it (engine/backend/onednn/activation.cpp
+// has the figures for ReLU), and it runs three passes with barriers between them.
+//
+// Eight channels at a time, one a lane: in nChw8c, nChw16c and channels-last (C a multiple of 8)
+// a position holds eight neighbouring channels contiguous, `block` floats from the next position's.
+// Lanes past C (a blocked layout's padding, zero) take gamma = beta = 0, so they write zeros.
+//
+// The mean is two passes as in layernorm.cpp: the deviations' own sum corrects the first pass's
+// rounding, and the variance comes from the deviations, not from E[x^2] - mean^2. Each lane sums
+// its N*HW values in one chain of floats; the kernel is for small maps.
+//
+// The backward recomputes the ReLU's mask from x and the saved mean and variance with the
+// forward's own expression, so a fused ReLU needs no workspace and its mask is the forward's to
+// the bit. With xhat = (x - mean) * r, r = 1 / sqrt(var + eps), and dy' = dy where the forward's
+// output is positive (with a ReLU) or dy:
+//   dbeta = sum dy',  dgamma = sum dy' * xhat,  dx = gamma * r * (dy' - dbeta / M - xhat * dgamma / M).
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/simd/simd.h"
+#include "kernels/simd/vec.h"
+
+namespace ridge::simd::inline RIDGE_SIMD_ISA {
+
+namespace {
+
+using V = Vec8;
+
+// The 8 values from channel c0 of a per-channel vector, zero past C.
+RIDGE_SIMD_INLINE V lanes_of(const float* v, int64_t c0, int64_t C) {
+    float t[8] = {};
+    for (int j = 0; j < 8 && c0 + j < C; ++j) t[j] = v[c0 + j];
+    return load<V>(t);
+}
+
+RIDGE_SIMD_INLINE void store_lanes(float* v, V lanes, int64_t c0, int64_t C) {
+    for (int j = 0; j < 8 && c0 + j < C; ++j) v[c0 + j] = lanes[j];
+}
+
+// 1 / sqrt(var + eps): the forward and the backward both take r, and gamma * r, from here.
+RIDGE_SIMD_INLINE V inverse_std(V var, float eps) {
+    V r;
+    for (int j = 0; j < 8; ++j) r[j] = 1.0f / std::sqrt(var[j] + eps);
+    return r;
+}
+
+// The forward's output before its ReLU, which the backward recomputes for the mask.
+RIDGE_SIMD_INLINE V normalized(V x, V mean, V gain, V beta) { return (x - mean) * gain + beta; }
+
+// f(offset, k) at each of the group's N*HW positions, channels c0..c0+7, k alternating 0 and 1 so
+// that a sum can run in two chains: a single one waits on the add's latency at every position.
+template <class F>
+RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int64_t c0, F f) {
+    for (int64_t n = 0; n < l.N; ++n) {
+        int64_t o = l.offset(n, c0, 0), s = 0;
+        for (; s + 2 <= l.HW; s += 2, o += 2 * l.block) f(o, 0), f(o + l.block, 1);
+        if (s < l.HW) f(o, 0);
+    }
+}
+
+RIDGE_SIMD_CLONES void forward_group(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                                     float* var, bool relu, const ChannelLayout& l, int64_t c0, float eps) {
+    const float M = float(l.N * l.HW);
+    V sum[2] = {};
+    each_position(l, c0, [&](int64_t o, int k) { sum[k] += load<V>(x + o); });
+    const V m0 = (sum[0] + sum[1]) / M;
+    V err[2] = {}, sq[2] = {};
+    each_position(l, c0, [&](int64_t o, int k) {
+        const V d = load<V>(x + o) - m0;
+        err[k] += d, sq[k] += d * d;
+    });
+    const V c = (err[0] + err[1]) / M, m = m0 + c;
+    V v = (sq[0] + sq[1]) / M - c * c;
+    v = v < V{} ? V{} : v;
+    store_lanes(mean, m, c0, l.C);
+    store_lanes(var, v, c0, l.C);
+    const V gain = lanes_of(gamma, c0, l.C) * inverse_std(v, eps), b = lanes_of(beta, c0, l.C);
+    each_position(l, c0, [&](int64_t o, int) {
+        const V t = normalized(load<V>(x + o), m, gain, b);
+        store(y + o, relu ? (t < V{} ? V{} : t) : t);  // a NaN stays NaN
+    });
+}
+
+RIDGE_SIMD_CLONES void backward_group(const float* x, const float* dy, const float* gamma, const float* beta,
+                                      const float* mean, const float* var, bool relu, float* dx, float* dgamma,
+                                      float* dbeta, const ChannelLayout& l, int64_t c0, float eps) {
+    const float M = float(l.N * l.HW);
+    const V m = lanes_of(mean, c0, l.C), r = inverse_std(lanes_of(var, c0, l.C), eps);
+    const V gain = lanes_of(gamma, c0, l.C) * r, b = lanes_of(beta, c0, l.C);
+    auto grad = [&](int64_t o, V xv) {
+        const V d = load<V>(dy + o);
+        return relu ? (normalized(xv, m, gain, b) > V{} ? d : V{}) : d;
+    };
+    V sd[2] = {}, sdx[2] = {};
+    each_position(l, c0, [&](int64_t o, int k) {
+        const V xv = load<V>(x + o), d = grad(o, xv);
+        sd[k] += d, sdx[k] += d * (xv - m);
+    });
+    const V db = sd[0] + sd[1], dg = (sdx[0] + sdx[1]) * r;
+    store_lanes(dbeta, db, c0, l.C);
+    store_lanes(dgamma, dg, c0, l.C);
+    if (!dx) return;
+    const V k1 = db / M, k2 = dg * r / M;
+    each_position(l, c0, [&](int64_t o, int) {
+        const V xv = load<V>(x + o);
+        store(dx + o, gain * (grad(o, xv) - k1 - (xv - m) * k2));
+    });
+}
+
+int64_t groups(const ChannelLayout& l) { return l.padded_channels() / 8; }
+
+}  // namespace
+
+void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
+                       bool relu, const ChannelLayout& l, float eps) {
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < groups(l); ++g) forward_group(x, gamma, beta, y, mean, var, relu, l, 8 * g, eps);
+}
+
+void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
+                        const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
+                        float eps) {
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < groups(l); ++g)
+        backward_group(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 8 * g, eps);
+}
+
+}  // namespace ridge::simd::inline RIDGE_SIMD_ISA

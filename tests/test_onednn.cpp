@@ -696,9 +696,9 @@ TEST_CASE("a NaN through a ReLU fused into linear_panels or grouped_conv3x3 give
         for (float nan : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
             const simd::GroupedConv3x3 d{1, 16, 3, 3, 3, 3, 1, 16, width};
             std::vector<float> x(16 * 9, 1.0f), w(size_t(16 * width * 9), 0.5f), b(16, 0.0f), y(16 * 9, -1.0f);
-            std::vector<float> packed(size_t(9 * width * 16));
+            std::vector<float> scratch(simd::grouped_conv3x3_scratch(d, 1));
             x[4 * 16 + 5] = nan;  // the centre, channel 5
-            simd::grouped_conv3x3(x.data(), w.data(), b.data(), true, y.data(), packed.data(), d);
+            simd::grouped_conv3x3(x.data(), w.data(), b.data(), true, y.data(), scratch.data(), d, 1);
             for (int64_t s = 0; s < 9; ++s)
                 for (int64_t k = 0; k < 16; ++k) {
                     const float taps = float((2 + (s / 3 == 1)) * (2 + (s % 3 == 1)));
@@ -849,9 +849,10 @@ TEST_CASE("grouped convs of 4 channels infer and train on kernels/simd in their 
 // (conv2d.cpp: oneDNN wants nChw8c there): in inference in nChw16c at batch 2, and channels-last at
 // batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster); in
 // training in the nChw16c of their neighbours, with their gradients kernels too. Nothing is
-// reordered for them. At stride 1 they stay oneDNN's convolutions. The op table's grouped8_* cases
-// check the numbers.
-TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2, oneDNN otherwise") {
+// reordered for them. At stride 1 they stay oneDNN's convolutions there. Below AVX-512 it is the
+// other way round in inference: stride 1 runs the kernel's planar form, stride 2 oneDNN's. The op
+// table's grouped8_* cases check the numbers.
+TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, at stride 1 below it") {
     const bool avx512 = onednn::avx512_core_here();
     for (int64_t C : {32, 256})
         for (int64_t N : {1, 2})
@@ -900,6 +901,15 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2, oneDNN othe
                                 CAPTURE(int(phase));
                                 CHECK(steps == std::vector<std::string>{"kernel"});
                             }
+                    } else if (!avx512 && stride == 1 && !train) {
+                        // Below AVX-512 at stride 1, inference: the planar form, in nChw8c between
+                        // the two convs.
+                        REQUIRE(at.size() == 1);
+                        REQUIRE(at[0] > 0);
+                        REQUIRE(at[0] + 1 < all.size());
+                        CHECK(all[at[0] - 1] == "convolution:aBcd8b");
+                        CHECK(all[at[0]] == "kernel:aBcd8b");
+                        CHECK(all[at[0] + 1] == "convolution:aBcd8b");
                     } else {
                         int convs = 0;
                         for (size_t i : at) convs += all[i].rfind("convolution:", 0) == 0;
@@ -976,54 +986,67 @@ TEST_CASE("a depthwise conv's data gradient on a small blocked map runs kernels/
 // 1x2 are all edge. 48 channels are three blocks of 16, six groups of 8, so a group read from its
 // block's other half shows. 64 floats after y must stay as they were (a strip storing past its
 // end).
+// 40 channels, a multiple of 8 only, take the planar form below AVX-512 at stride 1 in nChw8c and
+// channels-last (regnet_y_400mf's 104 and 440), and nothing else. Maps of 1 to 8 positions a row
+// take its tiles of two rows, wider ones its tiles of 16 positions.
 TEST_CASE("grouped_conv3x3 matches its sums for groups of 4 and 8, stride 1 and 2, nChw16c, nChw8c and channels-last") {
-    const int64_t C = 48, tail = 64;
+    const int64_t tail = 64;
+    const bool wide = __builtin_cpu_supports("x86-64-v4");
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     struct Map {
         int64_t N, H, W;
     };
-    for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}})
-        for (int64_t width : {4, 8})
-            for (int64_t stride : {1, 2})
-                for (int64_t block : {int64_t(16), int64_t(8), C}) {
-                    const int64_t N = m.N, H = m.H, W = m.W, P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
-                    INFO("map ", H, "x", W, " width ", width, " stride ", stride, " block ", block);
-                    const simd::GroupedConv3x3 d{N, C, H, W, P, Q, stride, block, width};
-                    REQUIRE(simd::grouped_conv3x3_supported(d));
-                    auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
-                        return block == C ? ((n * rows + h) * cols + w) * C + c
-                                          : (n * C + c / block * block) * rows * cols + (h * cols + w) * block +
-                                                c % block;
-                    };
-                    std::vector<float> x(size_t(N * C * H * W)), w(size_t(C * width * 9)), b(static_cast<size_t>(C));
-                    for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17);
-                    for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
-                    for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
-                    for (bool relu : {false, true}) {
-                        std::vector<float> y(size_t(N * C * P * Q + tail), -7.0f), packed(size_t(9 * width * C));
-                        simd::grouped_conv3x3(x.data(), w.data(), b.data(), relu, y.data(), packed.data(), d);
-                        int64_t wrong = 0;
-                        for (int64_t n = 0; n < N; ++n)
-                            for (int64_t k = 0; k < C; ++k)
-                                for (int64_t p = 0; p < P; ++p)
-                                    for (int64_t q = 0; q < Q; ++q) {
-                                        double want = b[size_t(k)];
-                                        for (int64_t c = 0; c < width; ++c)
-                                            for (int64_t r = 0; r < 3; ++r)
-                                                for (int64_t t = 0; t < 3; ++t) {
-                                                    const int64_t h = p * stride + r - 1, v = q * stride + t - 1;
-                                                    if (h < 0 || h >= H || v < 0 || v >= W) continue;
-                                                    want += double(w[size_t(((k * width + c) * 3 + r) * 3 + t)]) *
-                                                            x[size_t(at(n, k / width * width + c, h, v, H, W))];
-                                                }
-                                        if (relu) want = std::max(want, 0.0);
-                                        const float got = y[size_t(at(n, k, p, q, P, Q))];
-                                        wrong += !(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)));  // a NaN fails too
-                                    }
-                        CHECK_MESSAGE(wrong == 0, "relu ", relu);
-                        CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+    for (int64_t C : {48, 40})
+        for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}, Map{1, 19, 7}, Map{2, 17, 16}})
+            for (int64_t width : {4, 8})
+                for (int64_t stride : {1, 2})
+                    for (int64_t block : {int64_t(16), int64_t(8), C}) {
+                        const int64_t N = m.N, H = m.H, W = m.W, P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
+                        INFO("C ", C, " map ", H, "x", W, " width ", width, " stride ", stride, " block ", block);
+                        const simd::GroupedConv3x3 d{N, C, H, W, P, Q, stride, block, width};
+                        const bool planar_only = C % 16 != 0;
+                        if (planar_only && (block == 16 || stride == 2 || wide)) {
+                            CHECK(!simd::grouped_conv3x3_supported(d));
+                            continue;
+                        }
+                        REQUIRE(simd::grouped_conv3x3_supported(d));
+                        auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
+                            return block == C
+                                       ? ((n * rows + h) * cols + w) * C + c
+                                       : (n * C + c / block * block) * rows * cols + (h * cols + w) * block + c % block;
+                        };
+                        std::vector<float> x(size_t(N * C * H * W)), w(size_t(C * width * 9)),
+                            b(static_cast<size_t>(C));
+                        for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17);
+                        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
+                        for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
+                        for (bool relu : {false, true}) {
+                            std::vector<float> y(size_t(N * C * P * Q + tail), -7.0f),
+                                scratch(simd::grouped_conv3x3_scratch(d, 2));
+                            simd::grouped_conv3x3(x.data(), w.data(), b.data(), relu, y.data(), scratch.data(), d, 2);
+                            int64_t wrong = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t k = 0; k < C; ++k)
+                                    for (int64_t p = 0; p < P; ++p)
+                                        for (int64_t q = 0; q < Q; ++q) {
+                                            double want = b[size_t(k)];
+                                            for (int64_t c = 0; c < width; ++c)
+                                                for (int64_t r = 0; r < 3; ++r)
+                                                    for (int64_t t = 0; t < 3; ++t) {
+                                                        const int64_t h = p * stride + r - 1, v = q * stride + t - 1;
+                                                        if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                                        want += double(w[size_t(((k * width + c) * 3 + r) * 3 + t)]) *
+                                                                x[size_t(at(n, k / width * width + c, h, v, H, W))];
+                                                    }
+                                            if (relu) want = std::max(want, 0.0);
+                                            const float got = y[size_t(at(n, k, p, q, P, Q))];
+                                            wrong += !(std::abs(got - want) <=
+                                                       1e-5 * (1 + std::abs(want)));  // a NaN fails too
+                                        }
+                            CHECK_MESSAGE(wrong == 0, "relu ", relu);
+                            CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+                        }
                     }
-                }
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
 // at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 or 8 channels a
-// group: its forward, and its data and weight gradient for groups of 4 at stride 1 and groups of
-// 8 at stride 2 (simd.h).
+// group: its forward (below AVX-512 at stride 1 on planar copies of its rows), and its data and
+// weight gradient for groups of 4 at stride 1 and groups of 8 at stride 2 (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -11,6 +11,8 @@
 // blocks of 16 (or 8) channels whose positions lie C floats apart instead of B. Work is split over
 // channel blocks, and over chunks of images when there are fewer blocks than twice the threads;
 // each unit writes its partial sums to scratch, and a second pass adds the chunks into dw.
+#include <omp.h>
+
 #include <algorithm>
 
 #include "kernels/simd/simd.h"
@@ -595,6 +597,214 @@ void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int t
         }
 }
 
+// ---- grouped 3x3 conv below AVX-512: output positions as lanes ----
+
+// Below AVX-512 a block of 8 channels (one group of 8, or two groups of 4) runs on a planar copy of
+// its input rows, each channel's row contiguous, so that a vector holds 8 neighbouring output
+// positions of one output channel. Each weight is then broadcast once for two position vectors,
+// and each input vector loaded once for 4 output channels: 8 independent sums, where the forms
+// above broadcast an input scalar (groups of 8) or spread it by a shuffle (groups of 4) for every
+// FMA. On the 2-core Zen 3 the groups of 8 that way ran slower than oneDNN's jit:avx2 (README); in
+// a test program this form's sums ran 65 to 70 GFLOP/s on one core, the broadcast-per-FMA loop 33.
+// A unit of work is one image's block over up to planar_rows output rows: its input rows are
+// transposed into the copy 8x8 at a time, the outputs summed into planar rows, and those
+// transposed back into y's layout with the bias and ReLU.
+constexpr int64_t planar_rows = 16;
+
+// The planar copy of one unit. Plane rows hold the padded positions u = w + 1 (0 and those past W
+// are the padding's zeros); at stride 2 as two halves, even u then odd, so that the taps of one
+// output vector read 8 consecutive floats of either half. Input rows are copied 8 positions at a
+// time, the last 8 reaching past W with zeros, so a row holds at least W rounded up to 8, plus 1.
+struct Planar {
+    int64_t Qp;       // output positions a row computes: Q rounded up to the tile's vectors
+    int64_t L;        // floats of a plane row
+    int64_t rows_in;  // input rows of a unit
+    int64_t channel() const { return rows_in * L + 8; }  // + 8: planar_fill's last zeros
+    int64_t out_channel() const { return planar_rows * Qp; }
+    int64_t floats() const { return 8 * (channel() + out_channel()); }
+};
+
+Planar planar_of(const GroupedConv3x3& d) {
+    Planar s;
+    s.Qp = d.Q <= 8 ? 8 : (d.Q + 15) / 16 * 16;
+    const int64_t W8 = (d.W + 7) / 8 * 8;
+    s.L = d.stride == 1 ? std::max(s.Qp + 2, W8 + 1) : 2 * std::max(s.Qp + 1, W8 / 2 + 1);
+    s.rows_in = (planar_rows - 1) * d.stride + 3;
+    return s;
+}
+
+// r[i] = 8 values of position i becomes r[c] = 8 positions of value c.
+RIDGE_SIMD_INLINE void transpose8(Vec8 (&r)[8]) {
+    using L8 = Lanes8;
+    Vec8 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], L8{0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], L8{2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; ++j) {
+            u[i + j] = __builtin_shuffle(t[i + j], t[i + j + 2], L8{0, 1, 8, 9, 4, 5, 12, 13});
+            u[i + j + 2] = __builtin_shuffle(t[i + j], t[i + j + 2], L8{2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    // u[0], u[1], u[2], u[3] hold values 0 and 4, 2 and 6, 1 and 5, 3 and 7 of positions 0-3 in
+    // their 128-bit halves (u[4..7] of positions 4-7): the last step joins halves.
+    const int order[4] = {0, 2, 1, 3};
+    for (int j = 0; j < 4; ++j) {
+        r[j] = __builtin_shuffle(u[order[j]], u[order[j] + 4], L8{0, 1, 2, 3, 8, 9, 10, 11});
+        r[j + 4] = __builtin_shuffle(u[order[j]], u[order[j] + 4], L8{4, 5, 6, 7, 12, 13, 14, 15});
+    }
+}
+
+// Zeros over n floats from p, 8 at a time: up to 7 more past n. A std::fill of a few floats was a
+// call to memset: with three a plane row, 8 planes and 33 rows a unit at stride 2 they took more
+// than half of regnet_y_400mf's block3-0 at batch 8.
+RIDGE_SIMD_INLINE void zeros_from(float* p, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) store(p + i, Vec8{});
+}
+
+// Input row `src` (8 channels at each of W positions, `ps` floats apart; null: a padding row) into
+// the planes' row at dst, channel c's at dst + c * cs: 8 positions at a time, transposed, the last
+// 8 read as far as W and zero past it.
+template <int stride>
+RIDGE_SIMD_INLINE void planar_fill(const float* src, int64_t ps, int64_t W, float* dst, int64_t cs, int64_t L) {
+    // Each row's zeros may run 7 floats into the next row (or the plane's slack), which that row
+    // then writes: the rows are filled in order.
+    const int64_t W8 = (W + 7) / 8 * 8, half = L / 2;
+    for (int c = 0; c < 8; ++c) {
+        float* row = dst + c * cs;
+        if (!src) {
+            zeros_from(row, L);
+        } else if (stride == 1) {
+            row[0] = 0.0f;
+            zeros_from(row + W8 + 1, L - W8 - 1);
+        } else {
+            row[0] = 0.0f;
+            zeros_from(row + W8 / 2 + 1, half - W8 / 2 - 1);
+            zeros_from(row + half + W8 / 2, half - W8 / 2);
+        }
+    }
+    if (!src) return;
+    for (int64_t w = 0; w < W; w += 8) {
+        Vec8 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = w + i < W ? load<Vec8>(src + (w + i) * ps) : Vec8{};
+        transpose8(r);
+        for (int c = 0; c < 8; ++c) {
+            float* row = dst + c * cs;
+            if (stride == 1) {
+                store(row + w + 1, r[c]);
+            } else {  // u = w + 1 + lane: the odd lanes are even u, from (w + 2) / 2 on; the even, odd u
+                const Vec8 even_u = __builtin_shuffle(r[c], Lanes8{1, 3, 5, 7, 1, 3, 5, 7});
+                const Vec8 odd_u = __builtin_shuffle(r[c], Lanes8{0, 2, 4, 6, 0, 2, 4, 6});
+                __builtin_memcpy(row + w / 2 + 1, &even_u, 16);
+                __builtin_memcpy(row + half + w / 2, &odd_u, 16);
+            }
+        }
+    }
+}
+
+// Output channels k0..k0+3 of the unit's block (w their weights, G input channels each, which
+// are the planes from `plane`) over RT output rows from i0 and VQ vectors of positions from q0,
+// into the planar outputs yt (channel k's rows at yt + k * s.out_channel()).
+template <int G, int stride, int RT, int VQ>
+RIDGE_SIMD_INLINE void planar_tile(const float* plane, const Planar& s, const float* w, int64_t i0, int64_t q0,
+                                   float* yt) {
+    Vec8 acc[RT][VQ][4] = {};
+    for (int c = 0; c < G; ++c)
+        for (int r = 0; r < 3; ++r)
+            for (int t = 0; t < 3; ++t) {
+                // tap t of output position q reads u = q * stride + t
+                const int64_t at = stride == 1 ? q0 + t : t == 1 ? s.L / 2 + q0 : q0 + t / 2;
+                Vec8 xv[RT][VQ];
+                for (int i = 0; i < RT; ++i)
+                    for (int v = 0; v < VQ; ++v)
+                        xv[i][v] = load<Vec8>(plane + c * s.channel() + ((i0 + i) * stride + r) * s.L + at + 8 * v);
+                for (int k = 0; k < 4; ++k) {
+                    const float wk = w[(k * G + c) * 9 + r * 3 + t];
+                    for (int i = 0; i < RT; ++i)
+                        for (int v = 0; v < VQ; ++v) acc[i][v][k] += wk * xv[i][v];
+                }
+            }
+    for (int k = 0; k < 4; ++k)
+        for (int i = 0; i < RT; ++i)
+            for (int v = 0; v < VQ; ++v) store(yt + k * s.out_channel() + (i0 + i) * s.Qp + q0 + 8 * v, acc[i][v][k]);
+}
+
+// The unit's output rows, 4 output channels at a time: rows in pairs on maps of at most 8
+// positions (one vector), else two vectors a row.
+template <int G, int stride>
+RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const float* w, int64_t rows, float* yt) {
+    for (int64_t kb = 0; kb < 2; ++kb) {
+        const float* in = plane + (G == 4 ? 4 * kb : 0) * s.channel();  // a group of 4 reads its own 4
+        const float* wk = w + 4 * kb * G * 9;
+        float* out = yt + 4 * kb * s.out_channel();
+        if (s.Qp == 8) {
+            int64_t i = 0;
+            for (; i + 2 <= rows; i += 2) planar_tile<G, stride, 2, 1>(in, s, wk, i, 0, out);
+            if (i < rows) planar_tile<G, stride, 1, 1>(in, s, wk, i, 0, out);
+        } else {
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t q0 = 0; q0 < s.Qp; q0 += 16) planar_tile<G, stride, 1, 2>(in, s, wk, i, q0, out);
+        }
+    }
+}
+
+// One unit: image n, channels c0..c0+7, output rows p0..p0+rows-1; buf: Planar::floats().
+RIDGE_SIMD_CLONES void planar_unit(const float* x, const float* w, const float* b, bool relu, float* y,
+                                   const GroupedConv3x3& d, int64_t n, int64_t c0, int64_t p0, int64_t rows,
+                                   float* buf) {
+    const Planar s = planar_of(d);
+    float* plane = buf;
+    float* yt = buf + 8 * s.channel();
+    for (int64_t i = 0; i < (rows - 1) * d.stride + 3; ++i) {
+        const int64_t h = p0 * d.stride - 1 + i;
+        const float* src = h >= 0 && h < d.H ? x + grouped_at(d, n, c0, h, 0, d.H, d.W) : nullptr;
+        if (d.stride == 1)
+            planar_fill<1>(src, d.block, d.W, plane + i * s.L, s.channel(), s.L);
+        else
+            planar_fill<2>(src, d.block, d.W, plane + i * s.L, s.channel(), s.L);
+    }
+    const float* wg = w + c0 * d.width * 9;  // (C, width, 3, 3): the block's output channels
+    if (d.width == 4)
+        d.stride == 1 ? planar_sums<4, 1>(plane, s, wg, rows, yt) : planar_sums<4, 2>(plane, s, wg, rows, yt);
+    else
+        d.stride == 1 ? planar_sums<8, 1>(plane, s, wg, rows, yt) : planar_sums<8, 2>(plane, s, wg, rows, yt);
+
+    const Vec8 bias = b ? load<Vec8>(b + c0) : Vec8{};
+    for (int64_t i = 0; i < rows; ++i) {
+        float* out = y + grouped_at(d, n, c0, p0 + i, 0, d.P, d.Q);
+        const float* sums = yt + i * s.Qp;
+        for (int64_t q = 0; q < d.Q; q += 8) {  // Qp holds Q rounded up to 8
+            Vec8 r[8];
+            for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(sums + c * s.out_channel() + q);
+            transpose8(r);
+            for (int j = 0; j < 8 && q + j < d.Q; ++j) {
+                const Vec8 v = r[j] + bias;
+                store(out + (q + j) * d.block, relu ? (v > 0 ? v : Vec8{}) : v);  // NaN > 0 is false: 0
+            }
+        }
+    }
+}
+
+// Whether the planar form runs: below AVX-512 (where the channel-vector forms' 8-lane variants are
+// the slow ones) at stride 1. At stride 2 its copy costs four input positions an output, and on
+// the 2-core Zen 3 it was slower than the forms above there: regnet_y_400mf's block1-0 at batch 1
+// 0.33 against 0.30 ms, block3-0 0.114 against 0.102.
+bool planar_here(const GroupedConv3x3& d) { return !wide_vectors() && d.stride == 1; }
+
+void planar_run(const float* x, const float* w, const float* b, bool relu, float* y, const GroupedConv3x3& d,
+                float* scratch, int threads) {
+    const int64_t per = planar_of(d).floats(), blocks = d.C / 8, chunks = (d.P + planar_rows - 1) / planar_rows;
+#pragma omp parallel num_threads(threads)
+    {
+        float* buf = scratch + omp_get_thread_num() * per;
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < d.N * blocks * chunks; ++u) {
+            const int64_t n = u / (blocks * chunks), j = u / chunks % blocks, p0 = u % chunks * planar_rows;
+            planar_unit(x, w, b, relu, y, d, n, 8 * j, p0, std::min(planar_rows, d.P - p0), buf);
+        }
+    }
+}
+
 // y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
 // Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
@@ -709,14 +919,23 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
 }
 
 bool grouped_conv3x3_supported(const GroupedConv3x3& d) {
-    return (d.width == 4 || d.width == 8) && (d.stride == 1 || d.stride == 2) && d.C % 16 == 0 &&
+    // The planar form takes blocks of 8 channels: C a multiple of 8 where the layout's blocks are 8
+    // or all C (regnet_y_400mf's 104 and 440 channels).
+    const bool channels = d.C % 16 == 0 || (planar_here(d) && d.C % 8 == 0 && d.block != 16);
+    return (d.width == 4 || d.width == 8) && (d.stride == 1 || d.stride == 2) && channels &&
            (d.block == 8 || d.block == 16 || d.block == d.C) && d.P == (d.H - 1) / d.stride + 1 &&
            d.Q == (d.W - 1) / d.stride + 1;
 }
 
-void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                     const GroupedConv3x3& d) {
+size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads) {
+    return size_t(planar_here(d) ? threads * planar_of(d).floats() : 9 * d.width * d.C);
+}
+
+void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,
+                     const GroupedConv3x3& d, int threads) {
+    if (planar_here(d)) return planar_run(x, w, b, relu, y, d, scratch, threads);
     // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
+    float* packed = scratch;
     const int64_t width = d.width;
     for (int64_t k = 0; k < d.C; ++k)
         for (int64_t c = 0; c < width; ++c)
@@ -739,7 +958,7 @@ void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
 }
 
 bool grouped4_wgrad_supported(const GroupedConv3x3& d) {
-    return d.width == 4 && d.stride == 1 && grouped_conv3x3_supported(d);
+    return d.width == 4 && d.stride == 1 && d.C % 16 == 0 && grouped_conv3x3_supported(d);
 }
 
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads) {
@@ -762,7 +981,7 @@ void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, 
 }
 
 bool grouped8_backward_supported(const GroupedConv3x3& d) {
-    return d.width == 8 && d.stride == 2 && d.block != 8 && grouped_conv3x3_supported(d);
+    return d.width == 8 && d.stride == 2 && d.block != 8 && d.C % 16 == 0 && grouped_conv3x3_supported(d);
 }
 
 void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d) {

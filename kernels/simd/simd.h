@@ -220,14 +220,15 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
 // A grouped 3x3 convolution with padding 1, stride 1 or 2, whose groups have `width` input and
 // output channels, 4 or 8 (resnext50's first two stages: 128 channels in 32 groups, then 256):
 // y = conv(x) + b, then max(0, .) when relu. x (N,C,H,W) and y (N,C,P,Q) both channel-blocked by 16
-// or 8 or both channels-last (block C), C a multiple of 16; w (C,width,3,3) plain, as PyTorch
-// stores (K, C/G, R, S); b (C) or null; packed: 9*width*C floats of scratch, where the weights are
-// laid out per block of 16 output channels.
+// or 8 or both channels-last (block C), C a multiple of 16 (below AVX-512 also of 8, blocked by 8
+// or channels-last); w (C,width,3,3) plain, as PyTorch stores (K, C/G, R, S); b (C) or null;
+// scratch: grouped_conv3x3_scratch floats for `threads` threads.
 bool grouped_conv3x3_supported(const GroupedConv3x3& d);
-void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* packed,
-                     const GroupedConv3x3& d);
+size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads);
+void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,
+                     const GroupedConv3x3& d, int threads);
 // Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts:
-// dx = the data gradient from dy (overwritten; packed as above); dw (C,4,3,3) = the weight
+// dx = the data gradient from dy (overwritten; packed: 9*4*C floats of scratch); dw (C,4,3,3) = the weight
 // gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as groups of 4
 // whatever its width says.
 void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
@@ -236,7 +237,7 @@ size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
 // Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage, resnext50's layer2.0), in the
-// same layouts, not nChw8c: dx from dy, overwritten, with packed of the forward's size (the
+// same layouts, not nChw8c: dx from dy, overwritten, with packed of 9*8*C floats (the
 // weights laid out with input and output channels exchanged); dw (C,8,3,3) overwritten, with
 // grouped8_wgrad_scratch floats of scratch.
 bool grouped8_backward_supported(const GroupedConv3x3& d);

@@ -569,13 +569,19 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // kernel runs channels-last too: resnext50's layer2.0.conv2 at batch 1, 0.56-0.69 -> 0.26-0.39 ms
 // (bound 0.12). At stride 1 oneDNN is faster in its own layout (1x256x28x28: 0.14 ms plus 0.04 of
 // reorders against 0.20; channels-last 0.16 against 0.22), so groups of 8 there stay oneDNN's.
-// Groups of 8 on AVX-512 only, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it): their 24
-// 8-lane registers spill in the AVX2 build. Below AVX-512, groups of 4 run on 8-lane vectors (two
-// groups), in nChw8c, the layout oneDNN's AVX2 convs keep, or channels-last: resnext50's layer1
+// That is AVX-512, as oneDNN sees the host (ONEDNN_MAX_CPU_ISA caps it). Below it, groups of 4 run
+// the kernel in nChw8c, the layout oneDNN's AVX2 convs keep, or channels-last: resnext50's layer1
 // convs at batch 1 on the 2-core Zen 3, per layer, 2 runs of the build before against 3 of this
 // one, 1.20-2.15 -> 0.46-0.58 ms (bound 0.14); in training at batch 8, where oneDNN's
 // convolutions took 18.8 ms forward, 31.6 data and 38.5 weight gradient, 5.1, 5.0 and 2.5 ms
-// (bounds 1.5, 2.2 and 2.2). The group may add a folded batchnorm (the bias) and a ReLU in
+// (bounds 1.5, 2.2 and 2.2). Groups of 8 there run it at stride 1 in inference, as its planar
+// form (kernels/simd/conv2d.cpp), which also takes C a multiple of 8 only (regnet_y_400mf's 104 and
+// 440 channels): per layer, old and new builds one after the other, regnet_y_400mf's stride-1
+// grouped convs at batch 8 0.80 -> 0.62 ms (block3, bound 0.23) and 0.53 -> 0.43 (block4, bound
+// 0.12), resnext50's layer2.1-2.3 3.5 -> 3.0-3.3 ms (bound 1.14); groups of 4 at stride 1 run it
+// too (resnext50's layer1 at batch 8 5.2-5.4 -> 4.1 ms). At stride 2 groups of 8 stay oneDNN's
+// below AVX-512: their 24 8-lane registers spill in the AVX2 build of the forms above, and the
+// planar form was no faster. The group may add a folded batchnorm (the bias) and a ReLU in
 // inference; false, planning nothing, for any other conv or chain.
 // The channel block grouped_conv3x3 and its gradients take for a map of C channels in layout m: C
 // channels-last, 8 nChw8c, 16 nChw16c; 0 for any other layout.
@@ -591,13 +597,13 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
-    if (width != 4 && !(width == 8 && op.stride.h == 2)) return false;
+    if (width != 4 && width != 8) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
     const bool avx512 = avx512_core_here();
-    if (!avx512 && width != 4) return false;
+    if (width == 8 && (op.stride.h == 2) != avx512) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
@@ -605,7 +611,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t block = grouped_block(p.md(x), C);
     if (block == 0 || (block == 8 && avx512)) return false;  // nChw8c is the AVX2 convs' layout
     const bool nhwc = block == C;
-    if (width == 8 && nhwc && C % 256 != 0) return false;
+    if (avx512 && width == 8 && nhwc && C % 256 != 0) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
     if (p.train && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d)) return false;
@@ -613,17 +619,16 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int w = p.param_mem(l.node, 0, plain({op.G, width, width, 3, 3}));  // PyTorch's (K, C/G, R, S)
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
-    const int packed = p.mem(plain({9 * width * C}));
+    const int threads = p.step_threads();
+    const int scratch = p.mem(plain({int64_t(simd::grouped_conv3x3_scratch(d, threads))}));
     const Tag y_tag = nhwc ? Tag::nhwc : block == 8 ? Tag::nChw8c : Tag::nChw16c;
     const int y = p.mem(canonical(Md(dims_of(ys), f32, y_tag)));
-    if (bias)
-        p.kernel("grouped_conv3x3",
-                 [=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], a[2], relu, a[4], a[3], d); },
-                 {x, w, b, packed, y});
-    else
-        p.kernel("grouped_conv3x3",
-                 [=](const std::vector<float*>& a) { simd::grouped_conv3x3(a[0], a[1], nullptr, relu, a[3], a[2], d); },
-                 {x, w, packed, y});
+    p.kernel(
+        "grouped_conv3x3",
+        [=](const std::vector<float*>& a) {
+            simd::grouped_conv3x3(a[0], a[1], bias ? a[4] : nullptr, relu, a[3], a[2], d, threads);
+        },
+        bias ? std::vector<int>{x, w, scratch, y, b} : std::vector<int>{x, w, scratch, y});
     p.value[size_t(l.y(p.g))] = y;
     if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped_backward reads this
     return true;

@@ -1134,9 +1134,10 @@ TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in
                     for (bool relu : {false, true})
                         for (const char* mode : {"apart", "over dy", "none"})
                             for (int threads : {1, 2, 3}) {
+                                const int before = omp_get_max_threads();
                                 omp_set_num_threads(threads);
                                 const int64_t wrong = batchnorm_errors(v, {N, C, HW, block}, relu, mode);
-                                omp_set_num_threads(1);
+                                omp_set_num_threads(before);
                                 CHECK_MESSAGE(wrong == 0, v.isa, ": C ", C, ", block ", block, ", N ", N, ", HW ", HW,
                                               ", relu ", relu, ", dx ", mode, ", threads ", threads);
                             }
@@ -1144,10 +1145,10 @@ TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in
 
 namespace {
 
-// A grouped 3x3 conv at stride 1, padding 1, with a bias and a ReLU, against sums in double: the
-// elements off by more than 1e-5 of one plus the sum of their terms' magnitudes, and any written
-// past the end.
-int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d, int threads) {
+// A grouped 3x3 conv at stride 1, padding 1, with a bias and a ReLU or none, against sums in
+// double: the elements off by more than 1e-5 of one plus the sum of their terms' magnitudes, and
+// any written past the end.
+int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d, bool relu, int threads) {
     const int64_t N = d.N, C = d.C, H = d.H, W = d.W, G = d.width, B = d.block;
     auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
         return size_t(B == C ? ((n * H + h) * W + w) * C + c : (n * C + c / B * B) * H * W + (h * W + w) * B + c % B);
@@ -1159,7 +1160,7 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
     for (size_t i = 0; i < nw; ++i) w[i] = value(int64_t(i), 13);
     for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
     std::vector<float> scratch(v.grouped_conv3x3_scratch(d, threads));
-    v.grouped_conv3x3(x.data(), w.data(), b.data(), true, y.data(), scratch.data(), d, threads);
+    v.grouped_conv3x3(x.data(), w.data(), b.data(), relu, y.data(), scratch.data(), d, threads);
     int64_t wrong = 0;
     for (int64_t i = 0; i < N; ++i)
         for (int64_t k = 0; k < C; ++k)
@@ -1175,7 +1176,7 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
                                                  x[at(i, k / G * G + c, hi, wi)];
                                 sum += t, scale += std::abs(t);
                             }
-                    const double want = std::max(sum, 0.0);
+                    const double want = relu ? std::max(sum, 0.0) : sum;
                     wrong += !(std::abs(y[at(i, k, h, q)] - want) <= 1e-5 * (1 + scale));  // a NaN fails too
                 }
     return wrong + (std::count(y.end() - 16, y.end(), -7.0f) != 16);
@@ -1202,8 +1203,10 @@ TEST_CASE("grouped_conv3x3 at stride 1 agrees with sums in double, on each instr
                         CHECK_MESSAGE(v.grouped_conv3x3_supported(d) == want, v.isa, " C ", C, " block ", block);
                         if (!want) continue;
                         for (int threads : {1, 3})
-                            CHECK_MESSAGE(grouped_conv_errors(v, d, threads) == 0, v.isa, ": C ", C, ", width ", width,
-                                          ", block ", block, ", map ", m.N, "x", m.H, "x", m.W, ", threads ", threads);
+                            for (bool relu : {false, true})
+                                CHECK_MESSAGE(grouped_conv_errors(v, d, relu, threads) == 0, v.isa, ": C ", C,
+                                              ", width ", width, ", block ", block, ", map ", m.N, "x", m.H, "x", m.W,
+                                              ", threads ", threads, ", relu ", relu);
                     }
     }
 }

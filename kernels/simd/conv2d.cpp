@@ -611,9 +611,8 @@ void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int t
 // transposed back into y's layout with the bias and ReLU.
 constexpr int64_t planar_rows = 16;
 
-// The planar copy of one unit. Plane rows hold the padded positions u = w + 1 (0 and those past W
-// are the padding's zeros); at stride 2 as two halves, even u then odd, so that the taps of one
-// output vector read 8 consecutive floats of either half. Input rows are copied 8 positions at a
+// The planar copy of one unit (stride 1: P = H, Q = W). Plane rows hold the padded positions
+// u = w + 1 (0 and those past W are the padding's zeros). Input rows are copied 8 positions at a
 // time, the last 8 reaching past W with zeros, so a row holds at least W rounded up to 8, plus 1.
 struct Planar {
     int64_t Qp;       // output positions a row computes: Q rounded up to the tile's vectors
@@ -627,9 +626,8 @@ struct Planar {
 Planar planar_of(const GroupedConv3x3& d) {
     Planar s;
     s.Qp = d.Q <= 8 ? 8 : (d.Q + 15) / 16 * 16;
-    const int64_t W8 = (d.W + 7) / 8 * 8;
-    s.L = d.stride == 1 ? std::max(s.Qp + 2, W8 + 1) : 2 * std::max(s.Qp + 1, W8 / 2 + 1);
-    s.rows_in = (planar_rows - 1) * d.stride + 3;
+    s.L = std::max(s.Qp + 2, (d.W + 7) / 8 * 8 + 1);
+    s.rows_in = planar_rows + 2;
     return s;
 }
 
@@ -656,8 +654,8 @@ RIDGE_SIMD_INLINE void transpose8(Vec8 (&r)[8]) {
 }
 
 // Zeros over n floats from p, 8 at a time: up to 7 more past n. A std::fill of a few floats was a
-// call to memset: with three a plane row, 8 planes and 33 rows a unit at stride 2 they took more
-// than half of regnet_y_400mf's block3-0 at batch 8.
+// call to memset, two a plane row, 8 planes and 18 rows a unit: 208 channels at 14x14, 8 images,
+// two threads took 0.80 ms with them and 0.70 with these stores.
 RIDGE_SIMD_INLINE void zeros_from(float* p, int64_t n) {
     for (int64_t i = 0; i < n; i += 8) store(p + i, Vec8{});
 }
@@ -665,22 +663,17 @@ RIDGE_SIMD_INLINE void zeros_from(float* p, int64_t n) {
 // Input row `src` (8 channels at each of W positions, `ps` floats apart; null: a padding row) into
 // the planes' row at dst, channel c's at dst + c * cs: 8 positions at a time, transposed, the last
 // 8 read as far as W and zero past it.
-template <int stride>
 RIDGE_SIMD_INLINE void planar_fill(const float* src, int64_t ps, int64_t W, float* dst, int64_t cs, int64_t L) {
     // Each row's zeros may run 7 floats into the next row (or the plane's slack), which that row
     // then writes: the rows are filled in order.
-    const int64_t W8 = (W + 7) / 8 * 8, half = L / 2;
+    const int64_t W8 = (W + 7) / 8 * 8;
     for (int c = 0; c < 8; ++c) {
         float* row = dst + c * cs;
         if (!src) {
             zeros_from(row, L);
-        } else if (stride == 1) {
-            row[0] = 0.0f;
-            zeros_from(row + W8 + 1, L - W8 - 1);
         } else {
             row[0] = 0.0f;
-            zeros_from(row + W8 / 2 + 1, half - W8 / 2 - 1);
-            zeros_from(row + half + W8 / 2, half - W8 / 2);
+            zeros_from(row + W8 + 1, L - W8 - 1);
         }
     }
     if (!src) return;
@@ -688,36 +681,24 @@ RIDGE_SIMD_INLINE void planar_fill(const float* src, int64_t ps, int64_t W, floa
         Vec8 r[8];
         for (int i = 0; i < 8; ++i) r[i] = w + i < W ? load<Vec8>(src + (w + i) * ps) : Vec8{};
         transpose8(r);
-        for (int c = 0; c < 8; ++c) {
-            float* row = dst + c * cs;
-            if (stride == 1) {
-                store(row + w + 1, r[c]);
-            } else {  // u = w + 1 + lane: the odd lanes are even u, from (w + 2) / 2 on; the even, odd u
-                const Vec8 even_u = __builtin_shuffle(r[c], Lanes8{1, 3, 5, 7, 1, 3, 5, 7});
-                const Vec8 odd_u = __builtin_shuffle(r[c], Lanes8{0, 2, 4, 6, 0, 2, 4, 6});
-                __builtin_memcpy(row + w / 2 + 1, &even_u, 16);
-                __builtin_memcpy(row + half + w / 2, &odd_u, 16);
-            }
-        }
+        for (int c = 0; c < 8; ++c) store(dst + c * cs + w + 1, r[c]);
     }
 }
 
 // Output channels k0..k0+3 of the unit's block (w their weights, G input channels each, which
 // are the planes from `plane`) over RT output rows from i0 and VQ vectors of positions from q0,
 // into the planar outputs yt (channel k's rows at yt + k * s.out_channel()).
-template <int G, int stride, int RT, int VQ>
+template <int G, int RT, int VQ>
 RIDGE_SIMD_INLINE void planar_tile(const float* plane, const Planar& s, const float* w, int64_t i0, int64_t q0,
                                    float* yt) {
     Vec8 acc[RT][VQ][4] = {};
     for (int c = 0; c < G; ++c)
         for (int r = 0; r < 3; ++r)
             for (int t = 0; t < 3; ++t) {
-                // tap t of output position q reads u = q * stride + t
-                const int64_t at = stride == 1 ? q0 + t : t == 1 ? s.L / 2 + q0 : q0 + t / 2;
-                Vec8 xv[RT][VQ];
+                Vec8 xv[RT][VQ];  // tap (r, t) of output position (p, q) reads row p + r at u = q + t
                 for (int i = 0; i < RT; ++i)
                     for (int v = 0; v < VQ; ++v)
-                        xv[i][v] = load<Vec8>(plane + c * s.channel() + ((i0 + i) * stride + r) * s.L + at + 8 * v);
+                        xv[i][v] = load<Vec8>(plane + c * s.channel() + (i0 + i + r) * s.L + q0 + t + 8 * v);
                 for (int k = 0; k < 4; ++k) {
                     const float wk = w[(k * G + c) * 9 + r * 3 + t];
                     for (int i = 0; i < RT; ++i)
@@ -731,7 +712,7 @@ RIDGE_SIMD_INLINE void planar_tile(const float* plane, const Planar& s, const fl
 
 // The unit's output rows, 4 output channels at a time: rows in pairs on maps of at most 8
 // positions (one vector), else two vectors a row.
-template <int G, int stride>
+template <int G>
 RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const float* w, int64_t rows, float* yt) {
     for (int64_t kb = 0; kb < 2; ++kb) {
         const float* in = plane + (G == 4 ? 4 * kb : 0) * s.channel();  // a group of 4 reads its own 4
@@ -739,11 +720,11 @@ RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const fl
         float* out = yt + 4 * kb * s.out_channel();
         if (s.Qp == 8) {
             int64_t i = 0;
-            for (; i + 2 <= rows; i += 2) planar_tile<G, stride, 2, 1>(in, s, wk, i, 0, out);
-            if (i < rows) planar_tile<G, stride, 1, 1>(in, s, wk, i, 0, out);
+            for (; i + 2 <= rows; i += 2) planar_tile<G, 2, 1>(in, s, wk, i, 0, out);
+            if (i < rows) planar_tile<G, 1, 1>(in, s, wk, i, 0, out);
         } else {
             for (int64_t i = 0; i < rows; ++i)
-                for (int64_t q0 = 0; q0 < s.Qp; q0 += 16) planar_tile<G, stride, 1, 2>(in, s, wk, i, q0, out);
+                for (int64_t q0 = 0; q0 < s.Qp; q0 += 16) planar_tile<G, 1, 2>(in, s, wk, i, q0, out);
         }
     }
 }
@@ -755,19 +736,16 @@ RIDGE_SIMD_CLONES void planar_unit(const float* x, const float* w, const float* 
     const Planar s = planar_of(d);
     float* plane = buf;
     float* yt = buf + 8 * s.channel();
-    for (int64_t i = 0; i < (rows - 1) * d.stride + 3; ++i) {
-        const int64_t h = p0 * d.stride - 1 + i;
+    for (int64_t i = 0; i < rows + 2; ++i) {
+        const int64_t h = p0 - 1 + i;
         const float* src = h >= 0 && h < d.H ? x + grouped_at(d, n, c0, h, 0, d.H, d.W) : nullptr;
-        if (d.stride == 1)
-            planar_fill<1>(src, d.block, d.W, plane + i * s.L, s.channel(), s.L);
-        else
-            planar_fill<2>(src, d.block, d.W, plane + i * s.L, s.channel(), s.L);
+        planar_fill(src, d.block, d.W, plane + i * s.L, s.channel(), s.L);
     }
     const float* wg = w + c0 * d.width * 9;  // (C, width, 3, 3): the block's output channels
     if (d.width == 4)
-        d.stride == 1 ? planar_sums<4, 1>(plane, s, wg, rows, yt) : planar_sums<4, 2>(plane, s, wg, rows, yt);
+        planar_sums<4>(plane, s, wg, rows, yt);
     else
-        d.stride == 1 ? planar_sums<8, 1>(plane, s, wg, rows, yt) : planar_sums<8, 2>(plane, s, wg, rows, yt);
+        planar_sums<8>(plane, s, wg, rows, yt);
 
     const Vec8 bias = b ? load<Vec8>(b + c0) : Vec8{};
     for (int64_t i = 0; i < rows; ++i) {
@@ -786,9 +764,9 @@ RIDGE_SIMD_CLONES void planar_unit(const float* x, const float* w, const float* 
 }
 
 // Whether the planar form runs: below AVX-512 (where the channel-vector forms' 8-lane variants are
-// the slow ones) at stride 1. At stride 2 its copy costs four input positions an output, and on
-// the 2-core Zen 3 it was slower than the forms above there: regnet_y_400mf's block1-0 at batch 1
-// 0.33 against 0.30 ms, block3-0 0.114 against 0.102.
+// the slow ones) at stride 1. At stride 2 (the copy split into even and odd positions) it cost
+// four input positions an output to copy, and on the 2-core Zen 3 it was slower than the forms
+// above: regnet_y_400mf's block1-0 at batch 1 0.33 against 0.30 ms, block3-0 0.114 against 0.102.
 bool planar_here(const GroupedConv3x3& d) { return !wide_vectors() && d.stride == 1; }
 
 void planar_run(const float* x, const float* w, const float* b, bool relu, float* y, const GroupedConv3x3& d,

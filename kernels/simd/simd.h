@@ -12,10 +12,10 @@
 // speed), batchnorm in training on small maps (oneDNN's primitive costs 20 to 50 us there), a
 // linear layer on one row (oneDNN's brgemm inner product streams the weights at four fifths of
 // memory speed), the weight gradient of a depthwise convolution in the channel-blocked layout its
-// forward uses (oneDNN's is the reference implementation there, or a
-// GEMM after reordering both activations), and a depthwise convolution at stride 1 with its data
-// gradient in channels-last (convnext's; oneDNN's data gradient needs its weights reordered each
-// step and ran at up to 8 times its bound).
+// forward uses (oneDNN's is the reference implementation there, or a GEMM after reordering both
+// activations), and a depthwise convolution at stride 1 with its data gradient in channels-last
+// (convnext's; oneDNN's data gradient needs its weights reordered each step and ran at up to 8
+// times its bound).
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -228,17 +228,17 @@ size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads);
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,
                      const GroupedConv3x3& d, int threads);
 // Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts:
-// dx = the data gradient from dy (overwritten; packed: 9*4*C floats of scratch); dw (C,4,3,3) = the weight
-// gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as groups of 4
-// whatever its width says.
+// dx = the data gradient from dy (overwritten; packed: 9*4*C floats of scratch); dw (C,4,3,3) =
+// the weight gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as
+// groups of 4 whatever its width says.
 void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
 bool grouped4_wgrad_supported(const GroupedConv3x3& d);
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,
                     int threads);
 // Groups of 8 at stride 2 (regnet_y_400mf's first block of a stage, resnext50's layer2.0), in the
-// same layouts, not nChw8c: dx from dy, overwritten, with packed of 9*8*C floats (the
-// weights laid out with input and output channels exchanged); dw (C,8,3,3) overwritten, with
+// same layouts, not nChw8c: dx from dy, overwritten, with packed of 9*8*C floats (the weights
+// laid out with input and output channels exchanged); dw (C,8,3,3) overwritten, with
 // grouped8_wgrad_scratch floats of scratch.
 bool grouped8_backward_supported(const GroupedConv3x3& d);
 void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);

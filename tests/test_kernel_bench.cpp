@@ -1145,17 +1145,18 @@ TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in
 
 namespace {
 
-// A grouped 3x3 conv at stride 1, padding 1, with a bias and a ReLU or none, against sums in
-// double: the elements off by more than 1e-5 of one plus the sum of their terms' magnitudes, and
-// any written past the end.
+// grouped_conv3x3 (padding 1, a bias, a ReLU or none) against its sums written out in double: the
+// outputs off by more than 1e-5 of one plus the smaller of |sum| and the sum of its terms'
+// magnitudes (a NaN fails too), and one more if any of the 64 floats after y changed.
 int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d, bool relu, int threads) {
-    const int64_t N = d.N, C = d.C, H = d.H, W = d.W, G = d.width, B = d.block;
-    auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-        return size_t(B == C ? ((n * H + h) * W + w) * C + c : (n * C + c / B * B) * H * W + (h * W + w) * B + c % B);
+    const int64_t N = d.N, C = d.C, H = d.H, W = d.W, P = d.P, Q = d.Q, G = d.width, B = d.block, tail = 64;
+    auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
+        return size_t(B == C ? ((n * rows + h) * cols + w) * C + c
+                             : (n * C + c / B * B) * rows * cols + (h * cols + w) * B + c % B);
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     const size_t n = size_t(N * C * H * W), nw = size_t(C * G * 9);
-    std::vector<float> x(n), w(nw), b(static_cast<size_t>(C)), y(n + 16, -7.0f);
+    std::vector<float> x(n), w(nw), b(static_cast<size_t>(C)), y(size_t(N * C * P * Q + tail), -7.0f);
     for (size_t i = 0; i < n; ++i) x[i] = value(int64_t(i), 17);
     for (size_t i = 0; i < nw; ++i) w[i] = value(int64_t(i), 13);
     for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
@@ -1164,31 +1165,37 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
     int64_t wrong = 0;
     for (int64_t i = 0; i < N; ++i)
         for (int64_t k = 0; k < C; ++k)
-            for (int64_t h = 0; h < H; ++h)
-                for (int64_t q = 0; q < W; ++q) {
+            for (int64_t p = 0; p < P; ++p)
+                for (int64_t q = 0; q < Q; ++q) {
                     double sum = b[size_t(k)], scale = 0;
                     for (int64_t c = 0; c < G; ++c)
                         for (int64_t r = 0; r < 3; ++r)
                             for (int64_t s = 0; s < 3; ++s) {
-                                const int64_t hi = h - 1 + r, wi = q - 1 + s;
+                                const int64_t hi = p * d.stride - 1 + r, wi = q * d.stride - 1 + s;
                                 if (hi < 0 || hi >= H || wi < 0 || wi >= W) continue;
                                 const double t = double(w[size_t(((k * G + c) * 3 + r) * 3 + s)]) *
-                                                 x[at(i, k / G * G + c, hi, wi)];
+                                                 x[at(i, k / G * G + c, hi, wi, H, W)];
                                 sum += t, scale += std::abs(t);
                             }
                     const double want = relu ? std::max(sum, 0.0) : sum;
-                    wrong += !(std::abs(y[at(i, k, h, q)] - want) <= 1e-5 * (1 + scale));  // a NaN fails too
+                    const double bound = 1e-5 * (1 + std::min(scale, std::abs(want)));
+                    wrong += !(std::abs(y[at(i, k, p, q, P, Q)] - want) <= bound);
                 }
-    return wrong + (std::count(y.end() - 16, y.end(), -7.0f) != 16);
+    return wrong + (std::count(y.end() - tail, y.end(), -7.0f) != tail);
 }
 
 }  // namespace
 
-// The planar form runs below AVX-512 at stride 1 (the x86-64-v3 and x86-64 builds on any host, the
-// dispatch build where the CPU has no AVX-512), in nChw8c and channels-last with C a multiple of 8
-// and in nChw16c with C a multiple of 16; C = 40 is its alone. Maps of up to 8 positions a row take
-// tiles of two rows, wider ones tiles of 16 positions; 17 and 19 rows make a second unit of work.
-TEST_CASE("grouped_conv3x3 at stride 1 agrees with sums in double, on each instruction set this CPU runs") {
+// The grouped conv's forward alone on every build this CPU runs: groups of 4 and 8, stride 1 and 2,
+// nChw16c, nChw8c and channels-last, with and without the ReLU, 1 and 3 threads. 37 columns give
+// rows of 37 and 19 outputs, so the strips of 8 (groups of 4) and 16 (groups of 8) end part-way and
+// meet both edges; maps of 2x1 and 1x2 are all edge. 48 channels are three blocks of 16, six groups
+// of 8, so a group read from its block's other half shows. The planar form runs below AVX-512 at
+// stride 1 (the x86-64-v3 and x86-64 builds on any host, the dispatch build where the CPU has no
+// AVX-512): 40 channels, a multiple of 8 only, are its alone, in nChw8c and channels-last
+// (regnet_y_400mf's 104 and 440); maps of up to 8 positions a row take its tiles of two rows, wider
+// ones its tiles of 16 positions, and 17 and 19 rows make a second unit of work.
+TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set this CPU runs") {
     struct Map {
         int64_t N, H, W;
     };
@@ -1196,17 +1203,20 @@ TEST_CASE("grouped_conv3x3 at stride 1 agrees with sums in double, on each instr
         const bool wide = v.isa == "x86-64-v4" || (v.isa == "dispatch" && __builtin_cpu_supports("x86-64-v4"));
         for (int64_t C : {48, 40})
             for (int64_t width : {4, 8})
-                for (int64_t block : {int64_t(8), int64_t(16), C})
-                    for (Map m : {Map{2, 5, 37}, Map{1, 19, 7}, Map{2, 17, 16}, Map{1, 1, 2}}) {
-                        const simd::GroupedConv3x3 d{m.N, C, m.H, m.W, m.H, m.W, 1, block, width};
-                        const bool want = C % 16 == 0 || (!wide && block != 16);
-                        CHECK_MESSAGE(v.grouped_conv3x3_supported(d) == want, v.isa, " C ", C, " block ", block);
-                        if (!want) continue;
-                        for (int threads : {1, 3})
-                            for (bool relu : {false, true})
-                                CHECK_MESSAGE(grouped_conv_errors(v, d, relu, threads) == 0, v.isa, ": C ", C,
-                                              ", width ", width, ", block ", block, ", map ", m.N, "x", m.H, "x", m.W,
-                                              ", threads ", threads, ", relu ", relu);
-                    }
+                for (int64_t stride : {1, 2})
+                    for (int64_t block : {int64_t(8), int64_t(16), C})
+                        for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}, Map{1, 19, 7}, Map{2, 17, 16}}) {
+                            const int64_t P = (m.H - 1) / stride + 1, Q = (m.W - 1) / stride + 1;
+                            const simd::GroupedConv3x3 d{m.N, C, m.H, m.W, P, Q, stride, block, width};
+                            const bool want = C % 16 == 0 || (!wide && stride == 1 && block != 16);
+                            CHECK_MESSAGE(v.grouped_conv3x3_supported(d) == want, v.isa, " C ", C, " stride ",
+                                          stride, " block ", block);
+                            if (!want) continue;
+                            for (int threads : {1, 3})
+                                for (bool relu : {false, true})
+                                    CHECK_MESSAGE(grouped_conv_errors(v, d, relu, threads) == 0, v.isa, ": C ", C,
+                                                  ", width ", width, ", stride ", stride, ", block ", block, ", map ",
+                                                  m.N, "x", m.H, "x", m.W, ", threads ", threads, ", relu ", relu);
+                        }
     }
 }

@@ -636,11 +636,11 @@ std::vector<OpCase> fused_groups() {
          .x = {2, 8, 9, 8}, .body = [](Tensor x) {
              return x | conv(16, 1) | bn() | relu() | conv(16, 3, {.stride = 2, .pad = 1, .groups = 2}) | bn();
          }},
-        // Below AVX-512 at stride 1, groups of 8 run the planar form in inference (oneDNN's in
-        // training), C a multiple of 8 only as regnet_y_400mf's 104 and 440: 3 images of 19 rows (two
-        // units of work each) of 7 positions (tiles of two rows).
+        // Below AVX-512 at stride 1, groups of 8 run the planar form (in training beside oneDNN's
+        // gradients), C a multiple of 8 only as regnet_y_400mf's 104 and 440: 3 images of 19 rows
+        // (two units of work each) of 7 positions (tiles of two rows).
         {.name = "grouped8_planar",
-         .what = "grouped 3x3 (40 channels in groups of 8) between batchnorms (the planar form below AVX-512 in inference)",
+         .what = "grouped 3x3 (40 channels in groups of 8) between batchnorms (the planar form below AVX-512)",
          .x = {3, 8, 19, 7}, .body = [](Tensor x) {
              return x | conv(40, 1) | bn() | relu() | conv(40, 3, {.pad = 1, .groups = 5}) | bn() | relu();
          }},

@@ -850,8 +850,8 @@ TEST_CASE("grouped convs of 4 channels infer and train on kernels/simd in their 
 // batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster); in
 // training in the nChw16c of their neighbours, with their gradients kernels too. Nothing is
 // reordered for them. At stride 1 they stay oneDNN's convolutions there. Below AVX-512 it is the
-// other way round in inference: stride 1 runs the kernel's planar form, stride 2 oneDNN's. The op
-// table's grouped8_* cases check the numbers.
+// other way round: stride 1 runs the kernel's planar form (in training with oneDNN's gradients),
+// stride 2 oneDNN's. The op table's grouped8_* cases check the numbers.
 TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, at stride 1 below it") {
     const bool avx512 = onednn::avx512_core_here();
     for (int64_t C : {32, 256})
@@ -901,15 +901,29 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                                 CAPTURE(int(phase));
                                 CHECK(steps == std::vector<std::string>{"kernel"});
                             }
-                    } else if (!avx512 && stride == 1 && !train) {
-                        // Below AVX-512 at stride 1, inference: the planar form, in nChw8c between
-                        // the two convs.
+                    } else if (!avx512 && stride == 1) {
+                        // Below AVX-512 at stride 1: the planar form, in nChw8c between the two
+                        // convs (in training between the batchnorms, kernels/simd's on these small
+                        // maps), its gradients in training oneDNN's convolutions, the data
+                        // gradient after a reorder of the plain weights.
                         REQUIRE(at.size() == 1);
                         REQUIRE(at[0] > 0);
                         REQUIRE(at[0] + 1 < all.size());
-                        CHECK(all[at[0] - 1] == "convolution:aBcd8b");
+                        const std::string before = train ? "kernel:aBcd8b" : "convolution:aBcd8b";
+                        CHECK(all[at[0] - 1] == before);
                         CHECK(all[at[0]] == "kernel:aBcd8b");
-                        CHECK(all[at[0] + 1] == "convolution:aBcd8b");
+                        CHECK(all[at[0] + 1] == before);
+                        if (train)
+                            for (StepPhase phase : {StepPhase::dgrad, StepPhase::wgrad}) {
+                                std::vector<std::string> steps;
+                                for (const StepInfo& s : ex->steps())
+                                    if (s.node == grouped && s.phase == phase) steps.push_back(s.primitive);
+                                CAPTURE(int(phase));
+                                REQUIRE(!steps.empty());
+                                CHECK(steps.back() == "convolution");
+                                CHECK(std::count(steps.begin(), steps.end(), "convolution") == 1);
+                                CHECK(std::count(steps.begin(), steps.end(), "reorder") == steps.size() - 1);
+                            }
                     } else {
                         int convs = 0;
                         for (size_t i : at) convs += all[i].rfind("convolution:", 0) == 0;

@@ -574,15 +574,18 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // convs at batch 1 on the 2-core Zen 3, per layer, 2 runs of the build before against 3 of this
 // one, 1.20-2.15 -> 0.46-0.58 ms (bound 0.14); in training at batch 8, where oneDNN's
 // convolutions took 18.8 ms forward, 31.6 data and 38.5 weight gradient, 5.1, 5.0 and 2.5 ms
-// (bounds 1.5, 2.2 and 2.2). Groups of 8 there run it at stride 1 in inference, as its planar
+// (bounds 1.5, 2.2 and 2.2). Groups of 8 there run it at stride 1, as its planar
 // form (kernels/simd/conv2d.cpp), which also takes C a multiple of 8 only (regnet_y_400mf's 104 and
 // 440 channels): per layer, old and new builds one after the other, regnet_y_400mf's stride-1
 // grouped convs at batch 8 0.80 -> 0.62 ms (block3, bound 0.23) and 0.53 -> 0.43 (block4, bound
 // 0.12), resnext50's layer2.1-2.3 3.5 -> 3.0-3.3 ms (bound 1.14); groups of 4 at stride 1 run it
-// too (resnext50's layer1 at batch 8 5.2-5.4 -> 4.1 ms). At stride 2 groups of 8 stay oneDNN's
-// below AVX-512: their 24 8-lane registers spill in the AVX2 build of the forms above, and the
-// planar form was no faster. The group may add a folded batchnorm (the bias) and a ReLU in
-// inference; false, planning nothing, for any other conv or chain.
+// too (resnext50's layer1 at batch 8 5.2-5.4 -> 4.1 ms). Groups of 8 train with it as the
+// forward beside oneDNN's gradients: regnet_y_400mf at batch 8, block3's 0.65-0.67 -> 0.46-0.48
+// ms, block4's 0.39-0.41 -> 0.29-0.31, the data gradient's reorder of the plain weights within the
+// noise. At stride 2 groups of 8 stay oneDNN's below AVX-512: their 24 8-lane registers spill in
+// the AVX2 build of the forms above, and the planar form was no faster. The group may add a folded
+// batchnorm (the bias) and a ReLU in inference; false, planning nothing, for any other conv or
+// chain.
 // The channel block grouped_conv3x3 and its gradients take for a map of C channels in layout m: C
 // channels-last, 8 nChw8c, 16 nChw16c; 0 for any other layout.
 int64_t grouped_block(const Md& m, int64_t C) {
@@ -614,7 +617,12 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (avx512 && width == 8 && nhwc && C % 256 != 0) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
-    if (p.train && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d)) return false;
+    // Groups of 8 at stride 1 (below AVX-512 only, by the test above) train on oneDNN's gradients,
+    // which beat the planar form's (grouped_backward says by how much). They need a forward
+    // descriptor as their hint: built below, never run.
+    const bool onednn_gradients = p.train && width == 8 && op.stride.h == 1;
+    if (p.train && !onednn_gradients && !simd::grouped4_wgrad_supported(d) && !simd::grouped8_backward_supported(d))
+        return false;
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
     const int w = p.param_mem(l.node, 0, plain({op.G, width, width, 3, 3}));  // PyTorch's (K, C/G, R, S)
     const int b = bias ? p.param_mem(l.node, 1, Md({C}, f32, Tag::a)) : -1;
@@ -630,7 +638,14 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
         },
         bias ? std::vector<int>{x, w, scratch, y, b} : std::vector<int>{x, w, scratch, y});
     p.value[size_t(l.y(p.g))] = y;
-    if (p.train) p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped_backward reads this
+    if (!p.train) return true;
+    p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: grouped_backward reads this
+    if (onednn_gradients) {
+        const ConvGeometry c = geometry(p, l, op);
+        dnnl::convolution_forward::desc hint(prop_kind::forward_training, algorithm::convolution_direct, p.md(x), c.w,
+                                             p.md(y), c.stride, c.dilate, c.pad_l, c.pad_r);
+        p.saved[size_t(l.node)].pd = dnnl::convolution_forward::primitive_desc(hint, p.attr(), p.eng);
+    }
     return true;
 }
 

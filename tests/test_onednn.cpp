@@ -932,6 +932,31 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                 }
 }
 
+// In inference a conv on a channels-last input reads and writes channels-last where oneDNN has
+// such a kernel (conv2d.cpp), except below AVX-512 a conv whose kernel is its stride (convnext's
+// downsampling), which runs in oneDNN's own nChw8c there. every zoo net's inference (above) checks
+// convnext_tiny's numbers.
+TEST_CASE("a 2x2 stride-2 conv on a channels-last input keeps it in inference on AVX-512, nChw8c below") {
+    const bool avx512 = onednn::avx512_core_here();
+    for (int64_t N : {1, 2}) {
+        CAPTURE(N);
+        Graph g("patches");
+        g.input({N, 8, 10, 32}) | linear(32) | permute({0, 3, 1, 2}) | conv(64, 2, {.stride = 2, .bias = true}) |
+            conv(64, 3, {.pad = 1, .groups = 64});
+        const int patches = 2;
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer});
+        ex->prepare();
+        std::vector<std::string> ran;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == patches && s.phase == StepPhase::fwd) ran.push_back(s.primitive + ":" + s.args[0].layout);
+        std::string all;
+        for (const std::string& r : ran) all += r + " ";
+        INFO("steps: ", all);
+        REQUIRE(!ran.empty());
+        CHECK(ran.back() == (avx512 ? "convolution:acdb" : "convolution:aBcd8b"));
+    }
+}
+
 // A depthwise conv whose input is channels-last (convnext's, after the permutation back) keeps
 // it in training (conv2d.cpp), where oneDNN's weight gradient is a generic kernel with every
 // channel padded to 16 and kernels/simd's depthwise_wgrad reads it instead; at stride 1 its forward
@@ -1964,8 +1989,12 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                 // copies by nature, and whose two sides both read abc at batch 1.
                 const bool token = s.node >= 0 && std::holds_alternative<ClassToken>(g.nodes()[size_t(s.node)].op);
                 bool copy = s.phase == StepPhase::fwd && same_layout_copy(s) && !token;
-                bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && s.node >= 0 &&
-                                     std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op) &&
+                // Below AVX-512 a conv whose kernel is its stride (convnext's downsampling) runs in
+                // oneDNN's nChw8c, faster there than its channels-last kernel by more than the reorder.
+                const Conv2d* conv = s.node >= 0 ? std::get_if<Conv2d>(&g.nodes()[size_t(s.node)].op) : nullptr;
+                const bool patches = conv && conv->kernel.h == conv->stride.h && conv->kernel.w == conv->stride.w &&
+                                     conv->stride.h > 1 && !onednn::avx512_core_here();
+                bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && conv && !patches &&
                                      !winograd.count(s.node) && out_of_channels_last(s);
                 bool permute_copies = s.phase == StepPhase::fwd && s.node >= 0 &&
                                       std::holds_alternative<Permute>(g.nodes()[size_t(s.node)].op) &&

@@ -813,7 +813,14 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // (channels a multiple of 8, kernels up to 11): oneDNN's own weight gradient there is 10x slower.
     const std::optional<simd::Depthwise> channels_last_dw = as_depthwise(p, l, op, c.x.dims()[1]);
     const bool depthwise = channels_last_dw && simd::depthwise_wgrad_supported(*channels_last_dw);
-    if (!wino && (!p.train || depthwise) && x_now == x_nhwc && pd.src_desc() != x_nhwc) keep(x_now, Tag::nhwc);
+    // Not a conv whose kernel is its stride (convnext's 2x2 stride-2 downsampling between stages)
+    // below AVX-512: oneDNN 2.6's AVX2 kernel ran it on channels-last at about half the speed of its
+    // own nChw8c. convnext_tiny's three at batch 8 on the 2-core Zen 3, per layer, two alternated
+    // pairs: 12.5-16.3 -> 7.6-12.9 ms each (bound 4.6), while the reorders this moves to the
+    // permutation and the residual sum after them took 2 to 3 ms in all; at batch 1 level.
+    const bool patches = op.kernel.h == op.stride.h && op.kernel.w == op.stride.w && op.stride.h > 1;
+    if (!wino && (!p.train || depthwise) && !(patches && !avx512) && x_now == x_nhwc && pd.src_desc() != x_nhwc)
+        keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());
     // Plain for a conv whose data gradient is Winograd's (winograd_trains), reordered each step.

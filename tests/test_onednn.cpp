@@ -1993,7 +1993,7 @@ TEST_CASE("every zoo net plans oneDNN primitives without its reference implement
                 // oneDNN's nChw8c, faster there than its channels-last kernel by more than the reorder.
                 const Conv2d* conv = s.node >= 0 ? std::get_if<Conv2d>(&g.nodes()[size_t(s.node)].op) : nullptr;
                 const bool patches = conv && conv->kernel.h == conv->stride.h && conv->kernel.w == conv->stride.w &&
-                                     conv->stride.h > 1 && !onednn::avx512_core_here();
+                                     conv->stride.h > 1 && conv->G == 1 && !onednn::avx512_core_here();
                 bool conv_reorders = mode == Mode::infer && s.phase == StepPhase::fwd && conv && !patches &&
                                      !winograd.count(s.node) && out_of_channels_last(s);
                 bool permute_copies = s.phase == StepPhase::fwd && s.node >= 0 &&

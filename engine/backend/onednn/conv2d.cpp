@@ -818,8 +818,11 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // own nChw8c. convnext_tiny's three at batch 8 on the 2-core Zen 3, per layer, two alternated
     // pairs: 12.5-16.3 -> 7.6-12.9 ms each (bound 4.6), while the reorders this moves to the
     // permutation and the residual sum after them took 2 to 3 ms in all; at batch 1 level.
-    const bool patches = op.kernel.h == op.stride.h && op.kernel.w == op.stride.w && op.stride.h > 1;
-    if (!wino && (!p.train || depthwise) && !(patches && !avx512) && x_now == x_nhwc && pd.src_desc() != x_nhwc)
+    // Ungrouped and in inference only: a depthwise one in training needs channels-last for
+    // depthwise_wgrad, and grouped ones were not measured.
+    const bool patches =
+        op.kernel.h == op.stride.h && op.kernel.w == op.stride.w && op.stride.h > 1 && op.G == 1 && !p.train && !avx512;
+    if (!wino && (!p.train || depthwise) && !patches && x_now == x_nhwc && pd.src_desc() != x_nhwc)
         keep(x_now, Tag::nhwc);
 
     int x = p.value_as(l.x(), pd.src_desc());

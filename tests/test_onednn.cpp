@@ -881,6 +881,13 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                     INFO("forward steps: ", ran);
                     REQUIRE(!at.empty());
                     const bool train = mode == Mode::train;
+                    // The grouped conv's steps in a backward phase, as their primitives.
+                    auto primitives_of = [&](StepPhase phase) {
+                        std::vector<std::string> steps;
+                        for (const StepInfo& s : ex->steps())
+                            if (s.node == grouped && s.phase == phase) steps.push_back(s.primitive);
+                        return steps;
+                    };
                     if (avx512 && stride == 2 && (train || N == 2 || C % 256 == 0)) {
                         // Between the 1x1 conv's batchnorm and its own, in their layout: nChw16c in
                         // training and from batch 2 in inference (the first conv reads the image),
@@ -895,11 +902,8 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                         CHECK(all[at[0] + 1].substr(all[at[0] + 1].find(':')) == ":" + layout);
                         if (train)
                             for (StepPhase phase : {StepPhase::dgrad, StepPhase::wgrad}) {
-                                std::vector<std::string> steps;
-                                for (const StepInfo& s : ex->steps())
-                                    if (s.node == grouped && s.phase == phase) steps.push_back(s.primitive);
                                 CAPTURE(int(phase));
-                                CHECK(steps == std::vector<std::string>{"kernel"});
+                                CHECK(primitives_of(phase) == std::vector<std::string>{"kernel"});
                             }
                     } else if (!avx512 && stride == 1) {
                         // Below AVX-512 at stride 1: the planar form, in nChw8c between the two
@@ -915,9 +919,7 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                         CHECK(all[at[0] + 1] == before);
                         if (train)
                             for (StepPhase phase : {StepPhase::dgrad, StepPhase::wgrad}) {
-                                std::vector<std::string> steps;
-                                for (const StepInfo& s : ex->steps())
-                                    if (s.node == grouped && s.phase == phase) steps.push_back(s.primitive);
+                                const std::vector<std::string> steps = primitives_of(phase);
                                 CAPTURE(int(phase));
                                 REQUIRE(!steps.empty());
                                 CHECK(steps.back() == "convolution");

@@ -44,6 +44,15 @@ std::vector<OpCase> convolutions() {
          .body = [](Tensor x) { return x | conv(16, 3, {.pad = 1}); }},
         {.name = "conv_s2", .what = "strided, with bias, channels not a multiple of 8", .x = {2, 5, 11, 11},
          .body = [](Tensor x) { return x | conv(6, 3, {.stride = 2, .pad = 1, .bias = true}); }},
+        // A conv on the 3 channels of an image trains its weight gradient on kernels/simd's
+        // image_conv_wgrad at stride 1 (conv2d.cpp's image_wgrad), with and without a bias; 11x11 at
+        // stride 4 with whole kernel columns in the padding runs it where oneDNN's forward was a GEMM.
+        {.name = "conv_image3", .what = "3x3 on 3 channels, stride 1, with bias", .x = {2, 3, 13, 14},
+         .body = [](Tensor x) { return x | conv(16, 3, {.pad = 1, .bias = true}); }},
+        {.name = "conv_image5", .what = "5x5 on 3 channels, stride 1, 24 outputs", .x = {3, 3, 9, 11},
+         .body = [](Tensor x) { return x | conv(24, 5, {.pad = 2}); }},
+        {.name = "conv_image11", .what = "11x11 on 3 channels, stride 4, with bias", .x = {2, 3, 31, 31},
+         .body = [](Tensor x) { return x | conv(16, 11, {.stride = 4, .pad = 2, .bias = true}); }},
         {.name = "conv1x1", .what = "1x1", .x = {2, 16, 7, 7}, .body = [](Tensor x) { return x | conv(24, 1); }},
         {.name = "conv_g", .what = "grouped", .x = {2, 16, 8, 8},
          .body = [](Tensor x) { return x | conv(32, 3, {.pad = 1, .groups = 4}); }},

@@ -1163,6 +1163,123 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
     CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
 }
 
+// image_conv_wgrad against sums in double: dy in nChw8c, nChw16c and channels-last (whose 16-lane
+// form runs on AVX-512 hosts where K allows), every kernel width it takes, strides 1 to 4,
+// paddings that put whole kernel rows and columns outside the map, maps narrower than the kernel,
+// one or several images over 1 to 3 threads (image chunks where there are few channel blocks), with
+// and without a bias. dw and db start as NaN: every element must be written. Errors relative to
+// the sum of the terms' magnitudes.
+TEST_CASE("image_conv_wgrad matches its sums in double") {
+    struct Case {
+        int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
+        int threads;
+    };
+    const Case cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},   {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
+                          {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1}, {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
+                          {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},     {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
+                          {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},     {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2}};
+    for (const Case& t : cases)
+        for (bool bias : {true, false}) {
+            CAPTURE(t.K);
+            CAPTURE(t.S);
+            CAPTURE(t.block);
+            CAPTURE(bias);
+            simd::ImageConv d{.N = t.N,
+                              .C = t.C,
+                              .H = t.H,
+                              .W = t.W,
+                              .K = t.K,
+                              .R = t.R,
+                              .S = t.S,
+                              .stride_h = t.stride,
+                              .stride_w = t.stride,
+                              .pad_t = t.pad,
+                              .pad_l = t.pad,
+                              .block = t.block ? t.block : t.K};
+            d.P = (t.H + 2 * t.pad - t.R) / t.stride + 1, d.Q = (t.W + 2 * t.pad - t.S) / t.stride + 1;
+            REQUIRE(simd::image_conv_wgrad_supported(d));
+            auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
+                const int64_t B = d.block;
+                return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
+                                       : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
+            };
+            std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), dy(size_t(t.N * t.K * d.P * d.Q));
+            unsigned seed = 7;
+            for (float* v : {x.data(), dy.data()})
+                for (size_t i = 0; i < (v == x.data() ? x.size() : dy.size()); ++i) {
+                    seed = seed * 1664525u + 1013904223u;
+                    v[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                }
+            std::vector<float> dw(size_t(t.K * t.C * t.R * t.S), NAN), db(size_t(t.K), NAN);
+            std::vector<float> scratch(simd::image_conv_wgrad_scratch(d, t.threads), NAN);
+            simd::image_conv_wgrad(x.data(), dy.data(), dw.data(), bias ? db.data() : nullptr, scratch.data(), d,
+                                   t.threads);
+            int wrong = 0;
+            for (int64_t k = 0; k < t.K; ++k) {
+                double sum_b = 0, mag_b = 0;
+                for (int64_t n = 0; n < t.N; ++n)
+                    for (int64_t p = 0; p < d.P; ++p)
+                        for (int64_t q = 0; q < d.Q; ++q) {
+                            sum_b += dy[dy_at(n, k, p, q)], mag_b += std::fabs(dy[dy_at(n, k, p, q)]);
+                        }
+                if (bias && !(std::fabs(db[size_t(k)] - sum_b) <= 1e-5 * mag_b + 1e-6) && wrong++ < 3)
+                    MESSAGE("db[", k, "] ", db[size_t(k)], " against ", sum_b);
+                for (int64_t c = 0; c < t.C; ++c)
+                    for (int64_t r = 0; r < t.R; ++r)
+                        for (int64_t s = 0; s < t.S; ++s) {
+                            double sum = 0, mag = 0;
+                            for (int64_t n = 0; n < t.N; ++n)
+                                for (int64_t p = 0; p < d.P; ++p)
+                                    for (int64_t q = 0; q < d.Q; ++q) {
+                                        const int64_t h = p * t.stride - t.pad + r, w = q * t.stride - t.pad + s;
+                                        if (h < 0 || h >= t.H || w < 0 || w >= t.W) continue;
+                                        const double term = double(dy[dy_at(n, k, p, q)]) *
+                                                            x[size_t(((n * t.C + c) * t.H + h) * t.W + w)];
+                                        sum += term, mag += std::fabs(term);
+                                    }
+                            const float got = dw[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
+                            if (!(std::fabs(got - sum) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                MESSAGE("dw[", k, ", ", c, ", ", r, ", ", s, "] ", got, " against ", sum);
+                        }
+            }
+            CHECK(wrong == 0);
+        }
+    simd::ImageConv d{.N = 1, .C = 3, .H = 8, .W = 8, .K = 16, .P = 8, .Q = 8, .R = 3, .S = 3, .pad_t = 1, .pad_l = 1};
+    CHECK(simd::image_conv_wgrad_supported(d));
+    for (auto change : {+[](simd::ImageConv& e) { e.S = 4; }, +[](simd::ImageConv& e) { e.block = 4; },
+                        +[](simd::ImageConv& e) { e.K = 12; }, +[](simd::ImageConv& e) { e.block = 12, e.K = 12; },
+                        +[](simd::ImageConv& e) { e.stride_w = 0; }, +[](simd::ImageConv& e) { e.pad_l = -1; }}) {
+        simd::ImageConv e = d;
+        change(e);
+        CHECK_FALSE(simd::image_conv_wgrad_supported(e));
+    }
+}
+
+// A conv on the image trains its weight gradient on image_conv_wgrad at stride 1 and where oneDNN's
+// forward wrote a plain output; else (a stride-2 stem on a blocked output) oneDNN's own.
+TEST_CASE("a conv on the image computes its weight gradient with image_conv_wgrad where it pays") {
+    for (int64_t stride : {1, 2}) {
+        CAPTURE(stride);
+        Graph g("stem");
+        g.input({2, 3, 16, 16}) | conv(16, 3, {.stride = stride, .pad = 1}) | relu() | conv(16, 1);
+        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        ex->prepare();
+        std::string fwd_layout, wgrad_impl;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == 0 && s.phase == StepPhase::fwd && s.primitive == "convolution" && !s.args.empty())
+                fwd_layout = s.args.back().layout;
+            else if (s.node == 0 && s.phase == StepPhase::wgrad && s.primitive != "reorder")
+                wgrad_impl = s.primitive + ":" + s.impl;
+        INFO("forward output ", fwd_layout, ", weight gradient ", wgrad_impl);
+        REQUIRE(!fwd_layout.empty());
+        const bool plain = fwd_layout == "abcd";
+        if (stride == 1 || plain)
+            CHECK(wgrad_impl == "kernel:ridge:image_conv_wgrad");
+        else
+            CHECK(wgrad_impl.rfind("convolution:", 0) == 0);
+    }
+}
+
 // The gradients of a 3x3 stride-1 conv as Winograd (training below AVX-512): winograd3x3 over dy
 // with the weights transformed for the data gradient, and winograd3x3_wgrad, against sums in
 // double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),

@@ -72,6 +72,15 @@ struct GroupedConv3x3 {
     int64_t width = 4;   // channels a group, 4 or 8
 };
 
+// A convolution of few input channels, a net's first on the image (image_conv_wgrad): x (N,C,H,W)
+// plain, dy (N,K,P,Q) blocked by `block` (8 or 16) or channels-last (block K, a multiple of 8).
+// pad_t and pad_l are the padding above and left of the map; P and Q imply the bottom and right ones.
+struct ImageConv {
+    int64_t N = 0, C = 0, H = 0, W = 0, K = 0, P = 0, Q = 0, R = 0, S = 0;
+    int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0;
+    int64_t block = 8;
+};
+
 // A 3x3 convolution at stride 1, dense and ungrouped (winograd3x3): x (N,C,H,W) and y (N,K,P,Q),
 // each channel-blocked by 8 or 16 or channels-last (block C, or K, a multiple of 8). pad_t and
 // pad_l are the padding above and left of the map; P and Q imply the bottom and right ones.
@@ -290,5 +299,13 @@ size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
 // Both are overwritten.
 void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
                      int threads);
+
+// The weight gradient of an ImageConv: dw (K,C,R,S) plain = the sum over n, p, q of dy times the
+// input under each tap, and db (K) = the sum of dy where db is not null; both overwritten. S of 3,
+// 5, 7 or 11, any R, stride and padding; scratch is image_conv_wgrad_scratch floats.
+bool image_conv_wgrad_supported(const ImageConv& d);
+size_t image_conv_wgrad_scratch(const ImageConv& d, int threads);
+void image_conv_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const ImageConv& d,
+                      int threads);
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -89,6 +89,57 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
+// The weight gradient of an ungrouped conv on few channels (a net's first, on the image), where the
+// forward read them plain and either ran at stride 1 (vgg's 3x3) or wrote a plain output (alexnet's
+// 11x11 stride 4, a GEMM in oneDNN 2.6): kernels/simd's image_conv_wgrad. There oneDNN's ran at
+// about half its own forward's speed on AVX2. On the 2-core Zen 3, `ridge profile NET --mode
+// train`, weight gradient: vgg11 at batch 1 3.16 -> 2.34 ms (forward 1.4), alexnet at batch 8
+// 21.1-21.9 -> 10.5. The stride-2 stems on jit:avx2's blocked output lost, two alternated runs
+// each at batch 8: mobilenet_v2's 3x3 2.22-2.26 -> 3.18-3.85 ms, resnet50's 7x7 19.5-20.6 ->
+// 25.6-25.7 (squeezenet1_0's 7x7, 96 channels, 36.9-38.8 -> 33.2-35.0), so those stay oneDNN's.
+// False, planning nothing, for any other conv or layout.
+bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    if (op.G != 1 || xs[1] > 4 || channel_block(p.md(s.in[0])) != 1 || op.dilation.h != 1 || op.dilation.w != 1)
+        return false;
+    // dy is read in the forward's layout where the kernel reads it, else (a GEMM forward's plain
+    // output: alexnet's) reordered to nChw8c, a copy of dy that costs a small share of the sums.
+    int64_t block = channel_block(p.md(s.out));
+    const bool gemm = block == 1;
+    if (block != 16 && block != op.K) block = 8;
+    // At stride 2 on a blocked output oneDNN's own stays: there the kernel lost (below).
+    if (!gemm && (op.stride.h != 1 || op.stride.w != 1)) return false;
+    const simd::ImageConv d{.N = xs[0],
+                            .C = xs[1],
+                            .H = xs[2],
+                            .W = xs[3],
+                            .K = op.K,
+                            .P = ys[2],
+                            .Q = ys[3],
+                            .R = op.kernel.h,
+                            .S = op.kernel.w,
+                            .stride_h = op.stride.h,
+                            .stride_w = op.stride.w,
+                            .pad_t = op.pad.top,
+                            .pad_l = op.pad.left,
+                            .block = block};
+    if (!simd::image_conv_wgrad_supported(d)) return false;
+    const Tag layout = block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc;
+    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), dnnl::memory::data_type::f32, layout));
+    int dw = p.dparam_mem(l.node, 0, plain({op.K, xs[1], op.kernel.h, op.kernel.w}));
+    int scratch = p.mem(plain({int64_t(simd::image_conv_wgrad_scratch(d, p.step_threads()))}));
+    std::vector<int> args = {s.in[0], dy, dw, scratch};
+    if (op.bias) args.push_back(p.dparam_mem(l.node, 1, plain({op.K})));
+    p.kernel(
+        "image_conv_wgrad",
+        [d, threads = p.step_threads(), bias = op.bias](const std::vector<float*>& a) {
+            simd::image_conv_wgrad(a[0], a[1], a[2], bias ? a[4] : nullptr, a[3], d, threads);
+        },
+        args);
+    return true;
+}
+
 // The data gradient of a depthwise conv oneDNN ran forward at stride 1 in a channel-blocked
 // layout (MobileNet's, MnasNet's and EfficientNet's, whose batchnorm and activation keep their own
 // steps in training), on a map at most 3 kernel widths across: kernels/simd's
@@ -912,6 +963,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
         return dnnl::convolution_backward_weights::primitive_desc(d, p.attr(), p.eng, fwd);
     };
     if ((src == x_nhwc || reference_impl(weights_pd(src, dst, direct))) && depthwise_wgrad(p, l, op)) return;
+    if (image_wgrad(p, l, op)) return;
     auto pd = pick(weights_pd);
     int x = p.as(s.in[0], pd.src_desc());
     int dy = p.as(p.dy(l.n.output), pd.diff_dst_desc());

@@ -101,7 +101,9 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
 bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
-    if (op.G != 1 || xs[1] > 4 || channel_block(p.md(s.in[0])) != 1 || op.dilation.h != 1 || op.dilation.w != 1)
+    // Below AVX-512 only: not measured against oneDNN's AVX-512 kernels.
+    if (op.G != 1 || xs[1] > 4 || channel_block(p.md(s.in[0])) != 1 || op.dilation.h != 1 || op.dilation.w != 1 ||
+        avx512_core_here())
         return false;
     // dy is read in the forward's layout where the kernel reads it, else (a GEMM forward's plain
     // output: alexnet's) reordered to nChw8c, a copy of dy that costs a small share of the sums.

@@ -1173,7 +1173,8 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
 
 // image_conv_wgrad against sums in double: dy in nChw8c, nChw16c and channels-last (whose 16-lane
 // form runs on AVX-512 hosts where K allows), every kernel width it takes, strides 1 to 4,
-// paddings that put whole kernel rows and columns outside the map, maps narrower than the kernel,
+// paddings that put whole kernel rows and columns outside the map, more padding below and right
+// than above and left, maps narrower than the kernel,
 // one or several images over 1 to 3 threads (image chunks where there are few channel blocks), with
 // and without a bias. dw and db start as NaN: every element must be written. Errors relative to
 // the sum of the terms' magnitudes.
@@ -1181,11 +1182,13 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
     struct Case {
         int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
         int threads;
+        int64_t more = 0;  // padding below and right of the map beyond `pad`
     };
-    const Case cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},   {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
-                          {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1}, {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
-                          {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},     {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
-                          {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},     {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2}};
+    const Case cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},    {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
+                          {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1},  {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
+                          {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},      {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
+                          {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},      {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+                          {2, 3, 11, 10, 16, 3, 3, 2, 1, 8, 2, 2}, {1, 3, 15, 15, 24, 7, 7, 2, 0, 0, 2, 5}};
     for (const Case& t : cases)
         for (bool bias : {true, false}) {
             CAPTURE(t.K);
@@ -1204,7 +1207,8 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
                               .pad_t = t.pad,
                               .pad_l = t.pad,
                               .block = t.block ? t.block : t.K};
-            d.P = (t.H + 2 * t.pad - t.R) / t.stride + 1, d.Q = (t.W + 2 * t.pad - t.S) / t.stride + 1;
+            d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
+            d.Q = (t.W + 2 * t.pad + t.more - t.S) / t.stride + 1;
             REQUIRE(simd::image_conv_wgrad_supported(d));
             auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
                 const int64_t B = d.block;

@@ -37,6 +37,10 @@ ConvGeometry geometry(const Plan& p, const Layer& l, const Conv2d& op) {
         {op.pad.top, op.pad.left},      {op.pad.bottom, op.pad.right}};
 }
 
+// The activation layout of channel_block `block` as kernels/simd reads it: nChw16c or nChw8c, else
+// channels-last.
+Tag block_tag(int64_t block) { return block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc; }
+
 // The depthwise conv of layer l in kernels/simd's terms, its activations in the layout of channel
 // block `block` (channel_block's: 8, 16, or C for channels-last) and its weights plain; none when
 // the layer is not depthwise.
@@ -74,8 +78,7 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     auto f32 = dnnl::memory::data_type::f32;
     Md w = p.md(p.param[size_t(l.node)][0]);
     d.blocked_weights = w == depthwise_weights_md(d);
-    const Tag layout = block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc;
-    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, layout));
+    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), f32, block_tag(block)));
     int dw = p.dparam_mem(l.node, 0, d.blocked_weights ? w : plain({C, 1, 1, op.kernel.h, op.kernel.w}));
     int scratch = p.mem(plain({int64_t(simd::depthwise_wgrad_scratch(d, p.step_threads()))}));
     std::vector<int> args = {sv.in[0], dy, dw, scratch};
@@ -127,8 +130,7 @@ bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
                             .pad_l = op.pad.left,
                             .block = block};
     if (!simd::image_conv_wgrad_supported(d)) return false;
-    const Tag layout = block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nhwc;
-    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), dnnl::memory::data_type::f32, layout));
+    int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), dnnl::memory::data_type::f32, block_tag(block)));
     int dw = p.dparam_mem(l.node, 0, plain({op.K, xs[1], op.kernel.h, op.kernel.w}));
     int scratch = p.mem(plain({int64_t(simd::image_conv_wgrad_scratch(d, p.step_threads()))}));
     std::vector<int> args = {s.in[0], dy, dw, scratch};
@@ -416,10 +418,10 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t block_x = in_place ? block : 8;
     const bool nhwc = block_x != 8 && block_x != 16;
     const int64_t block_y = nhwc ? (K % 8 == 0 ? K : 8) : block_x;
-    const Tag y_tag = block_y == 16 ? Tag::nChw16c : block_y == 8 ? Tag::nChw8c : Tag::nhwc;
     const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y};
     if (!simd::winograd3x3_supported(d)) return false;
-    const Md x_md = canonical(Md(dims_of(xs), f32, Tag::nChw8c)), y_md = canonical(Md(dims_of(ys), f32, y_tag));
+    const Md x_md = canonical(Md(dims_of(xs), f32, Tag::nChw8c)),
+             y_md = canonical(Md(dims_of(ys), f32, block_tag(block_y)));
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
     const int w = p.param_mem(l.node, 0, plain({K, C, 3, 3}));
     const int b = bias ? p.param_mem(l.node, 1, Md({K}, f32, Tag::a)) : -1;

@@ -13,10 +13,11 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 // sixteen AVX2 registers. The unrolling is asked for: GCC 12 at -O2 kept the accumulators in memory
 // (a loop over rows), and a broadcast written 0 + s cost an add. The accumulators start at zero
 // and m is added at the end: loaded first, where add is a run-time flag, GCC kept them in memory.
-// The loop over terms is unrolled four times too (the same sums in the same order): on the 2-core
-// Zen 3, with its loop and branch once per term, the kernel alone on data in L1 ran at 70 to 89
-// GFLOP/s against 91 to 93 for bare FMAs, and unrolled at 81 to 92; vit_b_16's linears at batch 1
-// took 0.87 to 0.99 of the time, Winograd's forward 0.80 to 0.98 (medians of alternated calls).
+// The loop over terms is unrolled four times too (the same sums in the same order): on one core
+// of the Zen 3, with its loop and branch once per term, the kernel alone on data in L1 ran at 70
+// to 89 GFLOP/s against 91 to 93 for bare FMAs, and unrolled at 81 to 92. On 2 threads, medians of
+// alternated calls in a test program, linear_gemm on vit_b_16's four shapes at batch 1 took 0.87
+// to 1.07 of the time (out_proj's 1.07 in one of two runs), Winograd's forward 0.80 to 0.98.
 template <int R>
 RIDGE_SIMD_INLINE void multiply_rows(const float* a, int64_t a_row, int64_t a_term, const float* b, int64_t b_term,
                                      int64_t n, float* m, int64_t ldm, bool add) {

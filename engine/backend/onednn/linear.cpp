@@ -1,6 +1,6 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm unless a GELU
-// follows, and one row (below AVX-512 up to 64) on kernels/simd's linear_panels.
+// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm (a GELU after it
+// as oneDNN's eltwise in place), and one row (below AVX-512 up to 64) on kernels/simd's linear_panels.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
 #include <algorithm>
@@ -140,10 +140,15 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 // 143 to 181 GFLOP/s) and the whole nets were a few per cent faster. A GELU stays oneDNN's
 // post-op: in linear_gemm's epilogue (erf from Numerical Recipes' erfc, exp and a division) it cost
 // 0.8 ns an element on 2 threads against about 0.35 for oneDNN's, and the MLPs with it ran level
-// or slower. Below AVX2 (never measured) the inner product stays.
+// or slower. A GELU alone after it runs as oneDNN's eltwise over y in place, after the kernel: on 2
+// threads of the Zen 3, vit_b_16's fc1 (768 -> 3072) that way took 0.75 and 0.81 of the inner
+// product's time with its GELU post-op at batch 1 (197 rows), 0.99 at batch 16 (medians of 30 and
+// 10 alternated calls; the GELU pass 0.35 ms at batch 1), once linear_gemm's micro-kernel was
+// unrolled (kernels/simd/panel.h). Below AVX2 (never measured) the inner product stays.
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
-    const std::optional<SumRelu> chain = sum_then_relu(p, l);
+    const bool gelu = l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu);
+    const std::optional<SumRelu> chain = gelu ? SumRelu{} : sum_then_relu(p, l);
     if (!chain) return false;
     const simd::Gemm d{s.M, s.C, s.K, chain->sum, chain->relu};
     const int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
@@ -160,6 +165,11 @@ bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& 
         p.kernel("linear_gemm",
                  [=](const std::vector<float*>& a) { simd::linear_gemm(a[0], a[1], nullptr, a[3], a[2], d, threads); },
                  {x, w, scratch, y});
+    }
+    if (gelu) {
+        const dnnl::eltwise_forward::desc e(prop_kind::forward_inference, dnnl::algorithm::eltwise_gelu_erf, p.md(y),
+                                            0.0f, 0.0f);
+        p.primitive(dnnl::eltwise_forward::primitive_desc(e, p.attr(), p.eng), {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
     }
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

@@ -137,17 +137,24 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 // (gemm:jit; its matmul there is gemm:jit too), it ran vit's shapes and convnext's later stages 3
 // to 6 % faster, convnext's first stage at batch 4 (12544 x 96 -> 384) 8 % slower, while in the
 // per-layer pass of convnext at batch 16 every stage's linears were faster (154 to 188 against
-// 143 to 181 GFLOP/s) and the whole nets were a few per cent faster. A GELU stays oneDNN's
-// post-op: in linear_gemm's epilogue (erf from Numerical Recipes' erfc, exp and a division) it cost
-// 0.8 ns an element on 2 threads against about 0.35 for oneDNN's, and the MLPs with it ran level
-// or slower. A GELU alone after it runs as oneDNN's eltwise over y in place, after the kernel: on 2
+// 143 to 181 GFLOP/s) and the whole nets were a few per cent faster. A GELU in linear_gemm's
+// epilogue (erf from Numerical Recipes' erfc, exp and a division) cost 0.8 ns an element on 2
+// threads against about 0.35 for oneDNN's post-op, and the MLPs with it ran level or slower. A
+// GELU alone after it runs instead as oneDNN's eltwise over y in place, after the kernel: on 2
 // threads of the Zen 3, vit_b_16's fc1 (768 -> 3072) that way took 0.75 and 0.81 of the inner
 // product's time with its GELU post-op at batch 1 (197 rows), 0.99 at batch 16 (medians of 30 and
-// 10 alternated calls; the GELU pass 0.35 ms at batch 1), once linear_gemm's micro-kernel was
-// unrolled (kernels/simd/panel.h). Below AVX2 (never measured) the inner product stays.
+// 10 alternated calls; the pass about 0.55 ns an output), once linear_gemm's micro-kernel was
+// unrolled (kernels/simd/panel.h). The pass costs the same per output whatever C is, the product's
+// gain (about 15 % of 2C FLOPs an output at some 150 GFLOP/s, 0.002 C ns) grows with C, so it is
+// taken from 512 inputs: vit's fc1 and convnext's last stage (768), not convnext's first three
+// stages (96 and 192 inputs slower by that estimate, 384 within the noise; none measured). Below AVX2 (never measured)
+// the inner product stays.
+constexpr int64_t gemm_gelu_from = 512;  // input channels
+
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
-    const bool gelu = l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu);
+    const bool gelu =
+        l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu) && s.C >= gemm_gelu_from;
     const std::optional<SumRelu> chain = gelu ? SumRelu{} : sum_then_relu(p, l);
     if (!chain) return false;
     const simd::Gemm d{s.M, s.C, s.K, chain->sum, chain->relu};

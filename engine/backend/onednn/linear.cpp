@@ -147,8 +147,8 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 // unrolled (kernels/simd/panel.h). The pass costs the same per output whatever C is, the product's
 // gain (about 15 % of 2C FLOPs an output at some 150 GFLOP/s, 0.002 C ns) grows with C, so it is
 // taken from 512 inputs: vit's fc1 and convnext's last stage (768), not convnext's first three
-// stages (96 and 192 inputs slower by that estimate, 384 within the noise; none measured). Below AVX2 (never measured)
-// the inner product stays.
+// stages (96 and 192 inputs slower by that estimate, 384 within the noise; none measured). Below
+// AVX2 (never measured) the inner product stays.
 constexpr int64_t gemm_gelu_from = 512;  // input channels
 
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
@@ -174,9 +174,10 @@ bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& 
                  {x, w, scratch, y});
     }
     if (gelu) {
-        const dnnl::eltwise_forward::desc e(prop_kind::forward_inference, dnnl::algorithm::eltwise_gelu_erf, p.md(y),
-                                            0.0f, 0.0f);
-        p.primitive(dnnl::eltwise_forward::primitive_desc(e, p.attr(), p.eng), {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
+        const Eltwise e = eltwise_of(Activation::Fn::gelu).front();
+        const dnnl::eltwise_forward::desc gelu_d(prop_kind::forward_inference, e.alg, p.md(y), e.alpha, e.beta);
+        p.primitive(dnnl::eltwise_forward::primitive_desc(gelu_d, p.attr(), p.eng),
+                    {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
     }
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

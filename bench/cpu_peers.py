@@ -16,8 +16,9 @@ configuration on stdout as it goes, then the ratios table (ridge / ONNX Runtime 
 geometric means and the goal's verdict, and writes both with --out PREFIX (PREFIX.csv,
 PREFIX.md). A bench, not a test: nothing in the build or in ctest runs it.
 
-Needs Debian's python3-torch and python3-torchvision, node, and onnxruntime-node installed into
-a git-ignored folder (default .ort):
+Needs Debian's python3-torch and python3-torchvision with libopenblas0-pthread (torch's matrix
+products call libblas.so.3, which without it is the single-thread reference BLAS), node, and
+onnxruntime-node installed into a git-ignored folder (default .ort):
     mkdir -p .ort && (cd .ort && npm install --ignore-scripts onnxruntime-node)
 (--ignore-scripts: its install script downloads extras that are not needed; the linux-x64 CPU
 library is inside the package.)
@@ -33,6 +34,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import torch_common
 
 NETS = ["alexnet", "vgg11", "vgg13", "vgg16", "vgg19", "vgg16_bn", "resnet18", "resnet34", "resnet50",
         "resnet101", "resnet152", "wide_resnet50_2", "wide_resnet101_2", "resnext50_32x4d", "squeezenet1_0",
@@ -65,6 +68,8 @@ def parse():
                    help="where exported ONNX models are kept between runs (default build/peers)")
     p.add_argument("--runtimes", default="ridge,eager,torchscript,ort",
                    help="which to run; ratios need ridge and the peer")
+    p.add_argument("--allow-reference-blas", action="store_true",
+                   help="run PyTorch even on the reference BLAS (to repeat tables made before 2026-11-30 18:00)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.md")
     return p.parse_args()
 
@@ -286,6 +291,10 @@ def main():
     except ImportError:
         fail("PyTorch not available (apt-get install python3-torch python3-torchvision; run with /usr/bin/python3)")
     runtimes = set(args.runtimes.split(","))
+    blas = torch_common.torch_blas()
+    if blas == torch_common.REFERENCE_BLAS and runtimes & {"eager", "torchscript"} and not args.allow_reference_blas:
+        fail("PyTorch's matrix products would run the reference BLAS (libblas3, about 4 GFLOP/s here), not a peer "
+             "anyone deploys: apt-get install libopenblas0-pthread (or pass --allow-reference-blas)")
     unknown = runtimes - {"ridge", "eager", "torchscript", "ort"}
     if unknown:
         fail(f"unknown runtime {sorted(unknown)[0]} (ridge, eager, torchscript, ort)")
@@ -392,7 +401,7 @@ def main():
     load = os.getloadavg()
     env = (f"{args.threads} threads; {args.rounds} rounds of {args.warmup} warm-up + {args.repeats} timed steps per "
            f"runtime; medians of round medians (ms). torch {torch.__version__}, torchvision {torchvision.__version__}, "
-           f"onnxruntime-node {ort_version or '—'}")
+           f"onnxruntime-node {ort_version or '—'}; torch's BLAS {blas}")
     if ridge_env:
         env += (f"; ridge git {ridge_env['git']}, oneDNN {ridge_env['onednn']}, {ridge_env['compiler']}; "
                 f"{ridge_env['cpu']}, {ridge_env['cores']} cores")

@@ -76,7 +76,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"# torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
-          f"mkldnn {torch.backends.mkldnn.is_available()}", file=sys.stderr)
+          f"mkldnn {torch.backends.mkldnn.is_available()}, BLAS {torch_common.torch_blas()}", file=sys.stderr)
     header = "net,batch,res,mode,threads,torch_median_ms,torch_min_ms,torch_max_ms,torch_update_ms"
     if args.ridge:
         header += ",ridge_median_ms,ridge_update_ms,ratio"

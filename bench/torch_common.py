@@ -1,6 +1,7 @@
 """What torch_bench.py (CPU) and torch_bench_cuda.py (GPU) share: their common options, the import of
-PyTorch (a missing one is a skip, not a failure), `ridge bench` run for one JSON result, and the
-round-by-round alternation of PyTorch and ridge, so both see the same machine state."""
+PyTorch (a missing one is a skip, not a failure), which BLAS PyTorch's matrix products call (also
+for cpu_peers.py), `ridge bench` run for one JSON result, and the round-by-round alternation of
+PyTorch and ridge, so both see the same machine state."""
 import json
 import statistics
 import subprocess
@@ -23,6 +24,21 @@ def import_torch():
         print("skipped: PyTorch not available")
         return None
     return torch, torchvision
+
+
+REFERENCE_BLAS = "the reference BLAS (libblas3)"
+
+
+def torch_blas():
+    """Which BLAS torch's matrix products (linear layers, attention) call. Debian's python3-torch links
+    libblas.so.3, which is whatever provides it: the reference implementation of libblas3 (single
+    thread, about 4 GFLOP/s on a Zen 3 core) unless OpenBLAS or BLIS is installed. Convolutions go to
+    oneDNN either way."""
+    maps = open("/proc/self/maps").read()
+    for name, lib in (("OpenBLAS", "openblas"), ("BLIS", "blis"), ("MKL", "libmkl")):
+        if lib in maps:
+            return name
+    return REFERENCE_BLAS if "/blas/libblas.so" in maps else "unknown"
 
 
 def ridge_bench(ridge, args):

@@ -847,9 +847,10 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
 
 // The grouped conv's training kernels (groups of 4 channels, 3x3, stride 1) against the sums
 // written out, on each build this CPU runs: nChw16c, nChw8c (8 lanes a vector on every build, the
-// layout of oneDNN's AVX2 convs) and channels-last (16 lanes on AVX-512, else 8), the weight
-// gradient on 1 thread (one chunk of images) and on 4 (3 images in 3 chunks, added). Rows of 7
-// meet both edges; 2 blocks of 16 channels.
+// layout of oneDNN's AVX2 convs) and channels-last (16 lanes on AVX-512, else 8), each on 1 thread
+// and on 4: the weight gradient's images in one chunk, then in 3 chunks added; the data gradient's
+// planar form below AVX-512 with a buffer per thread. Rows of 7 meet both edges; 2 blocks of 16
+// channels.
 TEST_CASE(
     "grouped4_wgrad and grouped4_conv3x3_dgrad match their sums in each layout, on each instruction set this CPU "
     "runs") {
@@ -901,9 +902,12 @@ TEST_CASE(
                 v.grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, threads);
                 CHECK_MESSAGE(wrong(dw, dw_want) == 0, "weight gradient");
             }
-            std::vector<float> dx(x.size(), -7.0f), packed(size_t(36 * C));
-            v.grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), packed.data(), d);
-            CHECK_MESSAGE(wrong(dx, dx_want) == 0, "data gradient");
+            for (int threads : {1, 4}) {
+                CAPTURE(threads);
+                std::vector<float> dx(x.size(), -7.0f), scratch(v.grouped4_dgrad_scratch(d, threads), -7.0f);
+                v.grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), scratch.data(), d, threads);
+                CHECK_MESSAGE(wrong(dx, dx_want) == 0, "data gradient");
+            }
             // An infinite input at a row's first and last positions (channels 5 and 10) reaches only
             // the taps that read it: those reading past the row's ends stay finite, as in the sums.
             x[size_t(at(1, 5, 2, 0))] = std::numeric_limits<float>::infinity();

@@ -48,11 +48,13 @@
     void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean, \
                             const float* var, bool relu, float* dx, float* dgamma, float* dbeta,                       \
                             const ChannelLayout& l, float eps);                                                        \
-    bool grouped_conv3x3_supported(const GroupedConv3x3& d);                                                          \
-    size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads);                                             \
-    void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,         \
+    bool grouped_conv3x3_supported(const GroupedConv3x3& d);                                                           \
+    size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads);                                              \
+    void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,          \
                          const GroupedConv3x3& d, int threads);                                                        \
-    void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);   \
+    size_t grouped4_dgrad_scratch(const GroupedConv3x3& d, int threads);                                               \
+    void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* scratch, const GroupedConv3x3& d,   \
+                                int threads);                                                                          \
     size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);                                               \
     void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,           \
                         int threads);                                                                                  \
@@ -73,9 +75,9 @@ namespace ridge::kbench {
             simd::ns::hardsigmoid_backward, simd::ns::linear_panels, simd::ns::linear_gemm_scratch,                  \
             simd::ns::linear_gemm, simd::ns::linear_rows, simd::ns::linear_rows_dgrad, simd::ns::linear_rows_wgrad,  \
             simd::ns::layernorm_forward, simd::ns::layernorm_backward_scratch, simd::ns::layernorm_backward,         \
-            simd::ns::batchnorm_forward, simd::ns::batchnorm_backward, simd::ns::grouped_conv3x3_supported,         \
-            simd::ns::grouped_conv3x3_scratch, simd::ns::grouped_conv3x3, simd::ns::grouped4_conv3x3_dgrad,         \
-            simd::ns::grouped4_wgrad_scratch, simd::ns::grouped4_wgrad                                               \
+            simd::ns::batchnorm_forward, simd::ns::batchnorm_backward, simd::ns::grouped_conv3x3_supported,          \
+            simd::ns::grouped_conv3x3_scratch, simd::ns::grouped_conv3x3, simd::ns::grouped4_dgrad_scratch,          \
+            simd::ns::grouped4_conv3x3_dgrad, simd::ns::grouped4_wgrad_scratch, simd::ns::grouped4_wgrad             \
     }
 
 const std::vector<SimdVariant>& simd_variants() {

@@ -50,7 +50,8 @@ struct SimdVariant {
     size_t (*grouped_conv3x3_scratch)(const simd::GroupedConv3x3&, int);
     void (*grouped_conv3x3)(const float*, const float*, const float*, bool, float*, float*,
                             const simd::GroupedConv3x3&, int);
-    void (*grouped4_conv3x3_dgrad)(const float*, const float*, float*, float*, const simd::GroupedConv3x3&);
+    size_t (*grouped4_dgrad_scratch)(const simd::GroupedConv3x3&, int);
+    void (*grouped4_conv3x3_dgrad)(const float*, const float*, float*, float*, const simd::GroupedConv3x3&, int);
     size_t (*grouped4_wgrad_scratch)(const simd::GroupedConv3x3&, int);
     void (*grouped4_wgrad)(const float*, const float*, float*, float*, const simd::GroupedConv3x3&, int);
 };

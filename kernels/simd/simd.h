@@ -237,10 +237,12 @@ size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads);
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,
                      const GroupedConv3x3& d, int threads);
 // Its gradients in training, for groups of 4 at stride 1 (P = H, Q = W), in the same layouts:
-// dx = the data gradient from dy (overwritten; packed: 9*4*C floats of scratch); dw (C,4,3,3) =
-// the weight gradient, overwritten, with scratch of grouped4_wgrad_scratch floats. Both take d as
-// groups of 4 whatever its width says.
-void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d);
+// dx = the data gradient from dy (overwritten; scratch: grouped4_dgrad_scratch floats for
+// `threads` threads); dw (C,4,3,3) = the weight gradient, overwritten, with scratch of
+// grouped4_wgrad_scratch floats. Both take d as groups of 4 whatever its width says.
+size_t grouped4_dgrad_scratch(const GroupedConv3x3& d, int threads);
+void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* scratch, const GroupedConv3x3& d,
+                            int threads);
 bool grouped4_wgrad_supported(const GroupedConv3x3& d);
 size_t grouped4_wgrad_scratch(const GroupedConv3x3& d, int threads);
 void grouped4_wgrad(const float* x, const float* dy, float* dw, float* scratch, const GroupedConv3x3& d,

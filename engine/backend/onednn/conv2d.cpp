@@ -727,11 +727,21 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         dy = p.as(p.dy(l.n.output), ym);
-        const int packed = p.mem(plain({9 * width * C}));
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
-        const auto dgrad = width == 4 ? simd::grouped4_conv3x3_dgrad : simd::grouped8_conv3x3_dgrad;
-        p.kernel(width == 4 ? "grouped4_conv3x3_dgrad" : "grouped8_conv3x3_dgrad",
-                 [d, dgrad](const std::vector<float*>& a) { dgrad(a[0], a[1], a[3], a[2], d); }, {dy, w, packed, dx});
+        if (width == 4) {
+            const int threads = p.step_threads();
+            const int scratch = p.mem(plain({int64_t(simd::grouped4_dgrad_scratch(d, threads))}));
+            p.kernel("grouped4_conv3x3_dgrad",
+                     [d, threads](const std::vector<float*>& a) {
+                         simd::grouped4_conv3x3_dgrad(a[0], a[1], a[3], a[2], d, threads);
+                     },
+                     {dy, w, scratch, dx});
+        } else {
+            const int packed = p.mem(plain({9 * width * C}));
+            p.kernel("grouped8_conv3x3_dgrad",
+                     [d](const std::vector<float*>& a) { simd::grouped8_conv3x3_dgrad(a[0], a[1], a[3], a[2], d); },
+                     {dy, w, packed, dx});
+        }
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);

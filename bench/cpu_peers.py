@@ -69,7 +69,7 @@ def parse():
     p.add_argument("--runtimes", default="ridge,eager,torchscript,ort",
                    help="which to run; ratios need ridge and the peer")
     p.add_argument("--allow-reference-blas", action="store_true",
-                   help="run PyTorch even on the reference BLAS (to repeat tables made before 2026-11-30 18:00)")
+                   help="run PyTorch even on the reference BLAS (to repeat tables made before 2026-11-30 16:30)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.md")
     return p.parse_args()
 
@@ -285,6 +285,7 @@ def main():
         return merge(args)
     if not args.ridge:
         fail("--ridge RIDGE is needed to run (or --merge CSV... to combine runs)")
+    torch_common.threads_for_blas(args.threads)
     try:
         import torch
         import torchvision

@@ -69,6 +69,7 @@ def ridge_median(args, net, batch):
 
 def main():
     args = parse()
+    torch_common.threads_for_blas(args.threads)
     imported = torch_common.import_torch()
     if not imported:
         return 0

@@ -3,6 +3,7 @@ PyTorch (a missing one is a skip, not a failure), which BLAS PyTorch's matrix pr
 for cpu_peers.py), `ridge bench` run for one JSON result, and the round-by-round alternation of
 PyTorch and ridge, so both see the same machine state."""
 import json
+import os
 import statistics
 import subprocess
 
@@ -31,14 +32,34 @@ REFERENCE_BLAS = "the reference BLAS (libblas3)"
 
 def torch_blas():
     """Which BLAS torch's matrix products (linear layers, attention) call. Debian's python3-torch links
-    libblas.so.3, which is whatever provides it: the reference implementation of libblas3 (single
-    thread, about 4 GFLOP/s on a Zen 3 core) unless OpenBLAS or BLIS is installed. Convolutions go to
-    oneDNN either way."""
-    maps = open("/proc/self/maps").read()
-    for name, lib in (("OpenBLAS", "openblas"), ("BLIS", "blis"), ("MKL", "libmkl")):
-        if lib in maps:
-            return name
-    return REFERENCE_BLAS if "/blas/libblas.so" in maps else "unknown"
+    libblas.so.3, an alternative that points at libblas3's reference implementation (single thread,
+    about 4 GFLOP/s on a Zen 3 core) unless OpenBLAS or BLIS provides it; liblapack.so.3 is a separate
+    alternative, so only the mapping of libblas.so.3 itself says. Convolutions go to oneDNN either
+    way."""
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "/" in line}
+    for path in paths:
+        folder, name = os.path.split(path)
+        if name.startswith("libblas.so"):
+            if "openblas" in folder:
+                return "OpenBLAS"
+            if "blis" in folder:
+                return "BLIS"
+            return REFERENCE_BLAS if folder.endswith("/blas") else f"unknown ({path})"
+    for path in paths:  # a torch linked to its BLAS directly
+        name = os.path.basename(path)
+        if name.startswith("libopenblas"):
+            return "OpenBLAS"
+        if name.startswith("libmkl"):
+            return "MKL"
+    return "unknown"
+
+
+def threads_for_blas(threads):
+    """Has OpenBLAS (or BLIS) run --threads threads: torch.set_num_threads does not reach a BLAS torch
+    was not built against, which takes one thread a core by default. Call before importing torch."""
+    for var in ("OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS"):
+        os.environ[var] = str(threads)
 
 
 def ridge_bench(ridge, args):

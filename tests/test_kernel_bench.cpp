@@ -1198,9 +1198,9 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
 // of 8, so a group read from its block's other half shows. The planar form runs below AVX-512 at
 // stride 1 (the x86-64-v3 and x86-64 builds on any host, the dispatch build where the CPU has no
 // AVX-512): 40 channels, a multiple of 8 only, are its alone, in nChw8c and channels-last
-// (regnet_y_400mf's 104 and 440); rows of 16 positions take its tiles of 16 positions of a row, the
-// others (37 and 21 rounded up to 40 and 24, 7 and fewer to 8) its tiles of 8 positions of two rows,
-// 5 and 19 rows ending on one; 17 and 19 rows make a second unit of work.
+// (regnet_y_400mf's 104 and 440); rows of 16 and 32 positions take its tiles of 16 positions of a
+// row, the others (37 and 21 rounded up to 40 and 24, 7 and fewer to 8) its tiles of 8 positions of
+// two rows, 5 and 19 rows ending on one; 17 and 19 rows make a second unit of work.
 TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set this CPU runs") {
     struct Map {
         int64_t N, H, W;
@@ -1212,7 +1212,7 @@ TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set t
                 for (int64_t stride : {1, 2})
                     for (int64_t block : {int64_t(8), int64_t(16), C})
                         for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}, Map{1, 19, 7}, Map{2, 17, 16},
-                                      Map{1, 5, 21}}) {
+                                      Map{1, 5, 21}, Map{1, 3, 32}}) {
                             const int64_t P = (m.H - 1) / stride + 1, Q = (m.W - 1) / stride + 1;
                             const simd::GroupedConv3x3 d{m.N, C, m.H, m.W, P, Q, stride, block, width};
                             const bool want = C % 16 == 0 || (!wide && stride == 1 && block != 16);

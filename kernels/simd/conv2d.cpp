@@ -712,11 +712,12 @@ RIDGE_SIMD_INLINE void planar_tile(const float* plane, const Planar& s, const fl
 }
 
 // The unit's output rows, 4 output channels at a time: two vectors of a row where Qp is a multiple
-// of 16, else (maps of 8 positions, and 56 as resnext50's layer1) one vector of two rows, so no
-// third of a vector pair is computed past Q: on the 2-core Zen 3, 8x128x56x56 in groups of 4 took
-// 0.90 to 0.94 of the time with two vectors of a row over 64 positions (nChw8c, 2 threads, 20 to
-// 30 alternated calls), while 14x14 and 28x28 (Qp 16 and 32) kept the row's pair of vectors,
-// 1.02 times faster than the two rows there.
+// of 16, else (maps of 8 positions, and 56 as resnext50's layer1) one vector of two rows, so a row
+// of 56 computes 56 positions, not 64. On the 2-core Zen 3 (2 threads, 20 to 60 alternated calls),
+// 8x128x56x56 in groups of 4 took 0.93-0.94 of the time of two vectors of a row over 64 positions
+// in nChw8c (0.90 at batch 16, 0.94-0.95 at batch 1, 0.96-0.99 channels-last). 14x14 and 28x28
+// (Qp 16 and 32) keep the pair of vectors: the two rows' tiles there ran 1.02 times slower in a
+// first try.
 template <int G>
 RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const float* w, int64_t rows, float* yt) {
     for (int64_t kb = 0; kb < 2; ++kb) {
@@ -932,7 +933,7 @@ void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, 
 // dx[c][h][w] = sum over k, r, s of w[k][c][r][s] dy[k][h + 1 - r][w + 1 - s]: the same conv over dy
 // with each group's 4x4 weights transposed and the taps turned half a circle (r, s -> 2 - r, 2 - s).
 // Below AVX-512 that conv runs the planar form, as the forward does: on the 2-core Zen 3 (2 threads,
-// 20 to 30 alternated calls, medians) it took 0.75 to 0.82 of the spread form's time in nChw8c
+// 20 to 40 alternated calls, medians) it took 0.75 to 0.82 of the spread form's time in nChw8c
 // (8x128x56x56, resnext50's layer1: 4.3 against 5.2 ms; 8x256x28x28; 1x128x56x56) and 0.64
 // channels-last.
 size_t grouped4_dgrad_scratch(const GroupedConv3x3& d, int threads) {

@@ -931,34 +931,28 @@ void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, 
 }
 
 // dx[c][h][w] = sum over k, r, s of w[k][c][r][s] dy[k][h + 1 - r][w + 1 - s]: the same conv over dy
-// with each group's 4x4 weights transposed and the taps turned half a circle (r, s -> 2 - r, 2 - s).
-// Below AVX-512 that conv runs the planar form, as the forward does: on the 2-core Zen 3 (2 threads,
-// 20 to 40 alternated calls, medians) it took 0.75 to 0.82 of the spread form's time in nChw8c
-// (8x128x56x56, resnext50's layer1: 4.3 against 5.2 ms; 8x256x28x28; 1x128x56x56) and 0.64
-// channels-last.
+// with each group's 4x4 weights transposed and the taps turned half a circle (r, s -> 2 - r, 2 - s),
+// so the forward runs it, in whichever form it takes. Below AVX-512 that is the planar form: on the
+// 2-core Zen 3 (2 threads, 20 to 40 alternated calls, medians) it took 0.75 to 0.82 of the spread
+// form's time in nChw8c (8x128x56x56, resnext50's layer1: 4.3 against 5.2 ms; 8x256x28x28;
+// 1x128x56x56) and 0.64 channels-last.
 size_t grouped4_dgrad_scratch(const GroupedConv3x3& d, int threads) {
-    return size_t(9 * 4 * d.C) + (planar_here(d) ? grouped_conv3x3_scratch(d, threads) : 0);
+    GroupedConv3x3 groups_of_4 = d;
+    groups_of_4.width = 4;
+    return size_t(9 * 4 * d.C) + grouped_conv3x3_scratch(groups_of_4, threads);
 }
 
 void grouped4_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* scratch, const GroupedConv3x3& d,
                             int threads) {
     GroupedConv3x3 groups_of_4 = d;  // the weights below are for 4, whatever d says
     groups_of_4.width = 4;
+    // turned[c][k % 4][8 - t] = w[k][c % 4][t]: (C, 4, 3, 3), as the forward reads its weights
     float* turned = scratch;
-    if (planar_here(d)) {
-        // turned[c][k % 4][8 - t] = w[k][c % 4][t]: (C, 4, 3, 3) as the forward reads its weights
-        for (int64_t c = 0; c < d.C; ++c)
-            for (int64_t k4 = 0; k4 < 4; ++k4)
-                for (int64_t t = 0; t < 9; ++t)
-                    turned[(c * 4 + k4) * 9 + 8 - t] = w[((c / 4 * 4 + k4) * 4 + c % 4) * 9 + t];
-        return planar_run(dy, turned, nullptr, false, dx, groups_of_4, scratch + 9 * 4 * d.C, threads);
-    }
-    // packed[j][8 - t][k % 4][lane] = w[k][c % 4][t] for input channel c = 16j + lane, k in c's group
     for (int64_t c = 0; c < d.C; ++c)
         for (int64_t k4 = 0; k4 < 4; ++k4)
             for (int64_t t = 0; t < 9; ++t)
-                turned[((c / 16 * 9 + 8 - t) * 4 + k4) * 16 + c % 16] = w[((c / 4 * 4 + k4) * 4 + c % 4) * 9 + t];
-    grouped_run(dy, turned, nullptr, false, dx, groups_of_4);
+                turned[(c * 4 + k4) * 9 + 8 - t] = w[((c / 4 * 4 + k4) * 4 + c % 4) * 9 + t];
+    grouped_conv3x3(dy, turned, nullptr, false, dx, scratch + 9 * 4 * d.C, groups_of_4, threads);
 }
 
 bool grouped4_wgrad_supported(const GroupedConv3x3& d) {

@@ -1300,6 +1300,122 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
     }
 }
 
+// image_conv against sums in double: y in nChw8c, nChw16c and channels-last, kernels of 1x1 to
+// 16x16 (runs of taps of any length), strides 1 to 16, paddings that put whole kernel rows and
+// columns outside the map, more padding below and right, maps narrower than the kernel, groups of
+// 1 to 6 positions (rows of Q positions: 1, 3, 7, 13), 1 to 4 input channels, one or several images
+// over 1 to 3 threads, with and without a bias and a ReLU. y starts as NaN: every element must be
+// written. Errors relative to the sum of the terms' magnitudes.
+TEST_CASE("image_conv matches its sums in double") {
+    struct Case {
+        int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
+        int threads;
+        int64_t more = 0;  // padding below and right of the map beyond `pad`
+    };
+    const Case cases[] = {{1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},  {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
+                          {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},    {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
+                          {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},      {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+                          {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2}, {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
+                          {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},      {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
+    for (const Case& t : cases)
+        for (bool bias : {true, false})
+            for (bool relu : {true, false}) {
+                CAPTURE(t.K);
+                CAPTURE(t.S);
+                CAPTURE(t.stride);
+                CAPTURE(t.block);
+                CAPTURE(bias);
+                CAPTURE(relu);
+                simd::ImageConv d{.N = t.N,
+                                  .C = t.C,
+                                  .H = t.H,
+                                  .W = t.W,
+                                  .K = t.K,
+                                  .R = t.R,
+                                  .S = t.S,
+                                  .stride_h = t.stride,
+                                  .stride_w = t.stride,
+                                  .pad_t = t.pad,
+                                  .pad_l = t.pad,
+                                  .block = t.block ? t.block : t.K};
+                d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
+                d.Q = (t.W + 2 * t.pad + t.more - t.S) / t.stride + 1;
+                REQUIRE(simd::image_conv_supported(d));
+                auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
+                    const int64_t B = d.block;
+                    return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
+                                           : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
+                };
+                std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), w(size_t(t.K * t.C * t.R * t.S)), b(size_t(t.K));
+                unsigned seed = 5;
+                for (std::vector<float>* v : {&x, &w, &b})
+                    for (float& e : *v) {
+                        seed = seed * 1664525u + 1013904223u;
+                        e = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                    }
+                std::vector<float> u(simd::image_conv_weights_size(d), NAN), y(size_t(t.N * t.K * d.P * d.Q), NAN);
+                std::vector<float> scratch(simd::image_conv_scratch(d, t.threads), NAN);
+                simd::image_conv_weights(w.data(), u.data(), d);
+                simd::image_conv(x.data(), u.data(), bias ? b.data() : nullptr, relu, y.data(), scratch.data(), d,
+                                 t.threads);
+                int wrong = 0;
+                for (int64_t n = 0; n < t.N; ++n)
+                    for (int64_t k = 0; k < t.K; ++k)
+                        for (int64_t p = 0; p < d.P; ++p)
+                            for (int64_t q = 0; q < d.Q; ++q) {
+                                double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
+                                for (int64_t c = 0; c < t.C; ++c)
+                                    for (int64_t r = 0; r < t.R; ++r)
+                                        for (int64_t s = 0; s < t.S; ++s) {
+                                            const int64_t h = p * t.stride - t.pad + r, v = q * t.stride - t.pad + s;
+                                            if (h < 0 || h >= t.H || v < 0 || v >= t.W) continue;
+                                            const double term = double(x[size_t(((n * t.C + c) * t.H + h) * t.W + v)]) *
+                                                                w[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
+                                            sum += term, mag += std::fabs(term);
+                                        }
+                                if (relu) sum = std::max(sum, 0.0);
+                                const float got = y[y_at(n, k, p, q)];
+                                if (!(std::fabs(got - sum) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                    MESSAGE("y[", n, ", ", k, ", ", p, ", ", q, "] ", got, " against ", sum);
+                            }
+                CHECK(wrong == 0);
+            }
+    simd::ImageConv d{.N = 1, .C = 3, .H = 8, .W = 8, .K = 16, .P = 8, .Q = 8, .R = 3, .S = 3, .pad_t = 1, .pad_l = 1};
+    CHECK(simd::image_conv_supported(d));
+    for (auto change : {+[](simd::ImageConv& e) { e.K = 24, e.block = 8; }, +[](simd::ImageConv& e) { e.block = 4; },
+                        +[](simd::ImageConv& e) { e.block = 12, e.K = 12; }, +[](simd::ImageConv& e) { e.S = 0; },
+                        +[](simd::ImageConv& e) { e.stride_w = 0; }, +[](simd::ImageConv& e) { e.pad_l = -1; }}) {
+        simd::ImageConv e = d;
+        change(e);
+        CHECK_FALSE(simd::image_conv_supported(e));
+    }
+}
+
+// A conv on the image that oneDNN would run as its GEMM convolution (11x11 at stride 4) runs
+// image_conv below AVX-512, in fused inference with its batchnorm folded and its ReLU, and in
+// training with image_conv_wgrad reading dy in the nChw8c it wrote; on AVX-512 oneDNN's own. The
+// results against the reference executor.
+TEST_CASE("a conv on the image that oneDNN runs as a GEMM runs image_conv below AVX-512") {
+    Graph g("image11");
+    g.input({2, 3, 35, 35}) | conv(32, 11, {.stride = 4, .pad = 2}) | bn() | relu() | conv(16, 1);
+    check_against_reference(g, 1e-4, 2e-4);
+    for (Mode mode : {Mode::infer, Mode::train}) {
+        CAPTURE(mode == Mode::train);
+        auto ex = make_executor("onednn", g, {.mode = mode});
+        ex->prepare();
+        std::set<std::string> fwd, wgrad;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == 0 && s.phase == StepPhase::fwd)
+                fwd.insert(s.primitive + ":" + s.impl);
+            else if (s.node == 0 && s.phase == StepPhase::wgrad)
+                wgrad.insert(s.primitive + ":" + s.impl);
+        const bool ours = !onednn::avx512_core_here();
+        CHECK(fwd.count("kernel:ridge:image_conv") == (ours ? 1 : 0));
+        if (mode == Mode::train) CHECK(wgrad.count("kernel:ridge:image_conv_wgrad") == (ours ? 1 : 0));
+        if (mode == Mode::infer) CHECK(fwd.count("kernel:ridge:image_conv_weights") == 0);  // packed once, in prep
+    }
+}
+
 // Below AVX-512 a conv on the image trains its weight gradient on image_conv_wgrad at stride 1 and
 // where oneDNN's forward wrote a plain output; else (a stride-2 stem on a blocked output, or on
 // AVX-512) oneDNN's own.
@@ -1872,7 +1988,7 @@ TEST_CASE("max pools run kernels/simd, in training below AVX-512 also on a plain
     const std::string trains = wide ? "pooling_v2" : "kernel";
     CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::fwd) == std::vector<std::string>(3, trains));
     CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::dgrad) == std::vector<std::string>(3, trains));
-    // On the plain image itself, as on alexnet's nchw conv output on AVX2.
+    // On the plain image itself, as on a GEMM conv's nchw output on AVX2.
     Graph plain("pool on the image");
     plain.input({2, 3, 11, 10}) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
     check_against_reference(plain, 1e-4, 1e-4);
@@ -1880,15 +1996,15 @@ TEST_CASE("max pools run kernels/simd, in training below AVX-512 also on a plain
     const std::vector<std::string> reordered =
         wide ? std::vector<std::string>{"pooling_v2"} : std::vector<std::string>{"reorder", "kernel"};
     CHECK(step_kinds<Pool2d>(plain, Mode::train, StepPhase::fwd) == reordered);
-    // Behind an 11x11 stride-4 conv of the image, which oneDNN's AVX2 plan writes in nchw as
-    // alexnet's first: the pool's gradient comes back in nChw8c and is reordered into the conv's
-    // layout.
+    // Behind an 11x11 stride-4 conv of the image, alexnet's first, which below AVX-512 is
+    // image_conv's writing nChw8c (oneDNN's GEMM wrote nchw): the pool reads it in place, and its
+    // gradient comes back in that layout.
     Graph after_conv("pool after alexnet's kind of first conv");
     after_conv.input({2, 3, 39, 39}) | conv(16, 11, {.stride = 4, .pad = 2}) | relu() |
         maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
     check_against_reference(after_conv, 1e-4, 1e-4);
     if (!wide) {
-        CHECK(step_kinds<Pool2d>(after_conv, Mode::train, StepPhase::fwd) == reordered);
+        CHECK(step_kinds<Pool2d>(after_conv, Mode::train, StepPhase::fwd) == std::vector<std::string>{"kernel"});
         CHECK(step_kinds<Pool2d>(after_conv, Mode::train, StepPhase::dgrad) == std::vector<std::string>{"kernel"});
     }
 }

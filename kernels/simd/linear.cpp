@@ -147,23 +147,6 @@ constexpr int64_t gemm_depth = 256;  // columns of x (rows of a panel) a pass
 constexpr int64_t gemm_block = 120;  // rows of x a pass at most, a multiple of 6
 constexpr int64_t gemm_rows = 6;     // rows of the micro-kernel
 
-// y's tile (rows x 16 from y, ldy apart) after its last pass: the bias (16 floats, or null), then
-// the ReLU, which takes a NaN to 0 as the reference kernel does.
-RIDGE_SIMD_INLINE void finish_tile(float* y, int64_t ldy, int64_t rows, const float* b, bool relu) {
-    using V = Vec8;
-    for (int64_t i = 0; i < rows; ++i) {
-        float* row = y + i * ldy;
-        V lo = load<V>(row), hi = load<V>(row + 8);
-        if (b) lo += load<V>(b), hi += load<V>(b + 8);
-        if (relu) {
-            lo = lo > 0 ? lo : V{};
-            hi = hi > 0 ? hi : V{};
-        }
-        store(row, lo);
-        store(row + 8, hi);
-    }
-}
-
 struct Range {
     int64_t lo, hi;
 };

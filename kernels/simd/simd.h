@@ -72,8 +72,9 @@ struct GroupedConv3x3 {
     int64_t width = 4;   // channels a group, 4 or 8
 };
 
-// A convolution of few input channels, a net's first on the image (image_conv_wgrad): x (N,C,H,W)
-// plain, dy (N,K,P,Q) blocked by `block` (8 or 16) or channels-last (block K, a multiple of 8).
+// A convolution of few input channels, a net's first on the image (image_conv, image_conv_wgrad):
+// x (N,C,H,W) plain, y and dy (N,K,P,Q) blocked by `block` (8 or 16) or channels-last (block K, a
+// multiple of 8).
 // pad_t and pad_l are the padding above and left of the map; P and Q imply the bottom and right ones.
 struct ImageConv {
     int64_t N = 0, C = 0, H = 0, W = 0, K = 0, P = 0, Q = 0, R = 0, S = 0;
@@ -301,6 +302,18 @@ size_t depthwise_wgrad_scratch(const Depthwise& d, int threads);
 // Both are overwritten.
 void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, float* scratch, const Depthwise& d,
                      int threads);
+
+// y = conv(x) + b (b (K) or null), then max(0, .) where relu: an ImageConv of any kernel, stride
+// and padding, K a multiple of 16, y in the layout of d.block (nChw8c, nChw16c or channels-last,
+// block K). u holds the weights packed in panels of 16 output channels, image_conv_weights_size
+// floats, which image_conv_weights writes from w (K,C,R,S) plain; scratch is image_conv_scratch
+// floats for `threads` threads.
+bool image_conv_supported(const ImageConv& d);
+size_t image_conv_weights_size(const ImageConv& d);
+void image_conv_weights(const float* w, float* u, const ImageConv& d);
+size_t image_conv_scratch(const ImageConv& d, int threads);
+void image_conv(const float* x, const float* u, const float* b, bool relu, float* y, float* scratch, const ImageConv& d,
+                int threads);
 
 // The weight gradient of an ImageConv: dw (K,C,R,S) plain = the sum over n, p, q of dy times the
 // input under each tap, and db (K) = the sum of dy where db is not null; both overwritten. S of 3,

@@ -92,9 +92,78 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
+// The conv of layer l as kernels/simd's ImageConv, y or dy in the layout of channel block `block`
+// (8, 16, or K for channels-last); none unless it is ungrouped, dense, on at most 4 plain channels
+// (a net's first, on the image).
+std::optional<simd::ImageConv> as_image(const Plan& p, const Layer& l, const Conv2d& op, int x, int64_t block) {
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    if (op.G != 1 || xs[1] > 4 || channel_block(p.md(x)) != 1 || op.dilation.h != 1 || op.dilation.w != 1)
+        return std::nullopt;
+    return simd::ImageConv{.N = xs[0],
+                           .C = xs[1],
+                           .H = xs[2],
+                           .W = xs[3],
+                           .K = op.K,
+                           .P = ys[2],
+                           .Q = ys[3],
+                           .R = op.kernel.h,
+                           .S = op.kernel.w,
+                           .stride_h = op.stride.h,
+                           .stride_w = op.stride.w,
+                           .pad_t = op.pad.top,
+                           .pad_l = op.pad.left,
+                           .block = block};
+}
+
+// A conv on the image for which oneDNN 2.6's own choice is its GEMM convolution (gemm:jit: the
+// shapes its direct jit kernels do not take, alexnet's 11x11 stride 4), below AVX-512, runs
+// kernels/simd's image_conv, writing nChw8c (the layout oneDNN's AVX2 convs after it read) with
+// the bias, a folded batchnorm and a ReLU applied. Alone, 2 threads of the Zen 3, medians of
+// alternated calls, alexnet's 1x3x224x224: 0.51 of the GEMM's time (1.2 against 2.1 ms), at batch
+// 8 0.48; the GEMM's output was plain, which the next conv reordered. On the shapes oneDNN runs
+// with its direct kernel (resnet's 7x7 stride 2, vgg's 3x3, the 3x3 stride-2 stems) the kernel
+// took 1.3 to 1.9 times oneDNN's, and on vit's 16x16 stride 16 0.64 but no faster than the net's
+// own channels-last plan, so those stay oneDNN's. In training the forward's weights are packed
+// every step, and image_wgrad then reads dy in nChw8c; the image needs no data gradient.
+bool image_forward(Plan& p, const Layer& l, const Conv2d& op, const dnnl::convolution_forward::primitive_desc& pd) {
+    if (avx512_core_here() || std::string(pd.impl_info_str()).find("gemm") == std::string::npos) return false;
+    if (p.train && p.needs_grad(l.x())) return false;
+    if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
+    const int x = p.value[size_t(l.x())];
+    const std::optional<simd::ImageConv> found = as_image(p, l, op, x, 8);
+    if (!found || !simd::image_conv_supported(*found)) return false;
+    const simd::ImageConv d = *found;
+    if (p.train && !simd::image_conv_wgrad_supported(d)) return false;  // image_wgrad takes its backward
+    const bool relu = l.group && !l.group->post.empty();
+    const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
+    auto f32 = dnnl::memory::data_type::f32;
+    const int w = p.param_mem(l.node, 0, plain({d.K, d.C, d.R, d.S}));
+    const int b = bias ? p.param_mem(l.node, 1, Md({d.K}, f32, Tag::a)) : -1;
+    if (folded) p.folds.push_back({l.node, l.group->bn});
+    // Inference packs the weights once, after the batchnorm is folded into them; training every step.
+    const int u = p.mem(plain({int64_t(simd::image_conv_weights_size(d))}), !p.train);
+    if (!p.train) p.at(&p.prep, l.node, Phase::fwd);
+    p.kernel("image_conv_weights", [d](const std::vector<float*>& a) { simd::image_conv_weights(a[0], a[1], d); },
+             {w, u});
+    if (!p.train) p.at(&p.fwd, l.node, Phase::fwd);
+    const int threads = p.step_threads();
+    const int scratch = p.mem(plain({int64_t(simd::image_conv_scratch(d, threads))}));
+    const int y = p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, Tag::nChw8c)));
+    p.kernel(
+        "image_conv",
+        [=](const std::vector<float*>& a) {
+            simd::image_conv(a[0], a[1], bias ? a[4] : nullptr, relu, a[3], a[2], d, threads);
+        },
+        bias ? std::vector<int>{x, u, scratch, y, b} : std::vector<int>{x, u, scratch, y});
+    p.value[size_t(l.y(p.g))] = y;
+    p.saved[size_t(l.node)] = {{}, {x}, y};  // no primitive: image_wgrad reads this
+    return true;
+}
+
 // The weight gradient of an ungrouped conv on few channels (a net's first, on the image), where the
-// forward read them plain and either ran at stride 1 (vgg's 3x3) or wrote a plain output (alexnet's
-// 11x11 stride 4, a GEMM in oneDNN 2.6): kernels/simd's image_conv_wgrad. There oneDNN's ran at
+// forward read them plain and either ran at stride 1 (vgg's 3x3), or wrote a plain output
+// (oneDNN's GEMM), or was image_forward's (alexnet's 11x11 stride 4): kernels/simd's
+// image_conv_wgrad. There oneDNN's ran at
 // about half its own forward's speed on AVX2. On the 2-core Zen 3, `ridge profile NET --mode
 // train`, weight gradient: vgg11 at batch 1 3.16 -> 2.34 ms (forward 1.4), alexnet at batch 8
 // 21.1-21.9 -> 10.5. The stride-2 stems on jit:avx2's blocked output lost, two alternated runs
@@ -103,32 +172,19 @@ bool depthwise_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
 // False, planning nothing, for any other conv or layout.
 bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
-    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     // Below AVX-512 only: not measured against oneDNN's AVX-512 kernels.
-    if (op.G != 1 || xs[1] > 4 || channel_block(p.md(s.in[0])) != 1 || op.dilation.h != 1 || op.dilation.w != 1 ||
-        avx512_core_here())
-        return false;
+    if (avx512_core_here()) return false;
     // dy is read in the forward's layout where the kernel reads it, else (a GEMM forward's plain
-    // output: alexnet's) reordered to nChw8c, a copy of dy that costs a small share of the sums.
+    // output) reordered to nChw8c, a copy of dy that costs a small share of the sums.
     int64_t block = channel_block(p.md(s.out));
-    const bool gemm = block == 1;
+    const bool gemm = block == 1, ours = !s.pd;
     if (block != 16 && block != op.K) block = 8;
-    // At stride 2 on a blocked output oneDNN's own stays: there the kernel lost (below).
-    if (!gemm && (op.stride.h != 1 || op.stride.w != 1)) return false;
-    const simd::ImageConv d{.N = xs[0],
-                            .C = xs[1],
-                            .H = xs[2],
-                            .W = xs[3],
-                            .K = op.K,
-                            .P = ys[2],
-                            .Q = ys[3],
-                            .R = op.kernel.h,
-                            .S = op.kernel.w,
-                            .stride_h = op.stride.h,
-                            .stride_w = op.stride.w,
-                            .pad_t = op.pad.top,
-                            .pad_l = op.pad.left,
-                            .block = block};
+    // At stride 2 on oneDNN's blocked output oneDNN's own stays: there the kernel lost (above).
+    if (!gemm && !ours && (op.stride.h != 1 || op.stride.w != 1)) return false;
+    const std::optional<simd::ImageConv> found = as_image(p, l, op, s.in[0], block);
+    if (!found) return false;
+    const simd::ImageConv d = *found;
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     if (!simd::image_conv_wgrad_supported(d)) return false;
     int dy = p.as(p.dy(l.n.output), Md(dims_of(ys), dnnl::memory::data_type::f32, block_tag(block)));
     int dw = p.dparam_mem(l.node, 0, plain({op.K, xs[1], op.kernel.h, op.kernel.w}));
@@ -800,6 +856,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     } catch (const dnnl::error&) {
         if (!dw) throw;
     }
+    if (pd && !dw && image_forward(p, l, op, pd)) return;
     // oneDNN 2.6 also builds the fused conv on a channels-last input, but its jit_1x1 kernel then
     // writes the depthwise output at blocked offsets (op case pw_dw_after_nhwc: 1.7 off on values
     // up to 6); in a channels-last plan the pair runs apart.
@@ -916,8 +973,15 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
 void backward(Plan& p, const Layer& l, const Conv2d& op) {
     if (auto ip = as_inner_product(p, l, op))
         return p.saved[size_t(l.node)].pd ? inner_product_backward(p, l, *ip) : few_rows_backward(p, l, op);
-    if (!p.saved[size_t(l.node)].pd)  // a kernels/simd conv: depthwise, or grouped by 4 or 8
+    if (!p.saved[size_t(l.node)].pd) {  // a kernels/simd conv: on the image, depthwise, or grouped by 4 or 8
+        if (op.G == 1) {
+            p.at(&p.bwd, l.node, Phase::wgrad);
+            if (!image_wgrad(p, l, op))
+                throw std::logic_error(cat("onednn: ", l.n.name, ": image_wgrad refused the layout its forward took"));
+            return;
+        }
         return op.G == op.K ? depthwise_backward(p, l, op) : grouped_backward(p, l, op);
+    }
     ConvGeometry c = geometry(p, l, op);
     const Plan::Saved& s = p.saved[size_t(l.node)];
     auto fwd = hint<dnnl::convolution_forward::primitive_desc>(s.pd);

@@ -155,10 +155,11 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     int x = p.value[size_t(l.x())];
     simd::MaxPool d = max_pool_of(p, l, op, p.md(x));
-    // The backward needs channel blocks. A plain map in training (alexnet's first pool: oneDNN runs
-    // the 11x11 conv before it in nchw) is reordered into nChw8c, whose gradient the conv's backward
-    // reorders back: on the 2-core Zen 3 at batch 8 oneDNN's generic nchw pooling took 19.9 ms
-    // forward and 4.6 ms backward there, against bounds of 0.31 and 0.68.
+    // The backward needs channel blocks. A plain map in training (the image, or the output of a
+    // conv oneDNN runs as its GEMM in nchw where image_forward does not take it) is reordered into
+    // nChw8c, whose gradient the conv's backward reorders back: on the 2-core Zen 3 at batch 8, on
+    // alexnet's first pool before image_forward took its conv, oneDNN's generic nchw pooling took
+    // 19.9 ms forward and 4.6 ms backward, against bounds of 0.31 and 0.68.
     if (p.train && d.block == 1) {
         const Md blocked = canonical(Md(dims_of(xs), dnnl::memory::data_type::f32, Tag::nChw8c));
         const simd::MaxPool b = max_pool_of(p, l, op, blocked);

@@ -1301,28 +1301,32 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
 }
 
 // image_conv against sums in double: y in nChw8c, nChw16c and channels-last, kernels of 1x1 to
-// 16x16 (runs of taps of any length), strides 1 to 16, paddings that put whole kernel rows and
-// columns outside the map, more padding below and right, maps narrower than the kernel, groups of
-// 1 to 6 positions (rows of Q positions: 1, 3, 7, 13), 1 to 4 input channels, one or several images
-// over 1 to 3 threads, with and without a bias and a ReLU. y starts as NaN: every element must be
-// written. Errors relative to the sum of the terms' magnitudes.
+// 16x16 (runs of taps of any length), strides 1 to 16 and unequal across the axes, paddings that
+// put whole kernel rows and columns outside the map, unequal above and left and more below and
+// right, maps narrower than the kernel, rows of 1 to 12 positions (groups of 1 to 6), 1 to 4 input
+// channels, one or several images over 1 to 3 threads, with and without a bias and a ReLU. y
+// starts as NaN: every element must be written. Errors relative to the sum of the terms'
+// magnitudes.
 TEST_CASE("image_conv matches its sums in double") {
     struct Case {
         int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
         int threads;
         int64_t more = 0;  // padding below and right of the map beyond `pad`
+        int64_t stride_w = 0, pad_l = -1;  // where not 0 and -1: across, apart from stride and pad
     };
-    const Case cases[] = {{1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},  {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
-                          {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},    {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
-                          {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},      {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
-                          {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2}, {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
-                          {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},      {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
+    const Case cases[] = {{1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},       {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
+                          {2, 3, 13, 9, 16, 3, 5, 1, 2, 8, 2, 0, 3, 0}, {1, 2, 10, 4, 32, 3, 4, 3, 1, 0, 2, 0, 1, 0},
+                          {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},         {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
+                          {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},           {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+                          {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2},      {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
+                          {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},           {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
     for (const Case& t : cases)
         for (bool bias : {true, false})
             for (bool relu : {true, false}) {
                 CAPTURE(t.K);
                 CAPTURE(t.S);
                 CAPTURE(t.stride);
+                CAPTURE(t.stride_w);
                 CAPTURE(t.block);
                 CAPTURE(bias);
                 CAPTURE(relu);
@@ -1334,12 +1338,12 @@ TEST_CASE("image_conv matches its sums in double") {
                                   .R = t.R,
                                   .S = t.S,
                                   .stride_h = t.stride,
-                                  .stride_w = t.stride,
+                                  .stride_w = t.stride_w ? t.stride_w : t.stride,
                                   .pad_t = t.pad,
-                                  .pad_l = t.pad,
+                                  .pad_l = t.pad_l >= 0 ? t.pad_l : t.pad,
                                   .block = t.block ? t.block : t.K};
                 d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
-                d.Q = (t.W + 2 * t.pad + t.more - t.S) / t.stride + 1;
+                d.Q = (t.W + 2 * d.pad_l + t.more - t.S) / d.stride_w + 1;
                 REQUIRE(simd::image_conv_supported(d));
                 auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
                     const int64_t B = d.block;
@@ -1367,7 +1371,8 @@ TEST_CASE("image_conv matches its sums in double") {
                                 for (int64_t c = 0; c < t.C; ++c)
                                     for (int64_t r = 0; r < t.R; ++r)
                                         for (int64_t s = 0; s < t.S; ++s) {
-                                            const int64_t h = p * t.stride - t.pad + r, v = q * t.stride - t.pad + s;
+                                            const int64_t h = p * t.stride - t.pad + r,
+                                                          v = q * d.stride_w - d.pad_l + s;
                                             if (h < 0 || h >= t.H || v < 0 || v >= t.W) continue;
                                             const double term = double(x[size_t(((n * t.C + c) * t.H + h) * t.W + v)]) *
                                                                 w[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
@@ -1383,6 +1388,7 @@ TEST_CASE("image_conv matches its sums in double") {
     simd::ImageConv d{.N = 1, .C = 3, .H = 8, .W = 8, .K = 16, .P = 8, .Q = 8, .R = 3, .S = 3, .pad_t = 1, .pad_l = 1};
     CHECK(simd::image_conv_supported(d));
     for (auto change : {+[](simd::ImageConv& e) { e.K = 24, e.block = 8; }, +[](simd::ImageConv& e) { e.block = 4; },
+                        +[](simd::ImageConv& e) { e.K = 0, e.block = 0; },
                         +[](simd::ImageConv& e) { e.block = 12, e.K = 12; }, +[](simd::ImageConv& e) { e.S = 0; },
                         +[](simd::ImageConv& e) { e.stride_w = 0; }, +[](simd::ImageConv& e) { e.pad_l = -1; }}) {
         simd::ImageConv e = d;

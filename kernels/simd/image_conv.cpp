@@ -78,7 +78,7 @@ RIDGE_SIMD_CLONES void output_row(const float* x, const float* u, const float* b
 }  // namespace
 
 bool image_conv_supported(const ImageConv& d) {
-    const bool layout = d.K % panel == 0 && (d.block == 8 || d.block == 16 || d.block == d.K);
+    const bool layout = d.K >= panel && d.K % panel == 0 && (d.block == 8 || d.block == 16 || d.block == d.K);
     return layout && d.N >= 1 && d.C >= 1 && d.H >= 1 && d.W >= 1 && d.R >= 1 && d.S >= 1 && d.P >= 1 && d.Q >= 1 &&
            d.stride_h >= 1 && d.stride_w >= 1 && d.pad_t >= 0 && d.pad_l >= 0;
 }

@@ -116,7 +116,7 @@ std::optional<simd::ImageConv> as_image(const Plan& p, const Layer& l, const Con
 }
 
 // A conv on the image for which oneDNN 2.6's own choice is its GEMM convolution (gemm:jit: the
-// shapes its direct jit kernels do not take, alexnet's 11x11 stride 4), below AVX-512, runs
+// shapes its direct jit kernels do not take, alexnet's 11x11 stride 4), on AVX2 below AVX-512, runs
 // kernels/simd's image_conv, writing nChw8c (the layout oneDNN's AVX2 convs after it read) with
 // the bias, a folded batchnorm and a ReLU applied. Alone, 2 threads of the Zen 3, medians of
 // alternated calls, alexnet's 1x3x224x224: 0.51 of the GEMM's time (1.2 against 2.1 ms), at batch
@@ -126,7 +126,8 @@ std::optional<simd::ImageConv> as_image(const Plan& p, const Layer& l, const Con
 // own channels-last plan, so those stay oneDNN's. In training the forward's weights are packed
 // every step, and image_wgrad then reads dy in nChw8c; the image needs no data gradient.
 bool image_forward(Plan& p, const Layer& l, const Conv2d& op, const dnnl::convolution_forward::primitive_desc& pd) {
-    if (avx512_core_here() || std::string(pd.impl_info_str()).find("gemm") == std::string::npos) return false;
+    if (avx512_core_here() || !avx2_here() || std::string(pd.impl_info_str()).find("gemm") == std::string::npos)
+        return false;
     if (p.train && p.needs_grad(l.x())) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const int x = p.value[size_t(l.x())];

@@ -1204,6 +1204,43 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
     CHECK_FALSE(simd::winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
 }
 
+namespace {
+
+// A conv on the image of image_conv's and image_conv_wgrad's tests.
+struct ImageCase {
+    int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
+    int threads;
+    int64_t more = 0;                  // padding below and right of the map beyond `pad`
+    int64_t stride_w = 0, pad_l = -1;  // where not 0 and -1: across, apart from stride and pad
+};
+
+simd::ImageConv image_conv_of(const ImageCase& t) {
+    simd::ImageConv d{.N = t.N,
+                      .C = t.C,
+                      .H = t.H,
+                      .W = t.W,
+                      .K = t.K,
+                      .R = t.R,
+                      .S = t.S,
+                      .stride_h = t.stride,
+                      .stride_w = t.stride_w ? t.stride_w : t.stride,
+                      .pad_t = t.pad,
+                      .pad_l = t.pad_l >= 0 ? t.pad_l : t.pad,
+                      .block = t.block ? t.block : t.K};
+    d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
+    d.Q = (t.W + 2 * d.pad_l + t.more - t.S) / d.stride_w + 1;
+    return d;
+}
+
+// Element (n, k, p, q) of y or dy (N,K,P,Q) in d's layout.
+size_t output_at(const simd::ImageConv& d, int64_t n, int64_t k, int64_t p, int64_t q) {
+    const int64_t B = d.block;
+    return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
+                           : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
+}
+
+}  // namespace
+
 // image_conv_wgrad against sums in double: dy in nChw8c, nChw16c and channels-last (whose 16-lane
 // form runs on AVX-512 hosts where K allows), every kernel width it takes, strides 1 to 4,
 // paddings that put whole kernel rows and columns outside the map, more padding below and right
@@ -1212,42 +1249,20 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
 // and without a bias. dw and db start as NaN: every element must be written. Errors relative to
 // the sum of the terms' magnitudes.
 TEST_CASE("image_conv_wgrad matches its sums in double") {
-    struct Case {
-        int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
-        int threads;
-        int64_t more = 0;  // padding below and right of the map beyond `pad`
-    };
-    const Case cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},    {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
-                          {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1},  {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
-                          {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},      {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
-                          {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},      {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
-                          {2, 3, 11, 10, 16, 3, 3, 2, 1, 8, 2, 2}, {1, 3, 15, 15, 24, 7, 7, 2, 0, 0, 2, 5}};
-    for (const Case& t : cases)
+    const ImageCase cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},    {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
+                               {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1},  {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
+                               {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},      {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
+                               {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},      {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+                               {2, 3, 11, 10, 16, 3, 3, 2, 1, 8, 2, 2}, {1, 3, 15, 15, 24, 7, 7, 2, 0, 0, 2, 5}};
+    for (const ImageCase& t : cases)
         for (bool bias : {true, false}) {
             CAPTURE(t.K);
             CAPTURE(t.S);
             CAPTURE(t.block);
             CAPTURE(bias);
-            simd::ImageConv d{.N = t.N,
-                              .C = t.C,
-                              .H = t.H,
-                              .W = t.W,
-                              .K = t.K,
-                              .R = t.R,
-                              .S = t.S,
-                              .stride_h = t.stride,
-                              .stride_w = t.stride,
-                              .pad_t = t.pad,
-                              .pad_l = t.pad,
-                              .block = t.block ? t.block : t.K};
-            d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
-            d.Q = (t.W + 2 * t.pad + t.more - t.S) / t.stride + 1;
+            const simd::ImageConv d = image_conv_of(t);
             REQUIRE(simd::image_conv_wgrad_supported(d));
-            auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
-                const int64_t B = d.block;
-                return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
-                                       : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
-            };
+            auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
             std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), dy(size_t(t.N * t.K * d.P * d.Q));
             unsigned seed = 7;
             for (float* v : {x.data(), dy.data()})
@@ -1308,19 +1323,14 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
 // starts as NaN: every element must be written. Errors relative to the sum of the terms'
 // magnitudes.
 TEST_CASE("image_conv matches its sums in double") {
-    struct Case {
-        int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
-        int threads;
-        int64_t more = 0;  // padding below and right of the map beyond `pad`
-        int64_t stride_w = 0, pad_l = -1;  // where not 0 and -1: across, apart from stride and pad
-    };
-    const Case cases[] = {{1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},       {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
-                          {2, 3, 13, 9, 16, 3, 5, 1, 2, 8, 2, 0, 3, 0}, {1, 2, 10, 4, 32, 3, 4, 3, 1, 0, 2, 0, 1, 0},
-                          {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},         {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
-                          {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},           {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
-                          {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2},      {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
-                          {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},           {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
-    for (const Case& t : cases)
+    const ImageCase cases[] = {
+        {1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},       {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
+        {2, 3, 13, 9, 16, 3, 5, 1, 2, 8, 2, 0, 3, 0}, {1, 2, 10, 4, 32, 3, 4, 3, 1, 0, 2, 0, 1, 0},
+        {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},         {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
+        {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},           {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+        {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2},      {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
+        {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},           {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
+    for (const ImageCase& t : cases)
         for (bool bias : {true, false})
             for (bool relu : {true, false}) {
                 CAPTURE(t.K);
@@ -1330,26 +1340,9 @@ TEST_CASE("image_conv matches its sums in double") {
                 CAPTURE(t.block);
                 CAPTURE(bias);
                 CAPTURE(relu);
-                simd::ImageConv d{.N = t.N,
-                                  .C = t.C,
-                                  .H = t.H,
-                                  .W = t.W,
-                                  .K = t.K,
-                                  .R = t.R,
-                                  .S = t.S,
-                                  .stride_h = t.stride,
-                                  .stride_w = t.stride_w ? t.stride_w : t.stride,
-                                  .pad_t = t.pad,
-                                  .pad_l = t.pad_l >= 0 ? t.pad_l : t.pad,
-                                  .block = t.block ? t.block : t.K};
-                d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
-                d.Q = (t.W + 2 * d.pad_l + t.more - t.S) / d.stride_w + 1;
+                const simd::ImageConv d = image_conv_of(t);
                 REQUIRE(simd::image_conv_supported(d));
-                auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
-                    const int64_t B = d.block;
-                    return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
-                                           : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
-                };
+                auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
                 std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), w(size_t(t.K * t.C * t.R * t.S)), b(size_t(t.K));
                 unsigned seed = 5;
                 for (std::vector<float>* v : {&x, &w, &b})

@@ -1,0 +1,898 @@
+// kernels/simd's kernels alone against sums in double (or the layout's index formula), on each
+// build of them this CPU runs: the dispatch library the executor calls, and the copies built for
+// x86-64-v4, x86-64-v3 and baseline x86-64 (bench/kernels/simd_variants.h). An AVX-512 host thus
+// also checks the AVX2 code that AVX2 hosts run (Winograd, image_conv and the max pools are routed
+// there below AVX-512), which the executor's tests on that host never reach. test_onednn checks
+// where the executor routes each kernel; test_kernel_bench the kernels the bench times.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "bench/kernels/simd_variants.h"
+#include "kernels/simd/simd.h"
+
+using namespace ridge;
+using kbench::SimdVariant;
+
+namespace {
+
+std::vector<SimdVariant> isas() {
+    std::vector<SimdVariant> out;
+    for (const SimdVariant& v : kbench::simd_variants())
+        if (v.supported) out.push_back(v);
+    return out;
+}
+
+}  // namespace
+
+namespace {
+
+// A conv the Winograd kernels' tests run: its shape, the paddings on each side, the channel blocks
+// of x and y (8, 16, or C / K for channels-last) and the threads.
+struct WinogradCase {
+    int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
+    int threads = 2;
+};
+
+}  // namespace
+
+// kernels/simd's Winograd F(4x4, 3x3) conv alone, against the sum in double: blocked layouts whose
+// channels pad the last block (C and K not multiples of the block; x's padding holds 1000, which
+// must not reach y, the addend's 5, which y's padding must not keep), channels-last in and out,
+// paddings of 0 to 2 that differ by side, maps not a multiple of the 4x4 tile, the bias, the
+// residual sum and the ReLU, 144 tiles of 512 channels in two chunks, and 312 in three whose last
+// is shorter, on 1, 2 and 3 threads (winograd.cpp). The error allowed is relative to the sum of the
+// terms' magnitudes: the transforms' coefficients (up to 8) amplify rounding in proportion to
+// them, not to the result.
+TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const std::vector<WinogradCase> cases = {
+            {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+            {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+            {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24},     {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
+            {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},     {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
+            {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
+        };
+        auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+        const int64_t tail = 64;
+        double worst = 0;
+        for (const WinogradCase& e : cases) {
+            const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+            const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+            const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+            REQUIRE(v.winograd3x3_supported(d));
+            const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+            auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block);
+            };
+            std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * C * 9)),
+                b(static_cast<size_t>(K));
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t s = 0; s < H * W; ++s) x[at(xl, n, c, s)] = value((n * C + c) * H * W + s, 17);
+            for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+            for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
+            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
+            v.winograd3x3_weights(w.data(), u.data(), d, false);
+            const bool large = C > 64;
+            for (int post = large && N > 1 ? 3 : 0; post < (large && N == 1 ? 1 : 4); ++post) {
+                const bool sum = post & 1, relu = post & 2;
+                INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
+                     e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu, " threads ",
+                     e.threads);
+                std::vector<float> y(size_t(N * yl.batch_stride() + tail), -7.0f);
+                std::fill(y.begin(), y.end() - tail, 5.0f);
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t k = 0; k < K; ++k)
+                        for (int64_t s = 0; s < P * Q; ++s)
+                            y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
+                const std::vector<float> addend = y;
+                v.winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, e.threads);
+                int64_t wrong = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t k = 0; k < K; ++k)
+                        for (int64_t p = 0; p < P; ++p)
+                            for (int64_t q = 0; q < Q; ++q) {
+                                const size_t o = at(yl, n, k, p * Q + q);
+                                double want = b[size_t(k)], size = std::abs(want);
+                                for (int64_t c = 0; c < C; ++c)
+                                    for (int64_t r = 0; r < 3; ++r)
+                                        for (int64_t t = 0; t < 3; ++t) {
+                                            const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
+                                            if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                            const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
+                                                                x[at(xl, n, c, h * W + v)];
+                                            want += term, size += std::abs(term);
+                                        }
+                                if (sum) want += addend[o], size += std::abs(addend[o]);
+                                if (relu) want = std::max(want, 0.0);
+                                const double err = std::abs(y[o] - want) / (1 + size);
+                                worst = std::max(worst, err);
+                                wrong += err > 1e-5;
+                            }
+                int64_t padding = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t k = K; k < yl.padded_channels(); ++k)
+                        for (int64_t s = 0; s < P * Q; ++s) padding += y[at(yl, n, k, s)] != 0.0f;
+                CHECK(wrong == 0);
+                CHECK(padding == 0);
+                CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+            }
+        }
+        MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
+        // A NaN in x: the outputs of the tiles whose 6x6 patch holds it are NaN (a ReLU makes them 0),
+        // the others right, and the padding of y's last block zero.
+        {
+            const simd::Winograd3x3 d{1, 8, 12, 12, 12, 12, 12, 1, 1, 8, 8};  // 3x3 tiles; K pads 12 -> 16
+            std::vector<float> x(8 * 144, 0.5f), w(12 * 8 * 9, 0.25f), b(12, 0.0f);
+            x[size_t((2 * 12 + 2) * 8 + 3)] = std::numeric_limits<float>::quiet_NaN();  // (h, w) = (2, 2), channel 3
+            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
+            v.winograd3x3_weights(w.data(), u.data(), d, false);
+            for (bool relu : {false, true}) {
+                std::vector<float> y(16 * 144, -7.0f);
+                v.winograd3x3(x.data(), u.data(), b.data(), false, relu, y.data(), scratch.data(), d, 2);
+                int64_t wrong = 0, padding = 0;
+                for (int64_t k = 0; k < 16; ++k)
+                    for (int64_t p = 0; p < 12; ++p)
+                        for (int64_t q = 0; q < 12; ++q) {
+                            const float got = y[size_t((k / 8 * 144 + p * 12 + q) * 8 + k % 8)];
+                            if (k >= 12) {
+                                padding += got != 0.0f;
+                                continue;
+                            }
+                            // Tile (0, 0) reads input rows and columns -1 to 4; the next ones start at 3.
+                            const bool touched = p < 4 && q < 4;
+                            const int64_t taps = (p == 0 || p == 11 ? 2 : 3) * (q == 0 || q == 11 ? 2 : 3);
+                            if (touched)
+                                wrong += relu ? got != 0.0f : !std::isnan(got);
+                            else
+                                wrong += !(std::abs(got - 0.5f * 0.25f * 8 * float(taps)) <= 1e-5f);  // a NaN fails too
+                        }
+                CHECK_MESSAGE(wrong == 0, "relu ", relu);
+                CHECK(padding == 0);
+            }
+        }
+        // A conv of more input channels than L2 holds rows for (C > 65536) still gets chunks, of one
+        // micro-kernel's 6 rows (it was a division by zero), and one of 8 -> 256 channels over 8192 tiles
+        // keeps V and M within 16 MiB (it took all tiles at once: 300 MB).
+        const simd::Winograd3x3 wide{1, 65544, 64, 64, 8, 64, 64, 1, 1, 8, 8};
+        REQUIRE(v.winograd3x3_supported(wide));
+        CHECK(v.winograd3x3_scratch(wide) == size_t(36 * (6 * (65544 + 16) + 2 * 16)));  // a line of skew each
+        const simd::Winograd3x3 many{2, 8, 256, 256, 256, 256, 256, 1, 1, 8, 8};
+        CHECK(v.winograd3x3_scratch(many) * sizeof(float) <= (size_t(16) << 20));
+        // Refused: a padding past 2 on a side (a window off the map), below 0, and channels-last
+        // channels that are not whole vectors. Fields: N C H W K P Q pad_t pad_l block_x block_y.
+        CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 8, 8, 6, 1, 1, 8, 8}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 8, 6, 8, 1, 3, 8, 8}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 12, 6, 6, 8, 6, 6, 1, 1, 12, 8}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 12, 6, 6, 1, 1, 8, 12}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
+    }
+}
+
+namespace {
+
+// A conv on the image of image_conv's and image_conv_wgrad's tests.
+struct ImageCase {
+    int64_t N, C, H, W, K, R, S, stride, pad, block;  // block 0: channels-last
+    int threads;
+    int64_t more = 0;                  // padding below and right of the map beyond `pad`
+    int64_t stride_w = 0, pad_l = -1;  // where not 0 and -1: across, apart from stride and pad
+};
+
+simd::ImageConv image_conv_of(const ImageCase& t) {
+    simd::ImageConv d{.N = t.N,
+                      .C = t.C,
+                      .H = t.H,
+                      .W = t.W,
+                      .K = t.K,
+                      .R = t.R,
+                      .S = t.S,
+                      .stride_h = t.stride,
+                      .stride_w = t.stride_w ? t.stride_w : t.stride,
+                      .pad_t = t.pad,
+                      .pad_l = t.pad_l >= 0 ? t.pad_l : t.pad,
+                      .block = t.block ? t.block : t.K};
+    d.P = (t.H + 2 * t.pad + t.more - t.R) / t.stride + 1;
+    d.Q = (t.W + 2 * d.pad_l + t.more - t.S) / d.stride_w + 1;
+    return d;
+}
+
+// Element (n, k, p, q) of y or dy (N,K,P,Q) in d's layout.
+size_t output_at(const simd::ImageConv& d, int64_t n, int64_t k, int64_t p, int64_t q) {
+    const int64_t B = d.block;
+    return size_t(B == d.K ? ((n * d.P + p) * d.Q + q) * d.K + k
+                           : (((n * (d.K / B) + k / B) * d.P + p) * d.Q + q) * B + k % B);
+}
+
+}  // namespace
+
+// image_conv_wgrad against sums in double: dy in nChw8c, nChw16c and channels-last (whose 16-lane
+// form runs on AVX-512 hosts where K allows), every kernel width it takes, strides 1 to 4,
+// paddings that put whole kernel rows and columns outside the map, more padding below and right
+// than above and left, maps narrower than the kernel,
+// one or several images over 1 to 3 threads (image chunks where there are few channel blocks), with
+// and without a bias. dw and db start as NaN: every element must be written. Errors relative to
+// the sum of the terms' magnitudes.
+TEST_CASE("image_conv_wgrad matches its sums in double") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const ImageCase cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},    {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
+                                   {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1},  {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
+                                   {3, 3, 9, 9, 16, 7, 7, 2, 3, 8, 3},      {2, 1, 6, 5, 8, 3, 3, 1, 2, 8, 1},
+                                   {2, 4, 4, 9, 32, 3, 5, 1, 0, 0, 2},      {1, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+                                   {2, 3, 11, 10, 16, 3, 3, 2, 1, 8, 2, 2}, {1, 3, 15, 15, 24, 7, 7, 2, 0, 0, 2, 5}};
+        for (const ImageCase& t : cases)
+            for (bool bias : {true, false}) {
+                CAPTURE(t.K);
+                CAPTURE(t.S);
+                CAPTURE(t.block);
+                CAPTURE(bias);
+                const simd::ImageConv d = image_conv_of(t);
+                REQUIRE(v.image_conv_wgrad_supported(d));
+                auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
+                std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), dy(size_t(t.N * t.K * d.P * d.Q));
+                unsigned seed = 7;
+                for (float* v : {x.data(), dy.data()})
+                    for (size_t i = 0; i < (v == x.data() ? x.size() : dy.size()); ++i) {
+                        seed = seed * 1664525u + 1013904223u;
+                        v[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                    }
+                std::vector<float> dw(size_t(t.K * t.C * t.R * t.S), NAN), db(size_t(t.K), NAN);
+                std::vector<float> scratch(v.image_conv_wgrad_scratch(d, t.threads), NAN);
+                v.image_conv_wgrad(x.data(), dy.data(), dw.data(), bias ? db.data() : nullptr, scratch.data(), d,
+                                   t.threads);
+                int wrong = 0;
+                for (int64_t k = 0; k < t.K; ++k) {
+                    double sum_b = 0, mag_b = 0;
+                    for (int64_t n = 0; n < t.N; ++n)
+                        for (int64_t p = 0; p < d.P; ++p)
+                            for (int64_t q = 0; q < d.Q; ++q) {
+                                sum_b += dy[dy_at(n, k, p, q)], mag_b += std::fabs(dy[dy_at(n, k, p, q)]);
+                            }
+                    if (bias && !(std::fabs(db[size_t(k)] - sum_b) <= 1e-5 * mag_b + 1e-6) && wrong++ < 3)
+                        MESSAGE("db[", k, "] ", db[size_t(k)], " against ", sum_b);
+                    for (int64_t c = 0; c < t.C; ++c)
+                        for (int64_t r = 0; r < t.R; ++r)
+                            for (int64_t s = 0; s < t.S; ++s) {
+                                double sum = 0, mag = 0;
+                                for (int64_t n = 0; n < t.N; ++n)
+                                    for (int64_t p = 0; p < d.P; ++p)
+                                        for (int64_t q = 0; q < d.Q; ++q) {
+                                            const int64_t h = p * t.stride - t.pad + r, w = q * t.stride - t.pad + s;
+                                            if (h < 0 || h >= t.H || w < 0 || w >= t.W) continue;
+                                            const double term = double(dy[dy_at(n, k, p, q)]) *
+                                                                x[size_t(((n * t.C + c) * t.H + h) * t.W + w)];
+                                            sum += term, mag += std::fabs(term);
+                                        }
+                                const float got = dw[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
+                                if (!(std::fabs(got - sum) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                    MESSAGE("dw[", k, ", ", c, ", ", r, ", ", s, "] ", got, " against ", sum);
+                            }
+                }
+                CHECK(wrong == 0);
+            }
+        simd::ImageConv d{
+            .N = 1, .C = 3, .H = 8, .W = 8, .K = 16, .P = 8, .Q = 8, .R = 3, .S = 3, .pad_t = 1, .pad_l = 1};
+        CHECK(v.image_conv_wgrad_supported(d));
+        for (auto change : {+[](simd::ImageConv& e) { e.S = 4; }, +[](simd::ImageConv& e) { e.block = 4; },
+                            +[](simd::ImageConv& e) { e.K = 12; }, +[](simd::ImageConv& e) { e.block = 12, e.K = 12; },
+                            +[](simd::ImageConv& e) { e.stride_w = 0; }, +[](simd::ImageConv& e) { e.pad_l = -1; }}) {
+            simd::ImageConv e = d;
+            change(e);
+            CHECK_FALSE(v.image_conv_wgrad_supported(e));
+        }
+    }
+}
+
+// image_conv against sums in double: y in nChw8c, nChw16c and channels-last, kernels of 1x1 to
+// 16x16 (runs of taps of any length), strides 1 to 16 and unequal across the axes, paddings that
+// put whole kernel rows and columns outside the map, unequal above and left and more below and
+// right, maps narrower than the kernel, rows of 1 to 12 positions (groups of 1 to 6), 1 to 4 input
+// channels, one or several images over 1 to 3 threads, with and without a bias and a ReLU. y
+// starts as NaN: every element must be written. Errors relative to the sum of the terms'
+// magnitudes.
+TEST_CASE("image_conv matches its sums in double") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const ImageCase cases[] = {
+            {1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},       {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
+            {2, 3, 13, 9, 16, 3, 5, 1, 2, 8, 2, 0, 3, 0}, {1, 2, 10, 4, 32, 3, 4, 3, 1, 0, 2, 0, 1, 0},
+            {1, 3, 9, 11, 48, 3, 3, 1, 1, 16, 3},         {3, 1, 6, 5, 16, 5, 5, 1, 2, 8, 2, 1},
+            {1, 4, 4, 9, 32, 3, 5, 1, 0, 0, 1},           {2, 2, 5, 4, 16, 5, 7, 3, 4, 16, 2},
+            {1, 3, 32, 32, 32, 16, 16, 16, 0, 8, 2},      {2, 3, 12, 12, 16, 4, 4, 4, 0, 0, 3},
+            {1, 3, 7, 7, 16, 1, 1, 1, 0, 8, 1},           {1, 3, 15, 15, 16, 7, 7, 2, 0, 16, 2, 5}};
+        for (const ImageCase& t : cases)
+            for (bool bias : {true, false})
+                for (bool relu : {true, false}) {
+                    CAPTURE(t.K);
+                    CAPTURE(t.S);
+                    CAPTURE(t.stride);
+                    CAPTURE(t.stride_w);
+                    CAPTURE(t.block);
+                    CAPTURE(bias);
+                    CAPTURE(relu);
+                    const simd::ImageConv d = image_conv_of(t);
+                    REQUIRE(v.image_conv_supported(d));
+                    auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
+                    std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), w(size_t(t.K * t.C * t.R * t.S)),
+                        b(size_t(t.K));
+                    unsigned seed = 5;
+                    for (std::vector<float>* v : {&x, &w, &b})
+                        for (float& e : *v) {
+                            seed = seed * 1664525u + 1013904223u;
+                            e = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                        }
+                    std::vector<float> u(v.image_conv_weights_size(d), NAN), y(size_t(t.N * t.K * d.P * d.Q), NAN);
+                    std::vector<float> scratch(v.image_conv_scratch(d, t.threads), NAN);
+                    v.image_conv_weights(w.data(), u.data(), d);
+                    v.image_conv(x.data(), u.data(), bias ? b.data() : nullptr, relu, y.data(), scratch.data(), d,
+                                 t.threads);
+                    int wrong = 0;
+                    for (int64_t n = 0; n < t.N; ++n)
+                        for (int64_t k = 0; k < t.K; ++k)
+                            for (int64_t p = 0; p < d.P; ++p)
+                                for (int64_t q = 0; q < d.Q; ++q) {
+                                    double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
+                                    for (int64_t c = 0; c < t.C; ++c)
+                                        for (int64_t r = 0; r < t.R; ++r)
+                                            for (int64_t s = 0; s < t.S; ++s) {
+                                                const int64_t h = p * t.stride - t.pad + r,
+                                                              v = q * d.stride_w - d.pad_l + s;
+                                                if (h < 0 || h >= t.H || v < 0 || v >= t.W) continue;
+                                                const double term =
+                                                    double(x[size_t(((n * t.C + c) * t.H + h) * t.W + v)]) *
+                                                    w[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
+                                                sum += term, mag += std::fabs(term);
+                                            }
+                                    if (relu) sum = std::max(sum, 0.0);
+                                    const float got = y[y_at(n, k, p, q)];
+                                    if (!(std::fabs(got - sum) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                        MESSAGE("y[", n, ", ", k, ", ", p, ", ", q, "] ", got, " against ", sum);
+                                }
+                    CHECK(wrong == 0);
+                }
+        simd::ImageConv d{
+            .N = 1, .C = 3, .H = 8, .W = 8, .K = 16, .P = 8, .Q = 8, .R = 3, .S = 3, .pad_t = 1, .pad_l = 1};
+        CHECK(v.image_conv_supported(d));
+        for (auto change : {+[](simd::ImageConv& e) { e.K = 24, e.block = 8; },
+                            +[](simd::ImageConv& e) { e.block = 4; }, +[](simd::ImageConv& e) { e.K = 0, e.block = 0; },
+                            +[](simd::ImageConv& e) { e.block = 12, e.K = 12; }, +[](simd::ImageConv& e) { e.S = 0; },
+                            +[](simd::ImageConv& e) { e.stride_w = 0; }, +[](simd::ImageConv& e) { e.pad_l = -1; }}) {
+            simd::ImageConv e = d;
+            change(e);
+            CHECK_FALSE(v.image_conv_supported(e));
+        }
+    }
+}
+
+// The gradients of a 3x3 stride-1 conv as Winograd (training below AVX-512): winograd3x3 over dy
+// with the weights transformed for the data gradient, and winograd3x3_wgrad, against sums in
+// double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),
+// also a whole padding vector of a block of 16 (20 channels), C not a multiple of the weight
+// gradient's panel of 16, K not of its six rows, paddings of 0 to 2 uneven, channels-last x or dy,
+// and tiles in several chunks on 1 and 3 threads. Errors relative to the sum
+// of the terms' magnitudes, as above.
+TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in double") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const std::vector<WinogradCase> cases = {
+            {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+            {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+            {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},     {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
+            {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24},    {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
+            {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
+        };
+        auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+        double worst_dx = 0, worst_dw = 0;
+        for (const WinogradCase& e : cases) {
+            const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+            const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+            INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
+                 e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
+            const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+            const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x};
+            REQUIRE(v.winograd3x3_supported(d));
+            REQUIRE(v.winograd3x3_supported(back));
+            const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+            std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), dy(size_t(N * yl.batch_stride()), 5.0f);
+            std::vector<float> w(size_t(K * C * 9));
+            for (int64_t n = 0; n < N; ++n) {
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t s = 0; s < H * W; ++s)
+                        x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
+                for (int64_t k = 0; k < K; ++k)
+                    for (int64_t s = 0; s < P * Q; ++s)
+                        dy[size_t(yl.offset(n, k, s))] = value((n * K + k) * P * Q + s, 11);
+            }
+            for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+
+            // The data gradient: dx's padded channels come out zero, as the forward's do.
+            std::vector<float> u(v.winograd3x3_weights_size(back)), scratch(v.winograd3x3_scratch(back));
+            std::vector<float> dx(x.size(), 3.0f);
+            v.winograd3x3_weights(w.data(), u.data(), back, true);
+            v.winograd3x3(dy.data(), u.data(), nullptr, false, false, dx.data(), scratch.data(), back, e.threads);
+            int64_t wrong = 0, padding = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < xl.padded_channels(); ++c)
+                    for (int64_t h = 0; h < H; ++h)
+                        for (int64_t v = 0; v < W; ++v) {
+                            const float got = dx[size_t(xl.offset(n, c, h * W + v))];
+                            if (c >= C) {
+                                padding += got != 0.0f;
+                                continue;
+                            }
+                            double want = 0, size = 0;
+                            for (int64_t k = 0; k < K; ++k)
+                                for (int64_t r = 0; r < 3; ++r)
+                                    for (int64_t t = 0; t < 3; ++t) {
+                                        const int64_t p = h + e.pad_t - r, q = v + e.pad_l - t;
+                                        if (p < 0 || p >= P || q < 0 || q >= Q) continue;
+                                        const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
+                                                            dy[size_t(yl.offset(n, k, p * Q + q))];
+                                        want += term, size += std::abs(term);
+                                    }
+                            const double err = std::abs(got - want) / (1 + size);
+                            worst_dx = std::max(worst_dx, err);
+                            wrong += err > 1e-5;
+                        }
+            CHECK(wrong == 0);
+            CHECK(padding == 0);
+
+            // The weight gradient and the bias's, into buffers with a sentinel past their ends.
+            const size_t tail = 16;
+            std::vector<float> dw(w.size() + tail, -7.0f), db(size_t(K) + tail, -7.0f);
+            std::vector<float> wscratch(v.winograd3x3_wgrad_scratch(d), std::numeric_limits<float>::quiet_NaN());
+            v.winograd3x3_wgrad(x.data(), dy.data(), dw.data(), db.data(), wscratch.data(), d, e.threads);
+            wrong = 0;
+            for (int64_t k = 0; k < K; ++k) {
+                double bias = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t s = 0; s < P * Q; ++s) bias += dy[size_t(yl.offset(n, k, s))];
+                wrong += !(std::abs(db[size_t(k)] - bias) <= 1e-4);  // a NaN fails too
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t r = 0; r < 3; ++r)
+                        for (int64_t t = 0; t < 3; ++t) {
+                            double want = 0, size = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t p = 0; p < P; ++p)
+                                    for (int64_t q = 0; q < Q; ++q) {
+                                        const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
+                                        if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                                        const double term = double(x[size_t(xl.offset(n, c, h * W + v))]) *
+                                                            dy[size_t(yl.offset(n, k, p * Q + q))];
+                                        want += term, size += std::abs(term);
+                                    }
+                            const double err = std::abs(dw[size_t(((k * C + c) * 3 + r) * 3 + t)] - want) / (1 + size);
+                            worst_dw = std::max(worst_dw, err);
+                            wrong += err > 1e-5;
+                        }
+            }
+            CHECK(wrong == 0);
+            CHECK(std::all_of(dw.end() - tail, dw.end(), [](float v) { return v == -7.0f; }));
+            CHECK(std::all_of(db.end() - tail, db.end(), [](float v) { return v == -7.0f; }));
+        }
+        MESSAGE("winograd3x3 data gradient: largest error over (1 + the terms' magnitudes) ", worst_dx,
+                "; winograd3x3_wgrad: ", worst_dw);
+    }
+}
+
+// kernels/simd's concat_backward in each of its layouts, against the layout's index formula
+// (simd.h): pieces of unequal width written, added into, and one without a gradient left alone,
+// over more positions than one of the kernel's chunks.
+TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-last and blocked layouts") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const int64_t N = 2, HW = 600, pieces = 3;
+        for (int64_t block : {int64_t(1), int64_t(0), int64_t(8), int64_t(16)}) {  // 0: channels-last
+            const std::vector<int64_t> channels = block == 1 || block == 0
+                                                      ? std::vector<int64_t>{3, 5, 2}
+                                                      : std::vector<int64_t>{block, 2 * block, block};
+            const int64_t C = channels[0] + channels[1] + channels[2];
+            const simd::ChannelLayout yl{N, C, HW, block ? block : C};
+            auto at = [&](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                return n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block;
+            };
+            std::vector<float> dy(size_t(N * C * HW));
+            for (size_t i = 0; i < dy.size(); ++i) dy[i] = float(i % 977) * 0.5f - 100.0f;
+            std::vector<std::vector<float>> dx, before;
+            for (int64_t c : channels) dx.emplace_back(size_t(N * c * HW), 0.0f);
+            for (auto& v : dx)
+                for (size_t i = 0; i < v.size(); ++i) v[i] = float(i % 13) - 6.0f;
+            before = dx;
+            const std::vector<uint8_t> mode = {1, 2, 0};
+            std::vector<float*> ptr = {dx[0].data(), dx[1].data(), dx[2].data()};
+            v.concat_backward(dy.data(), channels.data(), pieces, mode.data(), ptr.data(), yl);
+            int64_t c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
+                const simd::ChannelLayout xl{N, channels[size_t(i)], HW, block ? block : channels[size_t(i)]};
+                int64_t wrong = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < channels[size_t(i)]; ++c)
+                        for (int64_t s = 0; s < HW; ++s) {
+                            const size_t k = size_t(at(xl, n, c, s));
+                            const float g = dy[size_t(at(yl, n, c0 + c, s))];
+                            const float want = mode[size_t(i)] == 1   ? g
+                                               : mode[size_t(i)] == 2 ? before[size_t(i)][k] + g
+                                                                      : before[size_t(i)][k];
+                            wrong += dx[size_t(i)][k] != want;
+                        }
+                CHECK_MESSAGE(wrong == 0, "block ", block, " piece ", i);
+            }
+        }
+    }
+}
+
+// kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
+// channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), odd maps
+// at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
+// window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
+// PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past
+// the map (each on either axis), an empty map, and a plain row longer than its buffers.
+TEST_CASE("max_pool takes each window's maximum in blocked and channels-last layouts, a NaN winning") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        struct Window {
+            int64_t H, W, R, S, stride, pad, P, Q;
+        };
+        // P, Q as PyTorch gives them: floor((H + 2 pad - R) / stride) + 1, or ceil in ceil mode.
+        const std::vector<Window> windows = {
+            {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode: the last window holds 1 row and column
+            {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's, W odd: floor
+            {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool, with padding
+            {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
+            {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
+            {5, 29, 3, 3, 2, 1, 3, 15},  // rows wider than a vector, a tail of 5 (alexnet's first pool)
+            {4, 17, 3, 3, 1, 1, 4, 17},  // the same at stride 1
+            {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel
+        };
+        // And one whose axes differ in kernel, stride and padding: 3x2, stride (2, 1), padding (1, 0).
+        const int64_t H = 12, W = 9, P = 6, Q = 8;
+        const int64_t N = 2;
+        int64_t cases = 0;
+        for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
+            for (int64_t block : {int64_t(1), int64_t(8), int64_t(16), C})
+                for (size_t i = 0; i <= windows.size(); ++i) {
+                    if (block == C && C % 8) continue;
+                    const bool uneven = i == windows.size();
+                    const Window w = uneven ? Window{H, W, 3, 2, 2, 1, P, Q} : windows[i];
+                    const int64_t stride_w = uneven ? 1 : w.stride, pad_l = uneven ? 0 : w.pad;
+                    const simd::MaxPool d{N, C, w.H, w.W, w.P, w.Q, w.R, w.S, w.stride, stride_w, w.pad, pad_l, block};
+                    REQUIRE(v.max_pool_supported(d));
+                    const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
+                    auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                        return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block +
+                                      c % l.block);
+                    };
+                    std::vector<float> x(size_t(N * xl.batch_stride()), 0.0f), y(size_t(N * yl.batch_stride()), -7.0f);
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t s = 0; s < w.H * w.W; ++s)
+                                x[at(xl, n, c, s)] = float((n * 131 + c * 17 + s * 29) % 103) - 60.0f;
+                    const int64_t nan_c = C - 1, nan_s = w.W + 1;  // one NaN in the last channel
+                    x[at(xl, 1, nan_c, nan_s)] = std::numeric_limits<float>::quiet_NaN();
+                    v.max_pool(x.data(), y.data(), d);
+                    int64_t wrong = 0, nans = 0;
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t p = 0; p < w.P; ++p)
+                                for (int64_t q = 0; q < w.Q; ++q) {
+                                    float m = -std::numeric_limits<float>::infinity();
+                                    bool nan = false;
+                                    for (int64_t r = 0; r < w.R; ++r)
+                                        for (int64_t t = 0; t < w.S; ++t) {
+                                            const int64_t h = p * w.stride - w.pad + r, v = q * stride_w - pad_l + t;
+                                            if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
+                                            const float e = x[at(xl, n, c, h * w.W + v)];
+                                            nan |= std::isnan(e);
+                                            m = std::max(m, e);
+                                        }
+                                    const float got = y[at(yl, n, c, p * w.Q + q)];
+                                    nans += nan;
+                                    wrong += nan ? !std::isnan(got) : got != m;
+                                }
+                    int64_t padding = 0;  // the padded channels of the last block
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = C; c < yl.padded_channels(); ++c)
+                            for (int64_t s = 0; s < w.P * w.Q; ++s) padding += y[at(yl, n, c, s)] != 0.0f;
+                    INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, ",", stride_w,
+                         " pad ", w.pad, ",", pad_l);
+                    CHECK(nans > 0);
+                    CHECK(wrong == 0);
+                    CHECK(padding == 0);
+                    ++cases;
+                }
+        CHECK(cases == 99);
+        simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
+        d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 16, 8, 8, 5, 4, 2, 2, 2, 2, 0, 0, 16};  // a fifth row of windows starts past the map
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
+        d.pad_l = 2;  // the first column of windows all padding
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 16, 8, 8, 4, 5, 2, 2, 2, 2, 0, 0, 16};  // a fifth column of windows starts past the map
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 16, 0, 8, 1, 4, 2, 2, 2, 2, 1, 0, 16};  // no rows at all
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 20, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 20};  // channels-last with C not a multiple of 8
+        CHECK(!v.max_pool_supported(d));
+        d = {1, 2, 2, 5000, 1, 2500, 2, 2, 2, 2, 0, 0, 1};  // a plain row wider than the row buffers
+        CHECK(!v.max_pool_supported(d));
+        d.block = 8;  // blocked rows need no buffer
+        CHECK(v.max_pool_supported(d));
+    }
+}
+
+// max_pool_backward against each window's dy routed by hand to PyTorch's argmax (the first maximum
+// in row-then-column order, or the last NaN), in nChw8c, nChw16c and channels-last: windows that
+// overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
+// padding, ceil mode's last window past the map, a stride past the kernel (elements no window
+// reads, whose gradient is 0) and one element a window, 20 channels padding the last block (their
+// gradient must be zero whatever x's and dy's padding hold: NaN here), two NaNs in one window, and
+// 1 and 3 threads.
+TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        struct Window {
+            int64_t H, W, R, S, stride, pad, P, Q;
+        };
+        const std::vector<Window> windows = {
+            {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode
+            {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool
+            {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
+            {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's
+            {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel: rows and columns no window reads
+            {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
+        };
+        const int64_t N = 2;
+        int64_t cases = 0;
+        for (int threads : {1, 3})
+            for (int64_t C : {int64_t(20), int64_t(24)})
+                for (int64_t block : {int64_t(8), int64_t(16), C})
+                    for (const Window& w : windows) {
+                        if (block == C && C % 8) continue;
+                        const simd::MaxPool d{N,   C,        w.H,      w.W,   w.P,   w.Q,  w.R,
+                                              w.S, w.stride, w.stride, w.pad, w.pad, block};
+                        REQUIRE(v.max_pool_backward_supported(d));
+                        const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
+                        auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                            return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block +
+                                          c % l.block);
+                        };
+                        const float nan = std::numeric_limits<float>::quiet_NaN();
+                        std::vector<float> x(size_t(N * xl.batch_stride()), nan),
+                            dy(size_t(N * yl.batch_stride()), nan);
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t c = 0; c < C; ++c) {
+                                for (int64_t s = 0; s < w.H * w.W; ++s) x[at(xl, n, c, s)] = float((n + c + s * 3) % 7);
+                                for (int64_t s = 0; s < w.P * w.Q; ++s)
+                                    dy[at(yl, n, c, s)] = float((n * 5 + c * 3 + s) % 11) + 1.0f;
+                            }
+                        // Two NaNs in the first window of one channel: the later one takes its gradient.
+                        x[at(xl, 1, C - 2, w.W + 1)] = x[at(xl, 1, C - 2, w.W)] = nan;
+                        std::vector<double> want(x.size(), 0.0);
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t c = 0; c < C; ++c)
+                                for (int64_t p = 0; p < w.P; ++p)
+                                    for (int64_t q = 0; q < w.Q; ++q) {
+                                        size_t best = 0;
+                                        float m = -std::numeric_limits<float>::infinity();
+                                        bool any = false;
+                                        for (int64_t r = 0; r < w.R; ++r)
+                                            for (int64_t t = 0; t < w.S; ++t) {
+                                                const int64_t h = p * w.stride - w.pad + r,
+                                                              v = q * w.stride - w.pad + t;
+                                                if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
+                                                const float e = x[at(xl, n, c, h * w.W + v)];
+                                                if (!any || e > m || std::isnan(e))
+                                                    m = e, best = at(xl, n, c, h * w.W + v), any = true;
+                                            }
+                                        want[best] += dy[at(yl, n, c, p * w.Q + q)];
+                                    }
+                        std::vector<float> dx(x.size(), -7.0f);
+                        const int was = omp_get_max_threads();
+                        omp_set_num_threads(threads);
+                        v.max_pool_backward(x.data(), dy.data(), dx.data(), d);
+                        omp_set_num_threads(was);
+                        int64_t wrong = 0;
+                        for (size_t i = 0; i < dx.size(); ++i) wrong += double(dx[i]) != want[i];
+                        INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad,
+                             " threads ", threads);
+                        CHECK(wrong == 0);
+                        ++cases;
+                    }
+        CHECK(cases == 60);
+        simd::MaxPool flat{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1};
+        CHECK(v.max_pool_supported(flat));
+        CHECK(!v.max_pool_backward_supported(flat));  // plain maps keep oneDNN's pooling
+    }
+}
+
+// kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
+// index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
+// every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
+// branches, and channels-last is checked here.
+TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const int64_t N = 3, C = 20, HW = 37;
+        for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {
+            const simd::ChannelLayout l{N, C, HW, block};
+            std::vector<float> x(size_t(N * l.batch_stride()), 0.0f), out(size_t(N * C), -1.0f);
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t s = 0; s < HW; ++s)
+                        x[size_t(n * l.batch_stride() + c / block * l.block_stride() + s * block + c % block)] =
+                            float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+            v.channel_means(x.data(), out.data(), l);
+            int64_t wrong = 0;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < C; ++c) {
+                    double sum = 0;
+                    for (int64_t s = 0; s < HW; ++s) sum += float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+                    wrong += !(std::abs(out[size_t(n * C + c)] - sum / double(HW)) <= 1e-5);  // a NaN fails too
+                }
+            CHECK_MESSAGE(wrong == 0, "block ", block);
+        }
+    }
+}
+
+// kernels/simd's broadcast_channels (the global pool's gradient) and add_broadcast_channels (the
+// same added to squeeze-excitation's scale gradient, pool.cpp) in each layout, against the index
+// formula: every real element k * s, or that plus what was there; the padded channels of the last
+// block stay zero. The executor takes both on blocked layouts; plain and channels-last are
+// checked here.
+TEST_CASE("broadcast_channels and add_broadcast_channels in plain, channels-last and blocked layouts") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const int64_t N = 3, C = 20, HW = 37;
+        const float k = 1.0f / 37;
+        std::vector<float> s(size_t(N * C));
+        for (size_t i = 0; i < s.size(); ++i) s[i] = (float(i * 29 % 53) - 26.5f) * 0.5f;
+        auto before = [](int64_t n, int64_t c, int64_t p) {
+            return float((n * 131 + c * 17 + p * 7) % 101) * 0.25f - 12.0f;
+        };
+        for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)})
+            for (bool add : {false, true}) {
+                const simd::ChannelLayout l{N, C, HW, block};
+                std::vector<float> y(size_t(N * l.batch_stride()), 0.0f);
+                auto at = [&](int64_t n, int64_t c, int64_t p) {
+                    return size_t(n * l.batch_stride() + c / block * l.block_stride() + p * block + c % block);
+                };
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < C; ++c)
+                        for (int64_t p = 0; p < HW; ++p) y[at(n, c, p)] = before(n, c, p);
+                if (add)
+                    v.add_broadcast_channels(s.data(), k, y.data(), l);
+                else
+                    v.broadcast_channels(s.data(), k, y.data(), l);
+                const int64_t padded = block > 1 && block < C ? l.blocks() * block : C;
+                int64_t wrong = 0, dirty = 0;
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < padded; ++c)
+                        for (int64_t p = 0; p < HW; ++p) {
+                            if (c >= C) {
+                                dirty += y[at(n, c, p)] != 0.0f;
+                                continue;
+                            }
+                            const double want = double(k) * s[size_t(n * C + c)] + (add ? before(n, c, p) : 0.0);
+                            wrong += !(std::abs(y[at(n, c, p)] - want) <= 1e-5);  // a NaN fails too
+                        }
+                CHECK_MESSAGE(wrong == 0, "block ", block, add ? ", added" : "");
+                CHECK_MESSAGE(dirty == 0, "block ", block, add ? ", added" : "");
+            }
+    }
+}
+
+// kernels/simd's silu_forward, in place as inference runs it, against x / (1 + e^-x) in double:
+// across the range where it computes (|x| <= 87), just past it where it takes the limits, and on
+// the infinities and NaN, as PyTorch's x * sigmoid(x) gives them (NaN for -inf: -inf * 0).
+TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities and NaN") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> x = {-inf,
+                                -3e38f,
+                                -1e30f,
+                                -100.0f,
+                                -88.0f,
+                                std::nextafter(-87.0f, -88.0f),
+                                -87.0f,
+                                -86.9f,
+                                -20.0f,
+                                -1e-30f,
+                                -0.0f,
+                                0.0f,
+                                1e-30f,
+                                20.0f,
+                                86.9f,
+                                87.0f,
+                                std::nextafter(87.0f, 88.0f),
+                                88.0f,
+                                100.0f,
+                                1e30f,
+                                3e38f,
+                                inf,
+                                nan,
+                                -nan};
+        for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);  // every lane of many vectors
+        std::vector<float> y = x;
+        v.silu_forward(y.data(), y.data(), int64_t(y.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            CAPTURE(x[i]);
+            if (std::isnan(x[i]) || x[i] == -inf) {
+                CHECK(std::isnan(y[i]));
+                continue;
+            }
+            if (x[i] == inf) {
+                CHECK(y[i] == inf);
+                continue;
+            }
+            const double want = double(x[i]) / (1 + std::exp(-double(x[i])));
+            // Beyond |x| = 87 a negative x gives 0 where the true value is below 87 * e^-87 = 1.4e-36.
+            CHECK(std::abs(double(y[i]) - want) <= 1e-6 * std::abs(want) + 1.5e-36);
+        }
+    }
+}
+
+// kernels/simd's sigmoid_forward, in place, against 1 / (1 + e^-x) in double, and its gradient
+// from the output against dy * s * (1 - s): near 0, around |x| = 87 where the exp is clamped,
+// beyond, on the infinities (0 and 1) and NaN (NaN, as PyTorch's), over a tail of 7 lanes.
+TEST_CASE(
+    "sigmoid_forward in place and sigmoid_backward from the output, at |x| = 87 and beyond, on infinities and NaN") {
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> x = {-inf,
+                                -3e38f,
+                                -100.0f,
+                                -88.0f,
+                                std::nextafter(-87.0f, -88.0f),
+                                -87.0f,
+                                -86.9f,
+                                -20.0f,
+                                -1e-30f,
+                                -0.0f,
+                                0.0f,
+                                1e-30f,
+                                20.0f,
+                                86.9f,
+                                87.0f,
+                                std::nextafter(87.0f, 88.0f),
+                                88.0f,
+                                100.0f,
+                                3e38f,
+                                inf,
+                                nan,
+                                -nan};
+        for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);
+        REQUIRE(x.size() % 16 == 7);
+        std::vector<float> y = x;
+        v.sigmoid_forward(y.data(), y.data(), int64_t(y.size()));
+        std::vector<float> dy(x.size()), dx(x.size(), nan);
+        for (size_t i = 0; i < x.size(); ++i) dy[i] = 1.0f + float(i % 7) * 0.25f;
+        v.sigmoid_backward(y.data(), dy.data(), dx.data(), int64_t(y.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            CAPTURE(x[i]);
+            if (std::isnan(x[i])) {
+                CHECK(std::isnan(y[i]));
+                CHECK(std::isnan(dx[i]));
+                continue;
+            }
+            const double s = 1 / (1 + std::exp(-double(x[i])));
+            // Beyond |x| = 87 the result is the limit, 0 or 1, where the true value is within e^-87 = 1.6e-38.
+            CHECK(std::abs(double(y[i]) - s) <= 1e-6 * s + 1.7e-38);
+            // From y in float: 1 - y keeps only y's absolute error, 6e-8 near y = 1; near -87, y's
+            // absolute error of up to 1.7e-38 times dy.
+            CHECK(std::abs(double(dx[i]) - dy[i] * s * (1 - s)) <=
+                  1e-6 * dy[i] * s * (1 - s) + 1.5e-7 * dy[i] * s + 4e-38 * dy[i]);
+        }
+    }
+}

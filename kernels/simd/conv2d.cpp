@@ -38,9 +38,7 @@ inline int64_t block_row(const Depthwise& d, int64_t L, int64_t n, int64_t cb, i
 inline int64_t position_floats(const Depthwise& d, int64_t L) { return d.block == L ? L : d.C; }
 
 int64_t image_chunks(const Depthwise& d, int threads) {
-    int64_t CB = (d.C + depthwise_lanes(d) - 1) / depthwise_lanes(d);
-    if (CB >= 2 * threads) return 1;
-    return std::min(d.N, (2 * threads + CB - 1) / CB);
+    return wgrad_chunks((d.C + depthwise_lanes(d) - 1) / depthwise_lanes(d), d.N, threads);
 }
 
 // taps[s] += sum over q in [lo, hi) of dy[q] * x[q*stride + s*dilation - pad]: one tap's pass
@@ -795,12 +793,13 @@ void planar_run(const float* x, const float* w, const float* b, bool relu, float
 // Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
 // input was read twice from memory: 7.1 against 4.3 ms).
-void grouped_run(const float* x, const float* packed, const float* b, bool relu, float* y, const GroupedConv3x3& d) {
+void grouped_run(const float* x, const float* packed, const float* b, bool relu, float* y, const GroupedConv3x3& d,
+                 int threads) {
     const int64_t width = d.width, strip = width == 4 ? strip4 : strip8, B = d.block;
     const int64_t lanes = width == 4 ? grouped4_lanes(d) : 8;  // output channels of one strip
     const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip;
     const float zeros[8] = {};
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
         const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
         const int64_t q0 = u % strips * strip, count = std::min(strip, d.Q - q0);
@@ -927,7 +926,7 @@ void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, 
         for (int64_t c = 0; c < width; ++c)
             for (int64_t t = 0; t < 9; ++t)
                 packed[((k / 16 * 9 + t) * width + c) * 16 + k % 16] = w[(k * width + c) * 9 + t];
-    grouped_run(x, packed, b, relu, y, d);
+    grouped_run(x, packed, b, relu, y, d, threads);
 }
 
 // dx[c][h][w] = sum over k, r, s of w[k][c][r][s] dy[k][h + 1 - r][w + 1 - s]: the same conv over dy

@@ -27,11 +27,7 @@ int64_t image_lanes(const ImageConv& d) {
     return d.K % 16 == 0 && wide_vectors() ? 16 : 8;
 }
 
-int64_t image_chunks(const ImageConv& d, int threads) {
-    const int64_t KB = d.K / image_lanes(d);
-    if (KB >= 2 * threads) return 1;
-    return std::min(d.N, (2 * threads + KB - 1) / KB);
-}
+int64_t image_chunks(const ImageConv& d, int threads) { return wgrad_chunks(d.K / image_lanes(d), d.N, threads); }
 
 // Floats of one unit's scratch: the sums of every (c, r, s) and the bias's, L lanes each, then a
 // row of W zeros that kernel rows in the padding read.

@@ -1,7 +1,8 @@
 #pragma once
 // What the kernels of kernels/simd share: fixed-width float vectors (GCC vector extensions, so the
-// same source becomes AVX-512, AVX2 or SSE code) and the attribute that compiles a leaf function
-// once per instruction set and picks one at load time (an ifunc).
+// same source becomes AVX-512, AVX2 or SSE code), the attribute that compiles a leaf function
+// once per instruction set and picks one at load time (an ifunc), and how a weight gradient
+// splits the batch over threads.
 //
 // Only leaf functions carry the clones: an OpenMP region is outlined into a function of its own,
 // which would not inherit them, so the kernels split work over threads in plain code and call a
@@ -152,6 +153,15 @@ RIDGE_SIMD_INLINE float dot_lanes(const float* a, const float* b, int64_t n) {
 // build's copy has its own body.
 static RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
     return wide_vectors() ? dot_lanes<16>(a, b, n) : dot_lanes<8>(a, b, n);
+}
+
+// The chunks of the batch a weight gradient sums apart, each into its own copy of the sums, added
+// at the end: one where its `blocks` channel blocks give each of `threads` threads two, else as
+// many chunks of whole images as make up the difference, at most N.
+inline int64_t wgrad_chunks(int64_t blocks, int64_t N, int threads) {
+    if (blocks >= 2 * threads) return 1;
+    const int64_t want = (2 * threads + blocks - 1) / blocks;
+    return want < N ? want : N;
 }
 
 }  // namespace ridge::simd

@@ -50,34 +50,50 @@ struct WinogradCase {
 // terms' magnitudes: the transforms' coefficients (up to 8) amplify rounding in proportion to
 // them, not to the result.
 TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
-    for (const SimdVariant& v : isas()) {
-        CAPTURE(v.isa);
-        const std::vector<WinogradCase> cases = {
-            {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
-            {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
-            {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24},     {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
-            {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},     {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
-            {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
-        };
-        auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
-        const int64_t tail = 64;
-        double worst = 0;
-        for (const WinogradCase& e : cases) {
-            const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
-            const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
-            const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+    const std::vector<WinogradCase> cases = {
+        {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24},     {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
+        {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},     {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
+        {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
+    };
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    const int64_t tail = 64;
+    double worst = 0;
+    for (const WinogradCase& e : cases) {
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+        const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * C * 9)), b(static_cast<size_t>(K));
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t s = 0; s < H * W; ++s) x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
+        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+        for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
+        // The conv plus bias in double and the sum of its terms' magnitudes, (N,K,P,Q) plain, once
+        // for every build: under the sanitizers the sums took most of the test's time.
+        std::vector<double> conv(size_t(N * K * P * Q)), mag(conv.size());
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t p = 0; p < P; ++p)
+                    for (int64_t q = 0; q < Q; ++q) {
+                        double want = b[size_t(k)], size = std::abs(want);
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t r = 0; r < 3; ++r)
+                                for (int64_t t = 0; t < 3; ++t) {
+                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t;
+                                    if (h < 0 || h >= H || col < 0 || col >= W) continue;
+                                    const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
+                                                        x[size_t(xl.offset(n, c, h * W + col))];
+                                    want += term, size += std::abs(term);
+                                }
+                        const size_t i = size_t(((n * K + k) * P + p) * Q + q);
+                        conv[i] = want, mag[i] = size;
+                    }
+        for (const SimdVariant& v : isas()) {
+            CAPTURE(v.isa);
             REQUIRE(v.winograd3x3_supported(d));
-            const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
-            auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
-                return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block);
-            };
-            std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * C * 9)),
-                b(static_cast<size_t>(K));
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t c = 0; c < C; ++c)
-                    for (int64_t s = 0; s < H * W; ++s) x[at(xl, n, c, s)] = value((n * C + c) * H * W + s, 17);
-            for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
-            for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
             std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
             v.winograd3x3_weights(w.data(), u.data(), d, false);
             const bool large = C > 64;
@@ -91,41 +107,34 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
                 for (int64_t n = 0; n < N; ++n)
                     for (int64_t k = 0; k < K; ++k)
                         for (int64_t s = 0; s < P * Q; ++s)
-                            y[at(yl, n, k, s)] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
+                            y[size_t(yl.offset(n, k, s))] = sum ? value(n * K * P * Q + s + k, 11) : 9.0f;
                 const std::vector<float> addend = y;
                 v.winograd3x3(x.data(), u.data(), b.data(), sum, relu, y.data(), scratch.data(), d, e.threads);
                 int64_t wrong = 0;
                 for (int64_t n = 0; n < N; ++n)
                     for (int64_t k = 0; k < K; ++k)
-                        for (int64_t p = 0; p < P; ++p)
-                            for (int64_t q = 0; q < Q; ++q) {
-                                const size_t o = at(yl, n, k, p * Q + q);
-                                double want = b[size_t(k)], size = std::abs(want);
-                                for (int64_t c = 0; c < C; ++c)
-                                    for (int64_t r = 0; r < 3; ++r)
-                                        for (int64_t t = 0; t < 3; ++t) {
-                                            const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
-                                            if (h < 0 || h >= H || v < 0 || v >= W) continue;
-                                            const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
-                                                                x[at(xl, n, c, h * W + v)];
-                                            want += term, size += std::abs(term);
-                                        }
-                                if (sum) want += addend[o], size += std::abs(addend[o]);
-                                if (relu) want = std::max(want, 0.0);
-                                const double err = std::abs(y[o] - want) / (1 + size);
-                                worst = std::max(worst, err);
-                                wrong += err > 1e-5;
-                            }
+                        for (int64_t s = 0; s < P * Q; ++s) {
+                            const size_t o = size_t(yl.offset(n, k, s)), i = size_t((n * K + k) * P * Q + s);
+                            double want = conv[i], size = mag[i];
+                            if (sum) want += addend[o], size += std::abs(addend[o]);
+                            if (relu) want = std::max(want, 0.0);
+                            const double err = std::abs(y[o] - want) / (1 + size);
+                            worst = std::max(worst, err);
+                            wrong += err > 1e-5;
+                        }
                 int64_t padding = 0;
                 for (int64_t n = 0; n < N; ++n)
                     for (int64_t k = K; k < yl.padded_channels(); ++k)
-                        for (int64_t s = 0; s < P * Q; ++s) padding += y[at(yl, n, k, s)] != 0.0f;
+                        for (int64_t s = 0; s < P * Q; ++s) padding += y[size_t(yl.offset(n, k, s))] != 0.0f;
                 CHECK(wrong == 0);
                 CHECK(padding == 0);
-                CHECK(std::all_of(y.end() - tail, y.end(), [](float v) { return v == -7.0f; }));
+                CHECK(std::all_of(y.end() - tail, y.end(), [](float f) { return f == -7.0f; }));
             }
         }
-        MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
+    }
+    MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
+    for (const SimdVariant& v : isas()) {
+        CAPTURE(v.isa);
         // A NaN in x: the outputs of the tiles whose 6x6 patch holds it are NaN (a ReLU makes them 0),
         // the others right, and the padding of y's last block zero.
         {
@@ -380,39 +389,59 @@ TEST_CASE("image_conv matches its sums in double") {
 // and tiles in several chunks on 1 and 3 threads. Errors relative to the sum
 // of the terms' magnitudes, as above.
 TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in double") {
-    for (const SimdVariant& v : isas()) {
-        CAPTURE(v.isa);
-        const std::vector<WinogradCase> cases = {
-            {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
-            {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
-            {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},     {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
-            {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24},    {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
-            {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
-        };
-        auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
-        double worst_dx = 0, worst_dw = 0;
-        for (const WinogradCase& e : cases) {
-            const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
-            const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
-            INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
-                 e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
-            const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
-            const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x};
+    const std::vector<WinogradCase> cases = {
+        {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},     {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
+        {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24},    {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
+        {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
+    };
+    auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
+    double worst_dx = 0, worst_dw = 0;
+    for (const WinogradCase& e : cases) {
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
+        INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
+             e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+        const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x};
+        const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
+        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), dy(size_t(N * yl.batch_stride()), 5.0f);
+        std::vector<float> w(size_t(K * C * 9));
+        for (int64_t n = 0; n < N; ++n) {
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t s = 0; s < H * W; ++s) x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t s = 0; s < P * Q; ++s) dy[size_t(yl.offset(n, k, s))] = value((n * K + k) * P * Q + s, 11);
+        }
+        for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
+        // The gradients in double with the sums of their terms' magnitudes, once for every build:
+        // dx (N,C,H,W), dw (K,C,3,3) and db (K), plain.
+        std::vector<double> dx_want(size_t(N * C * H * W)), dx_mag(dx_want.size());
+        std::vector<double> dw_want(w.size()), dw_mag(w.size()), db_want(static_cast<size_t>(K));
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t p = 0; p < P; ++p)
+                    for (int64_t q = 0; q < Q; ++q) {
+                        const double g = dy[size_t(yl.offset(n, k, p * Q + q))];
+                        db_want[size_t(k)] += g;
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t r = 0; r < 3; ++r)
+                                for (int64_t t = 0; t < 3; ++t) {
+                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t;
+                                    if (h < 0 || h >= H || col < 0 || col >= W) continue;
+                                    const size_t wi = size_t(((k * C + c) * 3 + r) * 3 + t);
+                                    const size_t xi = size_t(((n * C + c) * H + h) * W + col);
+                                    const double to_x = double(w[wi]) * g,
+                                                 to_w = double(x[size_t(xl.offset(n, c, h * W + col))]) * g;
+                                    dx_want[xi] += to_x, dx_mag[xi] += std::abs(to_x);
+                                    dw_want[wi] += to_w, dw_mag[wi] += std::abs(to_w);
+                                }
+                    }
+        for (const SimdVariant& v : isas()) {
+            CAPTURE(v.isa);
             REQUIRE(v.winograd3x3_supported(d));
             REQUIRE(v.winograd3x3_supported(back));
-            const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
-            std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), dy(size_t(N * yl.batch_stride()), 5.0f);
-            std::vector<float> w(size_t(K * C * 9));
-            for (int64_t n = 0; n < N; ++n) {
-                for (int64_t c = 0; c < C; ++c)
-                    for (int64_t s = 0; s < H * W; ++s)
-                        x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
-                for (int64_t k = 0; k < K; ++k)
-                    for (int64_t s = 0; s < P * Q; ++s)
-                        dy[size_t(yl.offset(n, k, s))] = value((n * K + k) * P * Q + s, 11);
-            }
-            for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
-
             // The data gradient: dx's padded channels come out zero, as the forward's do.
             std::vector<float> u(v.winograd3x3_weights_size(back)), scratch(v.winograd3x3_scratch(back));
             std::vector<float> dx(x.size(), 3.0f);
@@ -421,27 +450,17 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
             int64_t wrong = 0, padding = 0;
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t c = 0; c < xl.padded_channels(); ++c)
-                    for (int64_t h = 0; h < H; ++h)
-                        for (int64_t v = 0; v < W; ++v) {
-                            const float got = dx[size_t(xl.offset(n, c, h * W + v))];
-                            if (c >= C) {
-                                padding += got != 0.0f;
-                                continue;
-                            }
-                            double want = 0, size = 0;
-                            for (int64_t k = 0; k < K; ++k)
-                                for (int64_t r = 0; r < 3; ++r)
-                                    for (int64_t t = 0; t < 3; ++t) {
-                                        const int64_t p = h + e.pad_t - r, q = v + e.pad_l - t;
-                                        if (p < 0 || p >= P || q < 0 || q >= Q) continue;
-                                        const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
-                                                            dy[size_t(yl.offset(n, k, p * Q + q))];
-                                        want += term, size += std::abs(term);
-                                    }
-                            const double err = std::abs(got - want) / (1 + size);
-                            worst_dx = std::max(worst_dx, err);
-                            wrong += err > 1e-5;
+                    for (int64_t s = 0; s < H * W; ++s) {
+                        const float got = dx[size_t(xl.offset(n, c, s))];
+                        if (c >= C) {
+                            padding += got != 0.0f;
+                            continue;
                         }
+                        const size_t i = size_t((n * C + c) * H * W + s);
+                        const double err = std::abs(got - dx_want[i]) / (1 + dx_mag[i]);
+                        worst_dx = std::max(worst_dx, err);
+                        wrong += err > 1e-5;
+                    }
             CHECK(wrong == 0);
             CHECK(padding == 0);
 
@@ -451,36 +470,20 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
             std::vector<float> wscratch(v.winograd3x3_wgrad_scratch(d), std::numeric_limits<float>::quiet_NaN());
             v.winograd3x3_wgrad(x.data(), dy.data(), dw.data(), db.data(), wscratch.data(), d, e.threads);
             wrong = 0;
-            for (int64_t k = 0; k < K; ++k) {
-                double bias = 0;
-                for (int64_t n = 0; n < N; ++n)
-                    for (int64_t s = 0; s < P * Q; ++s) bias += dy[size_t(yl.offset(n, k, s))];
-                wrong += !(std::abs(db[size_t(k)] - bias) <= 1e-4);  // a NaN fails too
-                for (int64_t c = 0; c < C; ++c)
-                    for (int64_t r = 0; r < 3; ++r)
-                        for (int64_t t = 0; t < 3; ++t) {
-                            double want = 0, size = 0;
-                            for (int64_t n = 0; n < N; ++n)
-                                for (int64_t p = 0; p < P; ++p)
-                                    for (int64_t q = 0; q < Q; ++q) {
-                                        const int64_t h = p - e.pad_t + r, v = q - e.pad_l + t;
-                                        if (h < 0 || h >= H || v < 0 || v >= W) continue;
-                                        const double term = double(x[size_t(xl.offset(n, c, h * W + v))]) *
-                                                            dy[size_t(yl.offset(n, k, p * Q + q))];
-                                        want += term, size += std::abs(term);
-                                    }
-                            const double err = std::abs(dw[size_t(((k * C + c) * 3 + r) * 3 + t)] - want) / (1 + size);
-                            worst_dw = std::max(worst_dw, err);
-                            wrong += err > 1e-5;
-                        }
+            for (int64_t k = 0; k < K; ++k)
+                wrong += !(std::abs(db[size_t(k)] - db_want[size_t(k)]) <= 1e-4);  // NaN fails
+            for (size_t i = 0; i < w.size(); ++i) {
+                const double err = std::abs(dw[i] - dw_want[i]) / (1 + dw_mag[i]);
+                worst_dw = std::max(worst_dw, err);
+                wrong += err > 1e-5;
             }
             CHECK(wrong == 0);
-            CHECK(std::all_of(dw.end() - tail, dw.end(), [](float v) { return v == -7.0f; }));
-            CHECK(std::all_of(db.end() - tail, db.end(), [](float v) { return v == -7.0f; }));
+            CHECK(std::all_of(dw.end() - tail, dw.end(), [](float f) { return f == -7.0f; }));
+            CHECK(std::all_of(db.end() - tail, db.end(), [](float f) { return f == -7.0f; }));
         }
-        MESSAGE("winograd3x3 data gradient: largest error over (1 + the terms' magnitudes) ", worst_dx,
-                "; winograd3x3_wgrad: ", worst_dw);
     }
+    MESSAGE("winograd3x3 data gradient: largest error over (1 + the terms' magnitudes) ", worst_dx,
+            "; winograd3x3_wgrad: ", worst_dw);
 }
 
 // kernels/simd's concat_backward in each of its layouts, against the layout's index formula
@@ -587,9 +590,9 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                                     bool nan = false;
                                     for (int64_t r = 0; r < w.R; ++r)
                                         for (int64_t t = 0; t < w.S; ++t) {
-                                            const int64_t h = p * w.stride - w.pad + r, v = q * stride_w - pad_l + t;
-                                            if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
-                                            const float e = x[at(xl, n, c, h * w.W + v)];
+                                            const int64_t h = p * w.stride - w.pad + r, col = q * stride_w - pad_l + t;
+                                            if (h < 0 || h >= w.H || col < 0 || col >= w.W) continue;
+                                            const float e = x[at(xl, n, c, h * w.W + col)];
                                             nan |= std::isnan(e);
                                             m = std::max(m, e);
                                         }

@@ -254,25 +254,47 @@ def write_out(prefix, csv_lines, text):
         os.replace(tmp, prefix + suffix)
 
 
+def run_environment(csv_path):
+    """The first line of the PREFIX.md written beside PREFIX.csv (threads, rounds, versions, torch's
+    BLAS, ridge's build, the CPU), or None where there is none."""
+    md = csv_path[:-len(".csv")] + ".md" if csv_path.endswith(".csv") else None
+    try:
+        with open(md) as f:
+            return f.readline().strip() or None
+    except (OSError, TypeError):
+        return None
+
+
 def merge(args):
-    rows, lines = [], []
+    rows, lines, sources = [], [], []
     for path in args.merge:
-        with open(path) as f:
+        try:
+            f = open(path)
+        except OSError as e:
+            fail(f"{path}: {e.strerror}")
+        with f:
             header = f.readline().strip()
             if header != CSV_HEADER:
                 fail(f"{path} is not a cpu_peers CSV (its header differs)")
-            for line in f:
+            for number, line in enumerate(f, start=2):
                 line = line.rstrip("\n")
                 if not line:
                     continue
                 c = line.split(",")
                 num = lambda v: float(v) if v else None
-                rounds = {k: [float(v) for v in c[9 + i].split()] if len(c) > 9 + i else []
-                          for i, k in enumerate(("ridge", "ort", "torchscript", "eager"))}
-                rows.append({"net": c[0], "mode": c[1], "batch": int(c[2]), "ridge": num(c[5]), "ort": num(c[6]),
-                             "torchscript": num(c[7]), "eager": num(c[8]), "rounds": rounds})
+                try:
+                    rounds = {k: [float(v) for v in c[9 + i].split()] if len(c) > 9 + i else []
+                              for i, k in enumerate(("ridge", "ort", "torchscript", "eager"))}
+                    rows.append({"net": c[0], "mode": c[1], "batch": int(c[2]), "ridge": num(c[5]), "ort": num(c[6]),
+                                 "torchscript": num(c[7]), "eager": num(c[8]), "rounds": rounds})
+                except (IndexError, ValueError):
+                    fail(f"{path}:{number}: not a cpu_peers row")
                 lines.append(line)
-    text = table(rows, f"merged from {', '.join(os.path.basename(p) for p in args.merge)}")
+        env = run_environment(path)
+        sources.append(f"- {os.path.basename(path)}: {env or 'no .md beside it, so its environment is not known'}")
+    # Each run's environment as its .md recorded it: merged tables of runs on different builds,
+    # BLAS libraries or hosts must say so.
+    text = table(rows, "merged from:\n" + "\n".join(sources))
     print(text)
     if args.out:
         write_out(args.out, lines, text)

@@ -9,10 +9,10 @@ as in cpu_peers.py), printing each step's times as it finishes. A bench, not a t
     /usr/bin/python3 bench/eager_train_step.py vit_b_16 --batch 8 --steps 2
 """
 import argparse
+import sys
 import time
 
-import torch
-import torchvision
+import torch_common
 
 
 def main():
@@ -22,11 +22,23 @@ def main():
     p.add_argument("--res", type=int, default=224, help="image side (efficientnet_b7: 600)")
     p.add_argument("--steps", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--allow-reference-blas", action="store_true",
+                   help="run even where torch's matrix products would call the reference BLAS")
     a = p.parse_args()
-    if not hasattr(torchvision.models, a.net):
-        p.error(f"unknown net {a.net!r}")
     if a.batch < 1 or a.res < 1 or a.steps < 1 or a.threads < 1:
         p.error("--batch, --res, --steps and --threads must be positive")
+    torch_common.threads_for_blas(a.threads)  # before torch is imported
+    imported = torch_common.import_torch()
+    if imported is None:
+        return 0
+    torch, torchvision = imported
+    if not hasattr(torchvision.models, a.net):
+        p.error(f"unknown net {a.net!r}")
+    blas = torch_common.torch_blas()
+    if blas == torch_common.REFERENCE_BLAS and not a.allow_reference_blas:
+        sys.exit("eager_train_step.py: torch's matrix products would run the reference BLAS (libblas3), not a "
+                 "peer anyone deploys: apt-get install libopenblas0-pthread (or pass --allow-reference-blas)")
+    print(f"# torch {torch.__version__}, BLAS {blas}, {a.threads} threads", flush=True)
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
     model = getattr(torchvision.models, a.net)()
@@ -46,4 +58,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+import torch_common
+
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,6 +51,8 @@ def parse():
     p.add_argument("--classes", type=int, default=10, help="--make-data: class folders")
     p.add_argument("--train-per-class", type=int, default=100)
     p.add_argument("--val-per-class", type=int, default=20)
+    p.add_argument("--allow-reference-blas", action="store_true",
+                   help="time PyTorch even where its matrix products would call the reference BLAS")
     p.add_argument("--sgd-reference", action="store_true", help="print the SGD reference data and exit")
     p.add_argument("--decode-reference", metavar="DIR", help="write the decoding test images to DIR and exit")
     return p.parse_args()
@@ -243,9 +247,14 @@ def main():
         return
     if not args.ridge or not (args.data or args.synthetic):
         sys.exit("torch_train.py: give --ridge RIDGE and --data DIR or --synthetic (see --help)")
+    torch_common.threads_for_blas(args.threads)  # before torch is imported
     import torch
-    print("# PyTorch %s, %d threads, %d workers, batch %d, %dx%d, %s; %d warm-up + %d iterations, %d rounds"
-          % (torch.__version__, args.threads, args.workers, args.batch, args.res, args.res,
+    blas = torch_common.torch_blas()
+    if blas == torch_common.REFERENCE_BLAS and not args.allow_reference_blas:
+        sys.exit("torch_train.py: PyTorch's matrix products would run the reference BLAS (libblas3), not a peer "
+                 "anyone deploys: apt-get install libopenblas0-pthread (or pass --allow-reference-blas)")
+    print("# PyTorch %s (BLAS %s), %d threads, %d workers, batch %d, %dx%d, %s; %d warm-up + %d iterations, %d rounds"
+          % (torch.__version__, blas, args.threads, args.workers, args.batch, args.res, args.res,
              "synthetic" if args.synthetic else args.data, args.warmup_iters, args.iters, args.rounds), file=sys.stderr)
     print("net,round,torch_images_per_s,ridge_images_per_s,ratio,ridge_data_wait_share,torch_cpu_ms_per_image,"
           "ridge_cpu_ms_per_image,load_average")

@@ -255,41 +255,55 @@ def write_out(prefix, csv_lines, text):
 
 
 def run_environment(csv_path):
-    """The first line of the PREFIX.md written beside PREFIX.csv (threads, rounds, versions, torch's
-    BLAS, ridge's build, the CPU), or None where there is none."""
-    md = csv_path[:-len(".csv")] + ".md" if csv_path.endswith(".csv") else None
-    try:
-        with open(md) as f:
-            return f.readline().strip() or None
-    except (OSError, TypeError):
+    """The environment line of the PREFIX.md written beside PREFIX.csv (threads, rounds, versions,
+    torch's BLAS, ridge's build, the CPU), or for a merged table its list of runs; None where there
+    is none."""
+    if not csv_path.endswith(".csv"):
         return None
+    try:
+        with open(csv_path[:-len(".csv")] + ".md", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines or not lines[0].strip():
+        return None
+    if lines[0].strip() != "merged from:":
+        return lines[0].strip()
+    runs = []
+    for line in lines[1:]:
+        if not line.startswith("- "):
+            break
+        runs.append(line[2:])
+    return "merged from " + "; ".join(runs) if runs else None
 
 
 def merge(args):
     rows, lines, sources = [], [], []
     for path in args.merge:
         try:
-            f = open(path)
+            with open(path, encoding="utf-8") as f:
+                content = f.read().splitlines()
         except OSError as e:
             fail(f"{path}: {e.strerror}")
-        with f:
-            header = f.readline().strip()
-            if header != CSV_HEADER:
-                fail(f"{path} is not a cpu_peers CSV (its header differs)")
-            for number, line in enumerate(f, start=2):
-                line = line.rstrip("\n")
-                if not line:
-                    continue
-                c = line.split(",")
-                num = lambda v: float(v) if v else None
-                try:
-                    rounds = {k: [float(v) for v in c[9 + i].split()] if len(c) > 9 + i else []
-                              for i, k in enumerate(("ridge", "ort", "torchscript", "eager"))}
-                    rows.append({"net": c[0], "mode": c[1], "batch": int(c[2]), "ridge": num(c[5]), "ort": num(c[6]),
-                                 "torchscript": num(c[7]), "eager": num(c[8]), "rounds": rounds})
-                except (IndexError, ValueError):
-                    fail(f"{path}:{number}: not a cpu_peers row")
-                lines.append(line)
+        except UnicodeDecodeError:
+            fail(f"{path} is not a cpu_peers CSV (not text)")
+        if not content or content[0].strip() != CSV_HEADER:
+            fail(f"{path} is not a cpu_peers CSV (its header differs)")
+        for number, line in enumerate(content[1:], start=2):
+            if not line:
+                continue
+            c = line.split(",")
+            num = lambda v: float(v) if v else None
+            try:
+                rounds = {k: [float(v) for v in c[9 + i].split()] if len(c) > 9 + i else []
+                          for i, k in enumerate(("ridge", "ort", "torchscript", "eager"))}
+                rows.append({"net": c[0], "mode": c[1], "batch": int(c[2]), "ridge": num(c[5]), "ort": num(c[6]),
+                             "torchscript": num(c[7]), "eager": num(c[8]), "rounds": rounds})
+            except (IndexError, ValueError):
+                fail(f"{path}:{number}: not a cpu_peers row")
+            if c[1] not in GOALS:
+                fail(f"{path}:{number}: mode {c[1]!r} is neither infer nor train")
+            lines.append(line)
         env = run_environment(path)
         sources.append(f"- {os.path.basename(path)}: {env or 'no .md beside it, so its environment is not known'}")
     # Each run's environment as its .md recorded it: merged tables of runs on different builds,

@@ -1,8 +1,8 @@
 // kernels/simd's kernels alone against sums in double (or the layout's index formula), on each
 // build of them this CPU runs: the dispatch library the executor calls, and the copies built for
 // x86-64-v4, x86-64-v3 and baseline x86-64 (bench/kernels/simd_variants.h). An AVX-512 host thus
-// also checks the AVX2 code that AVX2 hosts run (Winograd, image_conv and the max pools are routed
-// there below AVX-512), which the executor's tests on that host never reach. test_onednn checks
+// also checks the AVX2 code that AVX2 hosts run (Winograd, image_conv and max pooling in training
+// are routed to kernels/simd only below AVX-512), which the executor's tests there never reach. test_onednn checks
 // where the executor routes each kernel; test_kernel_bench the kernels the bench times.
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -248,10 +248,10 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
                 auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
                 std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), dy(size_t(t.N * t.K * d.P * d.Q));
                 unsigned seed = 7;
-                for (float* v : {x.data(), dy.data()})
-                    for (size_t i = 0; i < (v == x.data() ? x.size() : dy.size()); ++i) {
+                for (std::vector<float>* a : {&x, &dy})
+                    for (float& e : *a) {
                         seed = seed * 1664525u + 1013904223u;
-                        v[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
+                        e = -1 + 2 * float(seed >> 8) / float(1 << 24);
                     }
                 std::vector<float> dw(size_t(t.K * t.C * t.R * t.S), NAN), db(size_t(t.K), NAN);
                 std::vector<float> scratch(v.image_conv_wgrad_scratch(d, t.threads), NAN);
@@ -333,8 +333,8 @@ TEST_CASE("image_conv matches its sums in double") {
                     std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), w(size_t(t.K * t.C * t.R * t.S)),
                         b(size_t(t.K));
                     unsigned seed = 5;
-                    for (std::vector<float>* v : {&x, &w, &b})
-                        for (float& e : *v) {
+                    for (std::vector<float>* a : {&x, &w, &b})
+                        for (float& e : *a) {
                             seed = seed * 1664525u + 1013904223u;
                             e = -1 + 2 * float(seed >> 8) / float(1 << 24);
                         }
@@ -353,10 +353,10 @@ TEST_CASE("image_conv matches its sums in double") {
                                         for (int64_t r = 0; r < t.R; ++r)
                                             for (int64_t s = 0; s < t.S; ++s) {
                                                 const int64_t h = p * t.stride - t.pad + r,
-                                                              v = q * d.stride_w - d.pad_l + s;
-                                                if (h < 0 || h >= t.H || v < 0 || v >= t.W) continue;
+                                                              col = q * d.stride_w - d.pad_l + s;
+                                                if (h < 0 || h >= t.H || col < 0 || col >= t.W) continue;
                                                 const double term =
-                                                    double(x[size_t(((n * t.C + c) * t.H + h) * t.W + v)]) *
+                                                    double(x[size_t(((n * t.C + c) * t.H + h) * t.W + col)]) *
                                                     w[size_t(((k * t.C + c) * t.R + r) * t.S + s)];
                                                 sum += term, mag += std::fabs(term);
                                             }
@@ -691,11 +691,11 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                                         for (int64_t r = 0; r < w.R; ++r)
                                             for (int64_t t = 0; t < w.S; ++t) {
                                                 const int64_t h = p * w.stride - w.pad + r,
-                                                              v = q * w.stride - w.pad + t;
-                                                if (h < 0 || h >= w.H || v < 0 || v >= w.W) continue;
-                                                const float e = x[at(xl, n, c, h * w.W + v)];
+                                                              col = q * w.stride - w.pad + t;
+                                                if (h < 0 || h >= w.H || col < 0 || col >= w.W) continue;
+                                                const float e = x[at(xl, n, c, h * w.W + col)];
                                                 if (!any || e > m || std::isnan(e))
-                                                    m = e, best = at(xl, n, c, h * w.W + v), any = true;
+                                                    m = e, best = at(xl, n, c, h * w.W + col), any = true;
                                             }
                                         want[best] += dy[at(yl, n, c, p * w.Q + q)];
                                     }

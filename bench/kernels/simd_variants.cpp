@@ -17,8 +17,6 @@
 
 namespace ridge::kbench {
 
-namespace {
-
 #define RIDGE_SIMD_TAKE(ns, name) v.name = &simd::ns::name;
 #define RIDGE_SIMD_VARIANT(ns)                           \
     [](std::string isa, bool supported) {                \
@@ -27,8 +25,6 @@ namespace {
         RIDGE_SIMD_KERNELS(RIDGE_SIMD_TAKE, ns)          \
         return v;                                        \
     }
-
-}  // namespace
 
 const std::vector<SimdVariant>& simd_variants() {
     static const std::vector<SimdVariant> v = {

@@ -28,13 +28,6 @@ const Kernel& kernel(const std::string& name) {
     return *k;
 }
 
-std::vector<SimdVariant> supported() {
-    std::vector<SimdVariant> v;
-    for (const SimdVariant& s : simd_variants())
-        if (s.supported) v.push_back(s);
-    return v;
-}
-
 // Small shapes whose channels (19, 13) fill no block of 8 or 16, so the padding is exercised, and
 // for the kernels without a filter one of 23x23: past 512 positions, the share of work the
 // kernels split a map into. concat-bn needs whole blocks: its channels are 83 (pieces 19, 32, 32),
@@ -198,7 +191,7 @@ TEST_CASE("concat-bn's pieces: 32 channels each, the first taking the rest") {
 }
 
 TEST_CASE("every CPU kernel agrees with its reference at small shapes, on each instruction set this CPU runs") {
-    std::vector<SimdVariant> variants = supported();
+    std::vector<SimdVariant> variants = runnable_simd_variants();
     // dispatch and plain x86-64 run everywhere; x86-64-v3 on AVX2 hosts, v4 on AVX-512 ones.
     REQUIRE(variants.size() >= 2);
     for (const std::string& name : cpu_kernels) {
@@ -427,7 +420,7 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
         if (row.find(",ok,") != std::string::npos) ++ok;
         at = next;
     }
-    CHECK(rows == int(cpu_kernels.size() * supported().size()));
+    CHECK(rows == int(cpu_kernels.size() * runnable_simd_variants().size()));
     CHECK(ok == rows);
 
     spawn::Result cuda = spawn::run({RIDGE_KERNELS, "cuda-se-scale", "--n", "1", "--c", "3", "--h", "2", "--w", "2",
@@ -467,7 +460,7 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
         {13, 30, 70, 3, false},    {8, 20, 100, 4, false},  {32, 3, 7, 2, false}, {20, 50, 10, 3, false},
         {2, 20, 6, 1, true},       {2, 6, 20, 1, true},     {5, 20, 6, 1, true},  {8, 1029, 1031, 2, false},
         {5, 1031, 1029, 3, false}, {3, 520, 2100, 1, false}};
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes) {
             const int64_t N = s.N, C = s.C, K = s.K;
             const bool tr = K > C;
@@ -546,7 +539,7 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
     };
     const Shape shapes[] = {{1, 45, 37}, {1, 600, 16}, {2, 300, 37}, {5, 45, 1},  {6, 300, 20},
                             {7, 600, 37}, {13, 45, 50}, {16, 300, 33}, {64, 45, 16}, {11, 257, 17}};
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes)
             for (bool relu : {false, true})
                 for (bool bias : {true, false}) {
@@ -610,7 +603,7 @@ TEST_CASE("linear_gemm agrees with sums in double, with a bias, a residual sum a
     const Shape shapes[] = {{1, 45, 37, 1},   {7, 256, 16, 2},  {121, 45, 48, 2}, {245, 600, 64, 2}, {130, 300, 100, 3},
                             {13, 257, 64, 3}, {245, 64, 37, 2}, {6, 600, 20, 1},  {197, 300, 64, 2}, {150, 300, 37, 3},
                             {5, 45, 16, 2},   {30, 46, 48, 2},  {20, 259, 37, 1}, {9, 7, 16, 2}};
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes)
             for (int flags = 0; flags < 8; ++flags) {
                 const bool sum = flags & 1, bias = flags & 2, relu = flags & 4;
@@ -681,7 +674,7 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                             {3, 48, 4, 3, 7, 7, 3, 3, 0, 2},   {1, 40, 1, 20, 1, 3, 0, 1, 0, 1},
                             {2, 32, 8, 11, 5, 5, 1, 1, 16, 2}, {1, 16, 9, 9, 7, 7, 0, 0, 0, 1},
                             {2, 24, 6, 10, 3, 5, 1, 2, 8, 4},  {1, 48, 7, 7, 7, 7, 3, 3, 16, 2}};
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes) {
             simd::Depthwise d;
             d.N = s.N, d.C = s.C, d.H = s.H, d.W = s.W, d.R = s.R, d.S = s.S, d.pad_t = s.pad_t, d.pad_l = s.pad_l;
@@ -856,7 +849,7 @@ TEST_CASE(
     "runs") {
     const int64_t N = 3, C = 32, H = 5, W = 7;
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (int64_t block : {int64_t(16), int64_t(8), C}) {
             CAPTURE(v.isa);
             CAPTURE(block);
@@ -925,7 +918,7 @@ TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on e
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> x = {-inf, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-40f, 2.5f, 1e30f, inf, nan, -nan};
     for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
-    for (const SimdVariant& v : supported()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         std::vector<float> y = x, dx(x.size(), 1.5f);
         v.relu_forward(y.data(), y.data(), int64_t(y.size()));
@@ -952,7 +945,7 @@ TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks, on each in
                             std::nextafter(3.0f, 0.0f), 3.0f, 7.0f, inf, nan, -nan, std::nextafter(-3.0f, -4.0f),
                             std::nextafter(3.0f, 4.0f), -0.0f, 2.9999f, -2.9999f};
     for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
-    for (const SimdVariant& v : supported()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         std::vector<float> y(x.size()), dy(x.size(), 1.5f), dx(x.size());
         v.hardsigmoid_forward(x.data(), y.data(), int64_t(x.size()));
@@ -979,7 +972,7 @@ TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks, on each in
 // variance taken as E[x^2] - mean^2 in float would keep no digit. Each build runs: on an AVX-512
 // host the x86-64-v3 build's 8-lane loops as well as the 16-lane ones.
 TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, on each instruction set this CPU runs") {
-    for (const SimdVariant& v : supported()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const float eps = 1e-5f;
         for (int64_t D : {int64_t(1), int64_t(5), int64_t(16), int64_t(37), int64_t(24), int64_t(61), int64_t(96),
@@ -1132,7 +1125,7 @@ TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in
     // (C, block): nChw8c and nChw16c with whole and partial blocks (40 in nChw16c leaves a last
     // group of eight lanes all padding), and channels-last.
     const std::vector<std::pair<int64_t, int64_t>> layouts = {{8, 8}, {20, 8}, {20, 16}, {40, 16}, {64, 16}, {24, 24}};
-    for (const SimdVariant& v : supported())
+    for (const SimdVariant& v : runnable_simd_variants())
         for (auto [C, block] : layouts)
             for (int64_t N : {int64_t(1), int64_t(3)})
                 for (int64_t HW : {int64_t(1), int64_t(7), int64_t(50)})
@@ -1205,7 +1198,7 @@ TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set t
     struct Map {
         int64_t N, H, W;
     };
-    for (const SimdVariant& v : supported()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         const bool wide = v.isa == "x86-64-v4" || (v.isa == "dispatch" && __builtin_cpu_supports("x86-64-v4"));
         for (int64_t C : {48, 40})
             for (int64_t width : {4, 8})

@@ -17,18 +17,8 @@
 #include "kernels/simd/simd.h"
 
 using namespace ridge;
+using kbench::runnable_simd_variants;
 using kbench::SimdVariant;
-
-namespace {
-
-std::vector<SimdVariant> isas() {
-    std::vector<SimdVariant> out;
-    for (const SimdVariant& v : kbench::simd_variants())
-        if (v.supported) out.push_back(v);
-    return out;
-}
-
-}  // namespace
 
 namespace {
 
@@ -91,7 +81,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
                         const size_t i = size_t(((n * K + k) * P + p) * Q + q);
                         conv[i] = want, mag[i] = size;
                     }
-        for (const SimdVariant& v : isas()) {
+        for (const SimdVariant& v : runnable_simd_variants()) {
             CAPTURE(v.isa);
             REQUIRE(v.winograd3x3_supported(d));
             std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
@@ -133,7 +123,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         }
     }
     MESSAGE("winograd3x3: largest error over (1 + the terms' magnitudes) ", worst);
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         // A NaN in x: the outputs of the tiles whose 6x6 patch holds it are NaN (a ReLU makes them 0),
         // the others right, and the padding of y's last block zero.
@@ -230,7 +220,7 @@ size_t output_at(const simd::ImageConv& d, int64_t n, int64_t k, int64_t p, int6
 // and without a bias. dw and db start as NaN: every element must be written. Errors relative to
 // the sum of the terms' magnitudes.
 TEST_CASE("image_conv_wgrad matches its sums in double") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const ImageCase cases[] = {{1, 3, 20, 17, 16, 3, 3, 1, 1, 8, 2},    {2, 3, 23, 23, 24, 7, 7, 2, 3, 0, 2},
                                    {1, 3, 30, 30, 16, 11, 11, 4, 2, 8, 1},  {1, 3, 17, 13, 32, 5, 5, 1, 2, 16, 2},
@@ -308,7 +298,7 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
 // starts as NaN: every element must be written. Errors relative to the sum of the terms'
 // magnitudes.
 TEST_CASE("image_conv matches its sums in double") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const ImageCase cases[] = {
             {1, 3, 31, 31, 16, 11, 11, 4, 2, 8, 2},       {2, 3, 23, 23, 32, 7, 7, 2, 3, 0, 2},
@@ -438,7 +428,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
                                     dw_want[wi] += to_w, dw_mag[wi] += std::abs(to_w);
                                 }
                     }
-        for (const SimdVariant& v : isas()) {
+        for (const SimdVariant& v : runnable_simd_variants()) {
             CAPTURE(v.isa);
             REQUIRE(v.winograd3x3_supported(d));
             REQUIRE(v.winograd3x3_supported(back));
@@ -490,7 +480,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
 // (simd.h): pieces of unequal width written, added into, and one without a gradient left alone,
 // over more positions than one of the kernel's chunks.
 TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-last and blocked layouts") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const int64_t N = 2, HW = 600, pieces = 3;
         for (int64_t block : {int64_t(1), int64_t(0), int64_t(8), int64_t(16)}) {  // 0: channels-last
@@ -539,7 +529,7 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
 // PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past
 // the map (each on either axis), an empty map, and a plain row longer than its buffers.
 TEST_CASE("max_pool takes each window's maximum in blocked and channels-last layouts, a NaN winning") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         struct Window {
             int64_t H, W, R, S, stride, pad, P, Q;
@@ -641,7 +631,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
 // gradient must be zero whatever x's and dy's padding hold: NaN here), two NaNs in one window, and
 // 1 and 3 threads.
 TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         struct Window {
             int64_t H, W, R, S, stride, pad, P, Q;
@@ -723,7 +713,7 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 // every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
 // branches, and channels-last is checked here.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const int64_t N = 3, C = 20, HW = 37;
         for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {
@@ -753,7 +743,7 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
 // block stay zero. The executor takes both on blocked layouts; plain and channels-last are
 // checked here.
 TEST_CASE("broadcast_channels and add_broadcast_channels in plain, channels-last and blocked layouts") {
-    for (const SimdVariant& v : isas()) {
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         const int64_t N = 3, C = 20, HW = 37;
         const float k = 1.0f / 37;
@@ -798,34 +788,14 @@ TEST_CASE("broadcast_channels and add_broadcast_channels in plain, channels-last
 // across the range where it computes (|x| <= 87), just past it where it takes the limits, and on
 // the infinities and NaN, as PyTorch's x * sigmoid(x) gives them (NaN for -inf: -inf * 0).
 TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities and NaN") {
-    for (const SimdVariant& v : isas()) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {
+        -inf, -3e38f, -1e30f, -100.0f, -88.0f, std::nextafter(-87.0f, -88.0f), -87.0f, -86.9f, -20.0f, -1e-30f, -0.0f,
+        0.0f, 1e-30f, 20.0f,  86.9f,   87.0f,  std::nextafter(87.0f, 88.0f),   88.0f,  100.0f, 1e30f,  3e38f,   inf,
+        nan,  -nan};
+    for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);  // every lane of many vectors
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
-        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-        std::vector<float> x = {-inf,
-                                -3e38f,
-                                -1e30f,
-                                -100.0f,
-                                -88.0f,
-                                std::nextafter(-87.0f, -88.0f),
-                                -87.0f,
-                                -86.9f,
-                                -20.0f,
-                                -1e-30f,
-                                -0.0f,
-                                0.0f,
-                                1e-30f,
-                                20.0f,
-                                86.9f,
-                                87.0f,
-                                std::nextafter(87.0f, 88.0f),
-                                88.0f,
-                                100.0f,
-                                1e30f,
-                                3e38f,
-                                inf,
-                                nan,
-                                -nan};
-        for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);  // every lane of many vectors
         std::vector<float> y = x;
         v.silu_forward(y.data(), y.data(), int64_t(y.size()));
         for (size_t i = 0; i < x.size(); ++i) {
@@ -850,33 +820,14 @@ TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities 
 // beyond, on the infinities (0 and 1) and NaN (NaN, as PyTorch's), over a tail of 7 lanes.
 TEST_CASE(
     "sigmoid_forward in place and sigmoid_backward from the output, at |x| = 87 and beyond, on infinities and NaN") {
-    for (const SimdVariant& v : isas()) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x = {
+        -inf,   -3e38f, -100.0f, -88.0f, std::nextafter(-87.0f, -88.0f), -87.0f, -86.9f, -20.0f, -1e-30f, -0.0f, 0.0f,
+        1e-30f, 20.0f,  86.9f,   87.0f,  std::nextafter(87.0f, 88.0f),   88.0f,  100.0f, 3e38f,  inf,     nan,   -nan};
+    for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);
+    REQUIRE(x.size() % 16 == 7);
+    for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
-        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-        std::vector<float> x = {-inf,
-                                -3e38f,
-                                -100.0f,
-                                -88.0f,
-                                std::nextafter(-87.0f, -88.0f),
-                                -87.0f,
-                                -86.9f,
-                                -20.0f,
-                                -1e-30f,
-                                -0.0f,
-                                0.0f,
-                                1e-30f,
-                                20.0f,
-                                86.9f,
-                                87.0f,
-                                std::nextafter(87.0f, 88.0f),
-                                88.0f,
-                                100.0f,
-                                3e38f,
-                                inf,
-                                nan,
-                                -nan};
-        for (int i = 0; i <= 400; ++i) x.push_back(float(i) * 0.437f - 87.4f);
-        REQUIRE(x.size() % 16 == 7);
         std::vector<float> y = x;
         v.sigmoid_forward(y.data(), y.data(), int64_t(y.size()));
         std::vector<float> dy(x.size()), dx(x.size(), nan);

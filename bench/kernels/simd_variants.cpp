@@ -36,6 +36,13 @@ const std::vector<SimdVariant>& simd_variants() {
     return v;
 }
 
+std::vector<SimdVariant> runnable_simd_variants() {
+    std::vector<SimdVariant> out;
+    for (const SimdVariant& v : simd_variants())
+        if (v.supported) out.push_back(v);
+    return out;
+}
+
 std::string dispatched_isa() {
     if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
     if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";

@@ -48,6 +48,8 @@ struct SimdVariant {
 
 // dispatch first, then x86-64-v4, x86-64-v3 and x86-64, each marked with whether this CPU runs it.
 const std::vector<SimdVariant>& simd_variants();
+// Those of them this CPU runs, in the same order.
+std::vector<SimdVariant> runnable_simd_variants();
 // The instruction set the dispatch picks on this CPU (the first clone the CPU supports).
 std::string dispatched_isa();
 

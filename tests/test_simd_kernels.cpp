@@ -23,10 +23,11 @@ using kbench::SimdVariant;
 namespace {
 
 // A conv the Winograd kernels' tests run: its shape, the paddings on each side, the channel blocks
-// of x and y (8, 16, or C / K for channels-last) and the threads.
+// of x and y (8, 16, or C / K for channels-last), the threads and the groups.
 struct WinogradCase {
     int64_t N, C, H, W, K, pad_t, pad_l, pad_b, pad_r, block_x, block_y;
     int threads = 2;
+    int64_t G = 1;
 };
 
 }  // namespace
@@ -36,26 +37,33 @@ struct WinogradCase {
 // must not reach y, the addend's 5, which y's padding must not keep), channels-last in and out,
 // paddings of 0 to 2 that differ by side, maps not a multiple of the 4x4 tile, the bias, the
 // residual sum and the ReLU, 144 tiles of 512 channels in two chunks, and 312 in three whose last
-// is shorter, on 1, 2 and 3 threads (winograd.cpp). The error allowed is relative to the sum of the
+// is shorter, on 1, 2 and 3 threads (winograd.cpp). Grouped: groups of 24 (not a whole panel of U),
+// 16 and 8, in blocked layouts and channels-last, the last group's block of 16 half padding,
+// uneven paddings, more outputs than inputs a group, and regnet_x_1_6gf's block3 conv (17 groups of
+// 24, several chunks a group). The error allowed is relative to the sum of the
 // terms' magnitudes: the transforms' coefficients (up to 8) amplify rounding in proportion to
 // them, not to the result.
 TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout, padding and post-op") {
     const std::vector<WinogradCase> cases = {
-        {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
-        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
-        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24},     {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
-        {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},     {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
-        {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
+        {2, 20, 9, 11, 24, 1, 1, 1, 1, 8, 8},           {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},         {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 24},          {1, 24, 5, 6, 20, 2, 0, 1, 2, 24, 8},
+        {1, 16, 8, 9, 20, 1, 1, 1, 1, 16, 16},          {1, 512, 48, 48, 8, 1, 1, 1, 1, 8, 8},
+        {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 1},      {2, 512, 49, 45, 24, 1, 1, 1, 1, 8, 8, 3},
+        {2, 72, 9, 11, 72, 1, 1, 1, 1, 8, 8, 2, 3},     {1, 48, 10, 7, 48, 1, 1, 1, 1, 16, 16, 3, 3},
+        {1, 64, 8, 9, 64, 1, 1, 1, 1, 64, 64, 2, 8},    {2, 40, 7, 6, 40, 0, 1, 1, 2, 8, 8, 1, 5},
+        {1, 72, 9, 8, 72, 1, 1, 1, 1, 16, 16, 2, 3},    {1, 32, 6, 6, 64, 1, 1, 1, 1, 16, 16, 2, 2},
+        {2, 408, 14, 14, 408, 1, 1, 1, 1, 8, 8, 2, 17},
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     const int64_t tail = 64;
     double worst = 0;
     for (const WinogradCase& e : cases) {
-        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K, wc = C / e.G, wk = K / e.G;
         const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
-        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y, e.G};
         const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
-        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * C * 9)), b(static_cast<size_t>(K));
+        std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), w(size_t(K * wc * 9)), b(static_cast<size_t>(K));
         for (int64_t n = 0; n < N; ++n)
             for (int64_t c = 0; c < C; ++c)
                 for (int64_t s = 0; s < H * W; ++s) x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
@@ -69,12 +77,12 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
                 for (int64_t p = 0; p < P; ++p)
                     for (int64_t q = 0; q < Q; ++q) {
                         double want = b[size_t(k)], size = std::abs(want);
-                        for (int64_t c = 0; c < C; ++c)
+                        for (int64_t cl = 0; cl < wc; ++cl)
                             for (int64_t r = 0; r < 3; ++r)
                                 for (int64_t t = 0; t < 3; ++t) {
-                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t;
+                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t, c = k / wk * wc + cl;
                                     if (h < 0 || h >= H || col < 0 || col >= W) continue;
-                                    const double term = double(w[size_t(((k * C + c) * 3 + r) * 3 + t)]) *
+                                    const double term = double(w[size_t(((k * wc + cl) * 3 + r) * 3 + t)]) *
                                                         x[size_t(xl.offset(n, c, h * W + col))];
                                     want += term, size += std::abs(term);
                                 }
@@ -84,14 +92,14 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         for (const SimdVariant& v : runnable_simd_variants()) {
             CAPTURE(v.isa);
             REQUIRE(v.winograd3x3_supported(d));
-            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
+            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d, e.threads));
             v.winograd3x3_weights(w.data(), u.data(), d, false);
             const bool large = C > 64;
             for (int post = large && N > 1 ? 3 : 0; post < (large && N == 1 ? 1 : 4); ++post) {
                 const bool sum = post & 1, relu = post & 2;
-                INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
-                     e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu, " threads ",
-                     e.threads);
+                INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " G ", e.G, " padding ", e.pad_t, ",", e.pad_l, ",",
+                     e.pad_b, ",", e.pad_r, " blocks ", e.block_x, ",", e.block_y, " sum ", sum, " relu ", relu,
+                     " threads ", e.threads);
                 std::vector<float> y(size_t(N * yl.batch_stride() + tail), -7.0f);
                 std::fill(y.begin(), y.end() - tail, 5.0f);
                 for (int64_t n = 0; n < N; ++n)
@@ -131,7 +139,7 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
             const simd::Winograd3x3 d{1, 8, 12, 12, 12, 12, 12, 1, 1, 8, 8};  // 3x3 tiles; K pads 12 -> 16
             std::vector<float> x(8 * 144, 0.5f), w(12 * 8 * 9, 0.25f), b(12, 0.0f);
             x[size_t((2 * 12 + 2) * 8 + 3)] = std::numeric_limits<float>::quiet_NaN();  // (h, w) = (2, 2), channel 3
-            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d));
+            std::vector<float> u(v.winograd3x3_weights_size(d)), scratch(v.winograd3x3_scratch(d, 2));
             v.winograd3x3_weights(w.data(), u.data(), d, false);
             for (bool relu : {false, true}) {
                 std::vector<float> y(16 * 144, -7.0f);
@@ -162,9 +170,9 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         // keeps V and M within 16 MiB (it took all tiles at once: 300 MB).
         const simd::Winograd3x3 wide{1, 65544, 64, 64, 8, 64, 64, 1, 1, 8, 8};
         REQUIRE(v.winograd3x3_supported(wide));
-        CHECK(v.winograd3x3_scratch(wide) == size_t(36 * (6 * (65544 + 16) + 2 * 16)));  // a line of skew each
+        CHECK(v.winograd3x3_scratch(wide, 2) == size_t(36 * (6 * (65544 + 16) + 2 * 16)));  // a line of skew each
         const simd::Winograd3x3 many{2, 8, 256, 256, 256, 256, 256, 1, 1, 8, 8};
-        CHECK(v.winograd3x3_scratch(many) * sizeof(float) <= (size_t(16) << 20));
+        CHECK(v.winograd3x3_scratch(many, 2) * sizeof(float) <= (size_t(16) << 20));
         // Refused: a padding past 2 on a side (a window off the map), below 0, and channels-last
         // channels that are not whole vectors. Fields: N C H W K P Q pad_t pad_l block_x block_y.
         CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 8, 8, 6, 1, 1, 8, 8}));
@@ -172,6 +180,11 @@ TEST_CASE("winograd3x3 matches the convolution summed in double, in every layout
         CHECK_FALSE(v.winograd3x3_supported({1, 12, 6, 6, 8, 6, 6, 1, 1, 12, 8}));
         CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 12, 6, 6, 1, 1, 8, 12}));
         CHECK_FALSE(v.winograd3x3_supported({1, 8, 6, 6, 8, 6, 6, -1, 1, 8, 8}));
+        // Groups whose channels are not whole vectors (4 and 12 a group), and a G that does not
+        // divide C and K.
+        CHECK_FALSE(v.winograd3x3_supported({1, 32, 6, 6, 32, 6, 6, 1, 1, 8, 8, 8}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 24, 6, 6, 48, 6, 6, 1, 1, 8, 8, 2}));
+        CHECK_FALSE(v.winograd3x3_supported({1, 48, 6, 6, 48, 6, 6, 1, 1, 8, 8, 5}));
     }
 }
 
@@ -376,28 +389,31 @@ TEST_CASE("image_conv matches its sums in double") {
 // double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),
 // also a whole padding vector of a block of 16 (20 channels), C not a multiple of the weight
 // gradient's panel of 16, K not of its six rows, paddings of 0 to 2 uneven, channels-last x or dy,
-// and tiles in several chunks on 1 and 3 threads. Errors relative to the sum
-// of the terms' magnitudes, as above.
+// and tiles in several chunks on 1 and 3 threads; groups as in the forward's test, in blocked and
+// channels-last layouts. Errors relative to the sum of the terms' magnitudes, as above.
 TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in double") {
     const std::vector<WinogradCase> cases = {
-        {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},      {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
-        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},    {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
-        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},     {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
-        {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24},    {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
-        {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1}, {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
+        {2, 20, 9, 11, 22, 1, 1, 1, 1, 8, 8},        {1, 24, 10, 7, 40, 1, 1, 1, 1, 16, 16},
+        {1, 16, 7, 13, 16, 0, 0, 0, 0, 16, 16},      {2, 8, 6, 5, 8, 2, 2, 2, 2, 8, 8},
+        {1, 16, 8, 9, 24, 0, 1, 1, 2, 16, 16},       {1, 24, 5, 6, 16, 2, 0, 1, 2, 24, 16},
+        {1, 20, 9, 10, 24, 1, 1, 1, 1, 16, 24},      {1, 16, 7, 9, 20, 1, 1, 1, 1, 16, 16},
+        {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 1},   {2, 512, 33, 33, 13, 1, 1, 1, 1, 8, 8, 3},
+        {2, 72, 9, 11, 72, 1, 1, 1, 1, 8, 8, 2, 3},  {1, 32, 7, 9, 48, 1, 1, 1, 1, 16, 16, 1, 2},
+        {1, 48, 6, 7, 24, 0, 1, 2, 1, 8, 8, 3, 3},   {1, 48, 8, 8, 48, 1, 1, 1, 1, 48, 48, 2, 2},
+        {2, 72, 9, 8, 72, 1, 1, 1, 1, 16, 16, 2, 3},
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     double worst_dx = 0, worst_dw = 0;
     for (const WinogradCase& e : cases) {
-        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K;
+        const int64_t N = e.N, C = e.C, H = e.H, W = e.W, K = e.K, wc = C / e.G, wk = K / e.G;
         const int64_t P = H + e.pad_t + e.pad_b - 2, Q = W + e.pad_l + e.pad_r - 2;
-        INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b, ",",
-             e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
-        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y};
-        const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x};
+        INFO("N ", N, " C ", C, " ", H, "x", W, " K ", K, " G ", e.G, " padding ", e.pad_t, ",", e.pad_l, ",", e.pad_b,
+             ",", e.pad_r, " blocks ", e.block_x, ",", e.block_y, " threads ", e.threads);
+        const simd::Winograd3x3 d{N, C, H, W, K, P, Q, e.pad_t, e.pad_l, e.block_x, e.block_y, e.G};
+        const simd::Winograd3x3 back{N, K, P, Q, C, H, W, 2 - e.pad_t, 2 - e.pad_l, e.block_y, e.block_x, e.G};
         const simd::ChannelLayout xl{N, C, H * W, e.block_x}, yl{N, K, P * Q, e.block_y};
         std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f), dy(size_t(N * yl.batch_stride()), 5.0f);
-        std::vector<float> w(size_t(K * C * 9));
+        std::vector<float> w(size_t(K * wc * 9));
         for (int64_t n = 0; n < N; ++n) {
             for (int64_t c = 0; c < C; ++c)
                 for (int64_t s = 0; s < H * W; ++s) x[size_t(xl.offset(n, c, s))] = value((n * C + c) * H * W + s, 17);
@@ -406,7 +422,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
         }
         for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13) / 4;
         // The gradients in double with the sums of their terms' magnitudes, once for every build:
-        // dx (N,C,H,W), dw (K,C,3,3) and db (K), plain.
+        // dx (N,C,H,W), dw (K,C/G,3,3) and db (K), plain.
         std::vector<double> dx_want(size_t(N * C * H * W)), dx_mag(dx_want.size());
         std::vector<double> dw_want(w.size()), dw_mag(w.size()), db_want(static_cast<size_t>(K));
         for (int64_t n = 0; n < N; ++n)
@@ -415,12 +431,12 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
                     for (int64_t q = 0; q < Q; ++q) {
                         const double g = dy[size_t(yl.offset(n, k, p * Q + q))];
                         db_want[size_t(k)] += g;
-                        for (int64_t c = 0; c < C; ++c)
+                        for (int64_t cl = 0; cl < wc; ++cl)
                             for (int64_t r = 0; r < 3; ++r)
                                 for (int64_t t = 0; t < 3; ++t) {
-                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t;
+                                    const int64_t h = p - e.pad_t + r, col = q - e.pad_l + t, c = k / wk * wc + cl;
                                     if (h < 0 || h >= H || col < 0 || col >= W) continue;
-                                    const size_t wi = size_t(((k * C + c) * 3 + r) * 3 + t);
+                                    const size_t wi = size_t(((k * wc + cl) * 3 + r) * 3 + t);
                                     const size_t xi = size_t(((n * C + c) * H + h) * W + col);
                                     const double to_x = double(w[wi]) * g,
                                                  to_w = double(x[size_t(xl.offset(n, c, h * W + col))]) * g;
@@ -433,7 +449,7 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
             REQUIRE(v.winograd3x3_supported(d));
             REQUIRE(v.winograd3x3_supported(back));
             // The data gradient: dx's padded channels come out zero, as the forward's do.
-            std::vector<float> u(v.winograd3x3_weights_size(back)), scratch(v.winograd3x3_scratch(back));
+            std::vector<float> u(v.winograd3x3_weights_size(back)), scratch(v.winograd3x3_scratch(back, e.threads));
             std::vector<float> dx(x.size(), 3.0f);
             v.winograd3x3_weights(w.data(), u.data(), back, true);
             v.winograd3x3(dy.data(), u.data(), nullptr, false, false, dx.data(), scratch.data(), back, e.threads);

@@ -82,13 +82,15 @@ struct ImageConv {
     int64_t block = 8;
 };
 
-// A 3x3 convolution at stride 1, dense and ungrouped (winograd3x3): x (N,C,H,W) and y (N,K,P,Q),
-// each channel-blocked by 8 or 16 or channels-last (block C, or K, a multiple of 8). pad_t and
-// pad_l are the padding above and left of the map; P and Q imply the bottom and right ones.
+// A 3x3 convolution at stride 1, dense (winograd3x3): x (N,C,H,W) and y (N,K,P,Q), each
+// channel-blocked by 8 or 16 or channels-last (block C, or K, a multiple of 8), in G groups of C/G
+// input and K/G output channels. pad_t and pad_l are the padding above and left of the map; P and
+// Q imply the bottom and right ones.
 struct Winograd3x3 {
     int64_t N = 0, C = 0, H = 0, W = 0, K = 0, P = 0, Q = 0;
     int64_t pad_t = 1, pad_l = 1;
     int64_t block_x = 8, block_y = 8;
+    int64_t G = 1;
 };
 
 // A linear layer's product on M rows (linear_gemm): x (M,C), y (M,K), what follows it fused.

@@ -409,20 +409,21 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // at 14x14 took 3.2 against 3.7 ms at batch 1 (196) and 6.2 against 4.6 at batch 2 (392). So
 // training runs Winograd from 256 output positions on; inference at batch 1 keeps it at 7x7
 // (resnet34's layer4 convs 0.89 against 1.01 ms).
-// A conv Winograd F(m, 3) computes at all, where the plan allows it: ungrouped, 3x3, stride 1, dense.
+// A conv Winograd F(m, 3) computes at all, where the plan allows it: 3x3, stride 1, dense.
 bool winograd_shape(const Plan& p, const Conv2d& op) {
-    return p.winograd && op.G == 1 && op.kernel.h == 3 && op.kernel.w == 3 && op.stride.h == 1 &&
-           op.stride.w == 1 && op.dilation.h == 1 && op.dilation.w == 1;
+    return p.winograd && op.kernel.h == 3 && op.kernel.w == 3 && op.stride.h == 1 && op.stride.w == 1 &&
+           op.dilation.h == 1 && op.dilation.w == 1;
 }
 
-// The multiplies Winograd saves per element of input and output, 9CK / (C + K).
+// The multiplies Winograd saves per element of input and output, 9CK / (C + K) for a group's C
+// and K (in G groups, 9CK / (G (C + K)) of the whole conv's).
 double saved_per_element(const Plan& p, const Layer& l, const Conv2d& op) {
     const double C = double(p.shape(l.x())[1]), K = double(op.K);
-    return 9 * C * K / (C + K);
+    return 9 * C * K / (double(op.G) * (C + K));
 }
 
 bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
-    if (!winograd_shape(p, op)) return false;
+    if (!winograd_shape(p, op) || op.G != 1) return false;  // oneDNN's are ungrouped
     // oneDNN 2.6 builds a Winograd conv with more padding on one side of an axis than the other,
     // and its forward and weight gradient are right, but its data gradient is not: 2x64x8x8 with
     // padding top 0, bottom 1, left 0, right 1 differed from the direct one by 12.4 on values up
@@ -435,15 +436,15 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
 
 // Where kernels/simd's Winograd takes a conv (in inference its forward, in training its gradients):
 // below AVX-512 (oneDNN's own above), 9CK / (C + K) of 64 or more, and 16 tiles or more (the
-// figures below say why).
+// figures below say why); grouped in inference only (winograd_forward).
 bool simd_winograd(const Plan& p, const Layer& l, const Conv2d& op) {
-    if (!winograd_shape(p, op) || saved_per_element(p, l, op) < 64) return false;
+    if (!winograd_shape(p, op) || saved_per_element(p, l, op) < 64 || (p.train && op.G != 1)) return false;
     if (avx512_core_here()) return false;
     const Shape& ys = p.shape(l.n.output);
     return ys[0] * ((ys[2] + 3) / 4) * ((ys[3] + 3) / 4) >= 16;
 }
 
-// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, ungrouped, dense, stride-1 3x3 convs run
+// Below AVX-512, where oneDNN 2.6 has no Winograd kernel, dense, stride-1 3x3 convs run
 // as kernels/simd's winograd3x3, F(4x4, 3x3), in the layout their input has (nChw8c, nChw16c, or
 // channels-last with C a multiple of 8; any other is reordered into nChw8c), in inference with the
 // folded batchnorm as its bias and a residual sum and a ReLU after it. Inference transforms the
@@ -458,6 +459,14 @@ bool simd_winograd(const Plan& p, const Layer& l, const Conv2d& op) {
 // of 128 too: squeezenet's 16 -> 64 at 55x55 (115) 0.19-0.24 against 0.29-0.34 ms, googlenet's 16
 // -> 32 at 28x28 (96) 0.041-0.042 against 0.046-0.052, 16 -> 48 at 14x14 (108) 0.018-0.019 against
 // 0.024-0.026; 8 -> 8 at 56x56 (36) lost, 0.046-0.050 against 0.042-0.046. So it takes 64 and more.
+// Grouped convs count a group's C and K: groups of 16, 24 and 32 (72, 108, 144) run it too, in
+// inference; groups of 4 and 8 stay grouped_forward's. In the fused plan at batch 16 on the Zen 3,
+// per step, the build that sends them to oneDNN's jit:avx2 in alternated processes:
+// regnet_x_1_6gf's 15 stride-1 grouped convs (24 a group) 70.5 against 83.4 ms and 68.4 against
+// 98.4, a third pair level (84.7 against 84.0), its block3 convs 4.1-4.4 against 4.9-5.3 ms;
+// resnext50_32x4d's layer3 (16 a group) 3.9-4.6 against 4.9-5.4 ms, layer4 (32) 3.0-3.1 against
+// 5.5-5.8. In training grouped convs keep their other kernels (Winograd's gradients for them not
+// measured).
 bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (p.train || !simd_winograd(p, l, op)) return false;
     const std::optional<SumRelu> chain = sum_then_relu(p, l);
@@ -475,12 +484,13 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t block_x = in_place ? block : 8;
     const bool nhwc = block_x != 8 && block_x != 16;
     const int64_t block_y = nhwc ? (K % 8 == 0 ? K : 8) : block_x;
-    const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y};
+    const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y, op.G};
     if (!simd::winograd3x3_supported(d)) return false;
     const Md x_md = canonical(Md(dims_of(xs), f32, Tag::nChw8c)),
              y_md = canonical(Md(dims_of(ys), f32, block_tag(block_y)));
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;
-    const int w = p.param_mem(l.node, 0, plain({K, C, 3, 3}));
+    // PyTorch's (K, C/G, R, S), as oneDNN names grouped weights: (G, K/G, C/G, R, S).
+    const int w = p.param_mem(l.node, 0, op.G == 1 ? plain({K, C, 3, 3}) : plain({op.G, K / op.G, C / op.G, 3, 3}));
     const int b = bias ? p.param_mem(l.node, 1, Md({K}, f32, Tag::a)) : -1;
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int u = p.mem(plain({int64_t(simd::winograd3x3_weights_size(d))}), true);
@@ -489,9 +499,9 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
              {w, u});
     p.at(&p.fwd, l.node, Phase::fwd);
     const int x = in_place ? now : p.value_as(l.x(), x_md);
-    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(d))}));
-    const int y = group_destination(p, l, y_md, x);
     const int threads = p.step_threads();
+    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(d, threads))}));
+    const int y = group_destination(p, l, y_md, x);
     if (bias)
         p.kernel("winograd3x3",
                  [=](const std::vector<float*>& a) {
@@ -543,8 +553,8 @@ void winograd_dgrad(Plan& p, const Layer& l, const simd::Winograd3x3& d) {
              [back](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], back, true); },
              {p.param[size_t(l.node)][0], u});
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));
-    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(back))}));
     const int threads = p.step_threads();
+    const int scratch = p.mem(plain({int64_t(simd::winograd3x3_scratch(back, threads))}));
     const Md x_md = p.md(s.in[0]);
     const int arrived = p.arrived_as(l.x(), x_md);
     const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);

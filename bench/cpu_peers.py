@@ -414,7 +414,12 @@ def main():
 
             def run_ridge():
                 nonlocal ridge_env
-                m, ridge_env = ridge_times(args, net, mode, batch)
+                m, env = ridge_times(args, net, mode, batch)
+                if ridge_env is None and env.get("git", "").endswith("+dirty"):
+                    # The table records the stamp too; a reader of the console should not miss it.
+                    print(f"# warning: {args.ridge} was built from uncommitted sources (git {env['git']})",
+                          file=sys.stderr)
+                ridge_env = env
                 return m
 
             for _ in range(args.rounds):

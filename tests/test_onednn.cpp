@@ -370,30 +370,32 @@ TEST_CASE("winograd3x3 runs below AVX-512 with its folded batchnorm, residual su
 
 // Grouped 3x3 stride-1 convs whose groups' 9CK / (C + K) reach 64 (16, 24 and 32 channels a
 // group: 72, 108 and 144) infer as winograd3x3 below AVX-512, with their folded batchnorm, a
-// residual sum and a ReLU, in their neighbours' layout; groups of 8 (36) stay grouped_conv3x3, and
-// training keeps its other kernels for every grouped conv. The outputs and gradients match the
-// reference. (test_simd_kernels checks the grouped kernel's layouts and post-ops against sums.)
+// residual sum and a ReLU, in their neighbours' layout. Groups of 8 (36) stay grouped_conv3x3, and
+// 16 -> 8 a group (48; the whole conv's 9CK / (C + K) is 288) oneDNN's convolution. In training no
+// grouped conv runs Winograd in any phase. The outputs and gradients match the reference.
+// (test_simd_kernels checks the grouped kernel's layouts and post-ops against sums.)
 TEST_CASE("grouped 3x3 convs of 16, 24 and 32 channels a group infer as winograd3x3 below AVX-512") {
     const bool avx512 = onednn::avx512_core_here();
     Graph g("wino_grouped");
     Tensor a = g.input({2, 8, 12, 12}) | conv(96, 1) | bn() | relu();
     Tensor b = a | conv(96, 3, {.pad = 1, .groups = 4}) | bn() | relu() | conv(96, 3, {.pad = 1, .groups = 6}) | bn();
-    add(b, a) | relu() | conv(96, 3, {.pad = 1, .groups = 3}) | conv(96, 3, {.pad = 1, .groups = 12}) | conv(32, 1);
+    add(b, a) | relu() | conv(96, 3, {.pad = 1, .groups = 3}) | conv(96, 3, {.pad = 1, .groups = 12}) |
+        conv(48, 3, {.pad = 1, .groups = 6}) | conv(32, 1);
     check_against_reference(g, 1e-4, 2e-4);
-    // The grouped convs' forward steps, as primitive:impl (a kernel's impl names it).
-    auto grouped = [&](Mode mode) {
+    // The grouped convs' steps of a phase, as the primitive or a kernel's impl (which names it).
+    auto grouped = [&](Mode mode, StepPhase phase) {
         std::vector<std::string> kinds;
         auto ex = make_executor("onednn", g, {.mode = mode});
         ex->prepare();
         for (const StepInfo& s : ex->steps()) {
-            if (s.node < 0 || s.phase != StepPhase::fwd) continue;
+            if (s.node < 0 || s.phase != phase) continue;
             const Node& n = g.nodes()[size_t(s.node)];
             const auto* c = std::get_if<Conv2d>(&n.op);
             if (c && c->G > 1) kinds.push_back(s.primitive == "kernel" ? s.impl : s.primitive);
         }
         return kinds;
     };
-    const std::vector<std::string> infer = grouped(Mode::infer);
+    const std::vector<std::string> infer = grouped(Mode::infer, StepPhase::fwd);
     std::string listed;
     for (const std::string& k : infer) listed += k + " ";
     INFO("inference: ", listed);
@@ -401,10 +403,14 @@ TEST_CASE("grouped 3x3 convs of 16, 24 and 32 channels a group infer as winograd
         CHECK(std::count(infer.begin(), infer.end(), "ridge:winograd3x3") == 0);
     } else {
         CHECK(infer == std::vector<std::string>{"ridge:winograd3x3", "ridge:winograd3x3", "ridge:winograd3x3",
-                                                "ridge:grouped_conv3x3"});
+                                                "ridge:grouped_conv3x3", "convolution"});
     }
-    const std::vector<std::string> train = grouped(Mode::train);
-    CHECK(std::count(train.begin(), train.end(), "ridge:winograd3x3") == 0);
+    for (StepPhase phase : {StepPhase::fwd, StepPhase::dgrad, StepPhase::wgrad}) {
+        CAPTURE(int(phase));
+        const std::vector<std::string> train = grouped(Mode::train, phase);
+        CHECK(!train.empty());
+        for (const std::string& k : train) CHECK(k.find("winograd") == std::string::npos);
+    }
 }
 
 // Which depthwise convs run as a post-op of the 1x1 conv before them (fusion.h); the op table's

@@ -169,8 +169,8 @@ RIDGE_SIMD_INLINE void weight_1d(const V* m, int64_t stride, V* o, int64_t ostri
 }
 
 // V's rows for items [i0, i1) of (tile, block of 8 of the group's input channels, from c0 on);
-// tiles from `count` on (the chunk's rows past its last tile) and channels from C on (past x's
-// last block) are zero.
+// tiles from `count` on (the chunk's rows past its last tile) and channels from the group's C/G on
+// (V's padding to Cp; ungrouped, past x's last block) are zero.
 RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3x3& d, const Geometry& g, int64_t first,
                                        int64_t count, int64_t c0, int64_t i0, int64_t i1) {
     // d's and g's fields in locals: the stores through float* below could alias them, and GCC
@@ -197,14 +197,14 @@ RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3
             for (int64_t r = 0; r < 6; ++r) {
                 const int64_t h = h0 + r;
                 V row[6];
-                const float* at = image + (h * W + w0) * bx;
                 if (interior) {
+                    const float* at = image + (h * W + w0) * bx;
 #pragma GCC unroll 6
                     for (int64_t s = 0; s < 6; ++s) row[s] = load<V>(at + s * bx);
                 } else {
                     for (int64_t s = 0; s < 6; ++s) {
                         const bool inside = h >= 0 && h < H && w0 + s >= 0 && w0 + s < W;
-                        row[s] = inside ? load<V>(at + s * bx) : V{};
+                        row[s] = inside ? load<V>(image + (h * W + w0 + s) * bx) : V{};
                     }
                 }
                 input_1d(row, 1, across + r, 6);
@@ -467,8 +467,8 @@ void grouped_forward(const float* x, const float* u, const float* b, bool sum, b
             transform_input(x, v, d, g, first, count, group * g.Cg, 0, used * (g.Cp / 8));
             multiply(v, u + group * points * g.up, m, g, used, 0, points * (g.Kp / g.pw));
             // The last group also zeroes the padding of y's last block.
-            const int64_t Ky = group + 1 < d.G ? g.Kg : g.Kg + g.Ky - d.K;
-            transform_output(m, b, sum, relu, y, d, g, first, group * g.Kg, Ky, 0, count * (Ky / 8));
+            const int64_t written = group + 1 < d.G ? g.Kg : g.Kg + g.Ky - d.K;
+            transform_output(m, b, sum, relu, y, d, g, first, group * g.Kg, written, 0, count * (written / 8));
         }
     }
 }

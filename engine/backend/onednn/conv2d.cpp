@@ -486,6 +486,10 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const int64_t block_y = nhwc ? (K % 8 == 0 ? K : 8) : block_x;
     const simd::Winograd3x3 d{xs[0], C, xs[2], xs[3], K, ys[2], ys[3], op.pad.top, op.pad.left, block_x, block_y, op.G};
     if (!simd::winograd3x3_supported(d)) return false;
+    // Wider groups than measured (32) stay oneDNN's: the kernel sizes a group's chunk of tiles to
+    // its L2, which for groups of hundreds of channels leaves a few tiles a chunk, each reading
+    // the group's U again.
+    if (op.G > 1 && (C / op.G > 64 || K / op.G > 64)) return false;
     const Md x_md = canonical(Md(dims_of(xs), f32, Tag::nChw8c)),
              y_md = canonical(Md(dims_of(ys), f32, block_tag(block_y)));
     const bool folded = l.group && l.group->bn >= 0, bias = op.bias || folded;

@@ -712,16 +712,18 @@ TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bi
     }
 }
 
-// Below AVX-512 a linear on 65 rows or more and 512 inputs or more whose group is a GELU alone
-// (vit's fc1) runs linear_gemm and then oneDNN's GELU over its output in place, two steps of the
-// linear's node and none of the GELU's; on fewer inputs, and with AVX-512, it stays oneDNN's (inner
-// product or matmul) with the GELU as its post-op.
-TEST_CASE("a linear on many rows followed by a GELU runs linear_gemm, then the GELU in place") {
+// A linear whose group is a GELU alone (vit's and convnext's fc1) runs kernels/simd's product and
+// then oneDNN's GELU over its output in place, two steps of the linear's node and none of the
+// GELU's, whatever its inputs: linear_panels up to 64 rows (from 2 rows below AVX-512 only),
+// linear_gemm from 65 below AVX-512. With AVX-512 it stays oneDNN's (inner product or matmul) with
+// the GELU as its post-op.
+TEST_CASE("a linear followed by a GELU runs kernels/simd's product, then the GELU in place") {
     const bool wide = onednn::avx512_core_here();
-    for (int64_t C : {600, 300})
-        for (int64_t N : {65, 136}) {
+    for (int64_t C : {600, 96})
+        for (int64_t N : {1, 40, 65, 136}) {
             CAPTURE(C);
-            const bool routed = !wide && C >= 512;
+            const bool routed = N == 1 || !wide;
+            const std::string kernel = N > 64 ? "ridge:linear_gemm" : "ridge:linear_panels";
             Graph g("mlp");
             g.input({N, C}) | linear(1000) | gelu() | linear(10);
             Inputs in = inputs(g, 7);
@@ -730,16 +732,16 @@ TEST_CASE("a linear on many rows followed by a GELU runs linear_gemm, then the G
                 check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, cat("batch ", N));
             auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = true});
             ex->prepare();
-            int gemm = 0, gelu_after = 0, gelu_steps = 0;
+            int product = 0, gelu_after = 0, gelu_steps = 0;
             for (const StepInfo& s : ex->steps()) {
                 if (s.node < 0) continue;
                 const Op& op = g.nodes()[size_t(s.node)].op;
                 gelu_steps += std::holds_alternative<Activation>(op);
                 if (s.node != 0) continue;
-                gemm += s.impl == "ridge:linear_gemm";
-                gelu_after += gemm == 1 && s.primitive == "eltwise";
+                product += s.impl == kernel;
+                gelu_after += product == 1 && s.primitive == "eltwise";
             }
-            CHECK_MESSAGE(gemm == (routed ? 1 : 0), "batch ", N);
+            CHECK_MESSAGE(product == (routed ? 1 : 0), "batch ", N);
             CHECK_MESSAGE(gelu_after == (routed ? 1 : 0), "batch ", N);
             CHECK_MESSAGE(gelu_steps == 0, "batch ", N, ": the GELU has a step of its own");
         }

@@ -98,6 +98,25 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     return true;
 }
 
+// A GELU alone after a linear on kernels/simd's products runs as oneDNN's eltwise over
+// y in place, a second step of the same layer: an erf in the kernels' epilogues (Numerical Recipes'
+// erfc, an exp and a division) cost 0.8 ns an element on 2 threads of the Zen 3 against about 0.35
+// for oneDNN's post-op, and the pass after costs about 0.55 ns an output, less than what the kernels
+// gain on oneDNN's gemm:jit inner product with its GELU post-op. On the 2-core Zen 3, alternated
+// processes: vit_b_16's fc1 (197 x 768 -> 3072) 0.75 to 0.81 of the inner product's time at batch
+// 1, 0.99 at batch 16 (linear_gemm); convnext_tiny's fc1 at batch 1 (2026-12-01), stage 3 (196 x
+// 384 -> 1536) 1.84 against 3.3 ms, stage 1 (3136 x 96 -> 384) 2.56 against 2.79, at batch 16
+// 2 to 7 % faster in every stage.
+bool gelu_alone(const Plan& p, const Layer& l) {
+    return l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu);
+}
+
+void gelu_after(Plan& p, int y) {
+    const Eltwise e = eltwise_of(Activation::Fn::gelu).front();
+    const dnnl::eltwise_forward::desc d(prop_kind::forward_inference, e.alg, p.md(y), e.alpha, e.beta);
+    p.primitive(dnnl::eltwise_forward::primitive_desc(d, p.attr(), p.eng), {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
+}
+
 // Up to 64 rows in inference (a classifier up to batch 64): kernels/simd's linear_panels over
 // weights in panels of 16 rows, one contiguous stream a thread, read once for all rows. For one row
 // oneDNN's brgemm inner product read them at about four fifths of memory speed (alexnet's fc1: 4.2
@@ -106,13 +125,14 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 // the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's fc1 took 18.8 ms and vgg11's
 // 52.6 against bounds of 6.0 and 16.3. With AVX-512, where oneDNN's brgemm takes several rows and
 // this kernel's 8-lane FMAs would be half width on cores with two full AVX-512 units, several rows
-// stay oneDNN's (not measured there). The group may add a ReLU; any other post-op keeps the inner
-// product.
+// stay oneDNN's (not measured there). The group may add a ReLU, or a GELU alone (gelu_after); any
+// other post-op keeps the inner product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M > simd::max_panel_rows) return false;
     if (s.M > 1 && avx512_core_here()) return false;
-    if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
-    const bool relu = l.group && !l.group->post.empty();
+    const bool gelu = gelu_alone(p, l);
+    if (!gelu && !post_ops_all(p, l, Activation::Fn::relu)) return false;
+    const bool relu = !gelu && l.group && !l.group->post.empty();
     int x = p.value_as(l.x(), plain(dims_of(p.shape(l.x()))));
     int y = p.mem(plain(dims_of(p.shape(l.y(p.g)))));
     int w = p.param_mem(l.node, 0, Md({s.K, s.C}, dnnl::memory::data_type::f32, Tag::AB16b16a));
@@ -127,34 +147,23 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
                  [=](const std::vector<float*>& a) { simd::linear_panels(a[0], a[1], nullptr, relu, a[2], M, C, K); },
                  {x, w, y});
     }
+    if (gelu) gelu_after(p, y);
     p.value[size_t(l.y(p.g))] = y;
     return true;
 }
 
 // Many rows in inference on AVX2 hosts without AVX-512 (vit's tokens, convnext's positions):
 // kernels/simd's linear_gemm over the same weight panels, with a residual sum and then a ReLU
-// fused as the group has them. On the 2-core Zen 3, alone against oneDNN's AVX2 inner product
-// (gemm:jit; its matmul there is gemm:jit too), it ran vit's shapes and convnext's later stages 3
-// to 6 % faster, convnext's first stage at batch 4 (12544 x 96 -> 384) 8 % slower, while in the
-// per-layer pass of convnext at batch 16 every stage's linears were faster (154 to 188 against
-// 143 to 181 GFLOP/s) and the whole nets were a few per cent faster. A GELU in linear_gemm's
-// epilogue (erf from Numerical Recipes' erfc, exp and a division) cost 0.8 ns an element on 2
-// threads against about 0.35 for oneDNN's post-op, and the MLPs with it ran level or slower. A
-// GELU alone after it runs instead as oneDNN's eltwise over y in place, after the kernel: on 2
-// threads of the Zen 3, vit_b_16's fc1 (768 -> 3072) that way took 0.75 and 0.81 of the inner
-// product's time with its GELU post-op at batch 1 (197 rows), 0.99 at batch 16 (medians of 30 and
-// 10 alternated calls; the pass about 0.55 ns an output), once linear_gemm's micro-kernel was
-// unrolled (kernels/simd/panel.h). The pass costs the same per output whatever C is, the product's
-// gain (about 15 % of 2C FLOPs an output at some 150 GFLOP/s, 0.002 C ns) grows with C, so it is
-// taken from 512 inputs: vit's fc1 and convnext's last stage (768), not convnext's first three
-// stages (96 and 192 inputs slower by that estimate, 384 within the noise; none measured). Below
-// AVX2 (never measured) the inner product stays.
-constexpr int64_t gemm_gelu_from = 512;  // input channels
-
+// fused as the group has them, or a GELU alone after it (gelu_after). On the 2-core Zen 3, alone
+// against oneDNN's AVX2 inner product (gemm:jit; its matmul there is gemm:jit too), it ran vit's
+// shapes and convnext's later stages 3 to 6 % faster, convnext's first stage at batch 4 (12544 x
+// 96 -> 384) 8 % slower, while in the per-layer pass of convnext at batch 16 every stage's linears
+// were faster (154 to 188 against 143 to 181 GFLOP/s) and the whole nets were a few per cent
+// faster, once linear_gemm's micro-kernel was unrolled (kernels/simd/panel.h). Below AVX2 (never
+// measured) the inner product stays.
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
-    const bool gelu =
-        l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu) && s.C >= gemm_gelu_from;
+    const bool gelu = gelu_alone(p, l);
     const std::optional<SumRelu> chain = gelu ? SumRelu{} : sum_then_relu(p, l);
     if (!chain) return false;
     const simd::Gemm d{s.M, s.C, s.K, chain->sum, chain->relu};
@@ -173,12 +182,7 @@ bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& 
                  [=](const std::vector<float*>& a) { simd::linear_gemm(a[0], a[1], nullptr, a[3], a[2], d, threads); },
                  {x, w, scratch, y});
     }
-    if (gelu) {
-        const Eltwise e = eltwise_of(Activation::Fn::gelu).front();
-        const dnnl::eltwise_forward::desc gelu_d(prop_kind::forward_inference, e.alg, p.md(y), e.alpha, e.beta);
-        p.primitive(dnnl::eltwise_forward::primitive_desc(gelu_d, p.attr(), p.eng),
-                    {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
-    }
+    if (gelu) gelu_after(p, y);
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
     return true;

@@ -167,74 +167,121 @@ RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* acc, const 
 
 // ---- depthwise conv at stride 1: the forward, and the data gradient as a forward ----
 
-constexpr int64_t dw_strip = 8;  // output positions of a row held in registers
-
-// One output row of one block of L channels: y[q] = bias + the sum over r, s of
-// rows[r][q + s - pad_l] * w[r][s], for q in [0, Q). rows[r] is the input row kernel row r reads
-// (null in the padding), positions ps floats apart, W of them; wp the block's weights ([r][s][lane],
-// read as w[R-1-r][S-1-s] when turned), bias its L lanes or null. A strip of outputs stays in
-// registers while each input position it reaches is loaded once per kernel row and multiplied by
-// the S taps held in registers; positions in the padding are skipped, not read as zeros, so the
-// borders cost nothing extra. The last strip may compute a few positions past Q, not stored.
-template <int L, int S>
-RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q, int64_t pad_l,
-                              const float* wp, bool turned, const float* bias, float* y) {
+// One strip of `strip` outputs of a row (count of them stored), from w0 - the left padding, of one
+// block of L channels: y[t] = bias + the sum over r, s of rows[r][w0 + t + s] * w[r][s]. rows[r] is
+// the input row kernel row r reads (null in the padding), positions ps floats apart, W of them; wp
+// the block's weights ([r][s][lane], read as w[R-1-r][S-1-s] when turned), bias its L lanes or
+// null. The strip stays in registers while each input position it reaches is loaded once per
+// kernel row and multiplied by the S taps held in registers; positions in the padding are skipped,
+// not read as zeros, and a strip whose positions are all inside (`inside`) tests none.
+template <int L, int S, int strip, bool inside>
+RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t w0,
+                                   const float* wp, bool turned, const float* bias, float* y, int64_t count) {
     using V = Vec<L>;
-    for (int64_t q0 = 0; q0 < Q; q0 += dw_strip) {
-        V acc[dw_strip];
-        for (auto& a : acc) a = bias ? load<V>(bias) : V{};
-        const int64_t w0 = q0 - pad_l;
-        for (int64_t r = 0; r < R; ++r) {
-            if (!rows[r]) continue;
-            const float* wr = wp + (turned ? R - 1 - r : r) * S * L;
-            V k[S];
-            for (int s = 0; s < S; ++s) k[s] = load<V>(wr + (turned ? S - 1 - s : s) * L);
-#pragma GCC unroll 16
-            for (int j = 0; j < dw_strip + S - 1; ++j) {
-                const int64_t w = w0 + j;
-                if (w < 0 || w >= W) continue;
-                const V v = load<V>(rows[r] + w * ps);
+    V acc[strip];
+    for (auto& a : acc) a = bias ? load<V>(bias) : V{};
+    for (int64_t r = 0; r < R; ++r) {
+        if (!rows[r]) continue;
+        const float* wr = wp + (turned ? R - 1 - r : r) * S * L;
+        V k[S];
 #pragma GCC unroll 7
-                for (int s = 0; s < S; ++s) {
-                    const int t = j - s;  // input w reaches output q0 + t through tap s
-                    if (t >= 0 && t < dw_strip) acc[t] += v * k[s];
-                }
+        for (int s = 0; s < S; ++s) k[s] = load<V>(wr + (turned ? S - 1 - s : s) * L);
+#pragma GCC unroll 16
+        for (int j = 0; j < strip + S - 1; ++j) {
+            if (!inside && (w0 + j < 0 || w0 + j >= W)) continue;
+            const V v = load<V>(rows[r] + (w0 + j) * ps);
+#pragma GCC unroll 7
+            for (int s = 0; s < S; ++s) {
+                const int t = j - s;  // input w0 + j reaches output t through tap s
+                if (t >= 0 && t < strip) acc[t] += v * k[s];
             }
         }
-        const int64_t count = std::min(dw_strip, Q - q0);
-        for (int64_t t = 0; t < count; ++t) store(y + (q0 + t) * ps, acc[t]);
     }
+    if (count == strip) {
+#pragma GCC unroll 8
+        for (int t = 0; t < strip; ++t) store(y + t * ps, acc[t]);
+    } else {
+        for (int64_t t = 0; t < count; ++t) store(y + t * ps, acc[t]);
+    }
+}
+
+// Strips of `strip` outputs of a row, each for `blocks` channel blocks in turn (cs floats apart in
+// x's rows and in y; their weights R*S*L apart, their biases L).
+template <int L, int S, int strip>
+RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q, int64_t pad_l,
+                              const float* wp, bool turned, const float* bias, float* y, int64_t blocks, int64_t cs) {
+    const float* rb[max_taps];
+    for (int64_t q0 = 0; q0 < Q; q0 += strip) {
+        const int64_t w0 = q0 - pad_l, count = std::min<int64_t>(strip, Q - q0);
+        const bool inside = w0 >= 0 && w0 + strip + S - 1 <= W;
+        for (int64_t c = 0; c < blocks; ++c) {
+            for (int64_t r = 0; r < R; ++r) rb[r] = rows[r] ? rows[r] + c * cs : nullptr;
+            const float* w = wp + c * R * S * L;
+            const float* b = bias ? bias + c * L : nullptr;
+            float* out = y + q0 * ps + c * cs;
+            if (inside)
+                dw_strip_at<L, S, strip, true>(rb, R, ps, W, w0, w, turned, b, out, count);
+            else
+                dw_strip_at<L, S, strip, false>(rb, R, ps, W, w0, w, turned, b, out, count);
+        }
+    }
+}
+
+// The strip that wastes fewest outputs of a row of Q (convnext's 56, 28, 14 and 7 take 7), ties to
+// the longer: 7 accumulators, 7 taps and an input vector fill 15 of AVX2's 16 registers. Strips of 8
+// computed 8 outputs of a 7-wide map and 16 of a 14-wide one.
+template <int L, int S>
+RIDGE_SIMD_INLINE void dw_row_strips(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q,
+                                     int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
+                                     int64_t blocks, int64_t cs) {
+    auto waste = [Q](int64_t s) { return (Q + s - 1) / s * s - Q; };
+    if (waste(7) <= waste(6) && waste(7) <= waste(5))
+        return dw_row<L, S, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+    if (waste(6) <= waste(5)) return dw_row<L, S, 6>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+    dw_row<L, S, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
 template <int L>
 RIDGE_SIMD_INLINE void dw_row_any(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                                  int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
-    if (S == 3) return dw_row<L, 3>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
-    if (S == 5) return dw_row<L, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
-    dw_row<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y);
+                                  int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
+                                  int64_t blocks, int64_t cs) {
+    if (S == 3) return dw_row_strips<L, 3>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+    if (S == 5) return dw_row_strips<L, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+    dw_row_strips<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
 RIDGE_SIMD_CLONES void dw_row16(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                                int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
-    dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y);
+                                int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
+                                int64_t blocks, int64_t cs) {
+    dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
 RIDGE_SIMD_CLONES void dw_row8(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                               int64_t pad_l, const float* wp, bool turned, const float* bias, float* y) {
-    dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y);
+                               int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
+                               int64_t cs) {
+    dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
 // y = conv(x) + b, the weights w in the blocked layout of depthwise_lanes ([cb][r][s][lane], zeros
-// past C), turned or not; b (C) or null. Units of one output row of one channel block, rows of an
-// image in order, so the R input rows a unit reads were mostly read by the one before it.
+// past C), turned or not; b (C) or null. Blocked layouts: units of one output row of one channel
+// block, rows of an image in order, so the R input rows a unit reads were mostly read by the one
+// before it. Channels-last: units of one output row, each strip of it through every channel block
+// in turn, so that the other half of a 64-byte line of x (two 8-lane blocks of a position) is read
+// while the line is still in L1; a strip's R rows of a row of 96 channels span 7 x 13 lines 384
+// bytes apart, a whole output row's 7 x 62, more than L1 holds. With units of one row and one
+// block, and strips of 8 whatever Q, on 2 threads of the Zen 3 (a test program at -O3, alternated
+// calls, 2 runs): 8x96x56x56 7.2-7.4 against now 6.0-6.2 ms, 1x96x56x56 0.86-0.88 against
+// 0.60-0.72, 16x768x7x7 1.59-1.62 against 1.31-1.37 (oneDNN's jit_dw 1.09-1.35), 8x384x14x14
+// 1.82-1.91 against 1.59-1.62.
 void dw_run(const float* x, const float* w, bool turned, const float* b, float* y, const Depthwise& d, int threads) {
     const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
     const bool blocked = d.block == L;
     const int64_t ps = position_floats(d, L);
+    const int64_t per_unit = blocked ? 1 : CB;  // channel blocks a unit runs
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < d.N * CB * d.P; ++u) {
-        const int64_t n = u / (CB * d.P);
-        const int64_t cb = blocked ? u / d.P % CB : u % CB, p = blocked ? u % d.P : u / CB % d.P;
+    for (int64_t u = 0; u < d.N * (CB / per_unit) * d.P; ++u) {
+        const int64_t n = u / (CB / per_unit * d.P);
+        const int64_t cb = blocked ? u / d.P % CB : 0, p = u % d.P;
         const float* rows[max_taps];
         for (int64_t r = 0; r < d.R; ++r) {
             const int64_t h = p - d.pad_t + r;
@@ -248,7 +295,8 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
             bias = padded;
         }
         float* out = y + block_row(d, L, n, cb, p, d.P, d.Q);
-        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, out);
+        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, out,
+                                       per_unit, L);
         // The lanes past C in a padded last block took the input's padding times zero weights: NaN
         // where that padding held one (a gradient's may hold anything); a blocked tensor's padding
         // must read zero to the layers after it.

@@ -186,10 +186,16 @@ RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t 
         V k[S];
 #pragma GCC unroll 7
         for (int s = 0; s < S; ++s) k[s] = load<V>(wr + (turned ? S - 1 - s : s) * L);
+        // The positions read are a run of the strip's from j0; the pointer steps through them
+        // rather than holding an offset j * ps for each j, which GCC 12 kept in stack slots and
+        // reloaded before each load (the time was level within the noise either way).
+        const int64_t j0 = inside ? 0 : std::max<int64_t>(0, -w0);
+        const float* in = rows[r] + (w0 + j0) * ps;
 #pragma GCC unroll 16
         for (int j = 0; j < strip + S - 1; ++j) {
-            if (!inside && (w0 + j < 0 || w0 + j >= W)) continue;
-            const V v = load<V>(rows[r] + (w0 + j) * ps);
+            if (!inside && (j < j0 || w0 + j >= W)) continue;
+            const V v = load<V>(in);
+            if (j + 1 < strip + S - 1) in += ps;  // never past the row's last position
 #pragma GCC unroll 7
             for (int s = 0; s < S; ++s) {
                 const int t = j - s;  // input w0 + j reaches output t through tap s

@@ -662,18 +662,21 @@ TEST_CASE("linear_gemm agrees with sums in double, with a bias, a residual sum a
 // the weights plain or blocked (ridge-kernels' dw-wgrad takes blocked ones only): blocks of 8 and
 // 16 (19 channels: a padded last block) and channels-last (24 and 40 channels run 8 lanes
 // everywhere, 32 and 48 16 in the AVX-512 build), 3x3, 5x5, 7x7 and 1x3 kernels with "same",
-// smaller and no padding, maps narrower than the kernel and than a strip of 8, and a row of one
-// image.
+// smaller and no padding, maps narrower than the kernel and than a strip, and a row of one image.
+// The rows take strips of 5, 6 and 7; strips wholly inside a row (the 28-wide 7x7, the 12-wide
+// blocked 3x3 whose last strip ends at the row's end, the 17-wide 5x5, the 1x3) and at its
+// borders; 8 threads on a map of 2 rows share each row's channel blocks out.
 TEST_CASE("the depthwise conv and its gradients agree with sums in double, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, H, W, R, S, pad_t, pad_l, block;  // block 0: channels-last
         int threads;
     };
-    const Shape shapes[] = {{2, 19, 5, 9, 3, 3, 1, 1, 16, 2},  {1, 19, 7, 7, 7, 7, 3, 3, 8, 1},
-                            {2, 24, 14, 14, 7, 7, 3, 3, 0, 2}, {1, 32, 9, 17, 5, 5, 2, 2, 0, 3},
-                            {3, 48, 4, 3, 7, 7, 3, 3, 0, 2},   {1, 40, 1, 20, 1, 3, 0, 1, 0, 1},
-                            {2, 32, 8, 11, 5, 5, 1, 1, 16, 2}, {1, 16, 9, 9, 7, 7, 0, 0, 0, 1},
-                            {2, 24, 6, 10, 3, 5, 1, 2, 8, 4},  {1, 48, 7, 7, 7, 7, 3, 3, 16, 2}};
+    const Shape shapes[] = {
+        {2, 19, 5, 9, 3, 3, 1, 1, 16, 2},  {1, 19, 7, 7, 7, 7, 3, 3, 8, 1},  {2, 24, 14, 14, 7, 7, 3, 3, 0, 2},
+        {1, 32, 9, 17, 5, 5, 2, 2, 0, 3},  {3, 48, 4, 3, 7, 7, 3, 3, 0, 2},  {1, 40, 1, 20, 1, 3, 0, 1, 0, 1},
+        {2, 32, 8, 11, 5, 5, 1, 1, 16, 2}, {1, 16, 9, 9, 7, 7, 0, 0, 0, 1},  {2, 24, 6, 10, 3, 5, 1, 2, 8, 4},
+        {1, 48, 7, 7, 7, 7, 3, 3, 16, 2},  {1, 24, 3, 28, 7, 7, 3, 3, 0, 2}, {1, 16, 5, 12, 3, 3, 0, 0, 8, 2},
+        {1, 48, 2, 7, 7, 7, 3, 3, 0, 8}};
     for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes) {
             simd::Depthwise d;

@@ -712,39 +712,58 @@ TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bi
     }
 }
 
-// A linear whose group is a GELU alone (vit's and convnext's fc1) runs kernels/simd's product and
-// then oneDNN's GELU over its output in place, two steps of the linear's node and none of the
-// GELU's, whatever its inputs: linear_panels up to 64 rows (from 2 rows below AVX-512 only),
-// linear_gemm from 65 below AVX-512. With AVX-512 it stays oneDNN's (inner product or matmul) with
-// the GELU as its post-op.
+// Below AVX-512 a linear whose group is a GELU alone (vit's and convnext's fc1) runs kernels/simd's
+// product and then oneDNN's GELU over its output in place, two steps of the linear's node and none
+// of the GELU's, whatever its inputs, with or without a bias, on rows or on tokens (N, T, C):
+// linear_panels up to 64 rows, linear_gemm from 65. With AVX-512, and where the GELU is not alone
+// (a ReLU or a second GELU after it), it stays oneDNN's (inner product or matmul) with its post-ops.
 TEST_CASE("a linear followed by a GELU runs kernels/simd's product, then the GELU in place") {
     const bool wide = onednn::avx512_core_here();
+    struct Case {
+        Shape x;
+        bool bias = true;
+        int after = 0;  // a second activation: 1 a ReLU, 2 a GELU
+    };
+    std::vector<Case> cases;
     for (int64_t C : {600, 96})
-        for (int64_t N : {1, 40, 65, 136}) {
-            CAPTURE(C);
-            const bool routed = N == 1 || !wide;
-            const std::string kernel = N > 64 ? "ridge:linear_gemm" : "ridge:linear_panels";
-            Graph g("mlp");
-            g.input({N, C}) | linear(1000) | gelu() | linear(10);
-            Inputs in = inputs(g, 7);
-            Result ref = run("reference", g, Mode::infer, false, in);
-            for (bool fused : {true, false})
-                check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, cat("batch ", N));
-            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = true});
-            ex->prepare();
-            int product = 0, gelu_after = 0, gelu_steps = 0;
-            for (const StepInfo& s : ex->steps()) {
-                if (s.node < 0) continue;
-                const Op& op = g.nodes()[size_t(s.node)].op;
-                gelu_steps += std::holds_alternative<Activation>(op);
-                if (s.node != 0) continue;
-                product += s.impl == kernel;
-                gelu_after += product == 1 && s.primitive == "eltwise";
-            }
-            CHECK_MESSAGE(product == (routed ? 1 : 0), "batch ", N);
-            CHECK_MESSAGE(gelu_after == (routed ? 1 : 0), "batch ", N);
-            CHECK_MESSAGE(gelu_steps == 0, "batch ", N, ": the GELU has a step of its own");
+        for (int64_t N : {1, 40, 65, 136}) cases.push_back({{N, C}});
+    cases.push_back({{40, 96}, false});
+    cases.push_back({{136, 96}, false});
+    cases.push_back({{2, 50, 96}});  // 100 tokens
+    cases.push_back({{40, 96}, true, 1});
+    cases.push_back({{136, 96}, true, 1});
+    cases.push_back({{40, 96}, true, 2});
+    cases.push_back({{136, 96}, true, 2});
+    for (const Case& c : cases) {
+        const int64_t rows = numel(c.x) / c.x.back();
+        CAPTURE(c.x);
+        CAPTURE(c.bias);
+        CAPTURE(c.after);
+        const bool routed = !wide && c.after == 0;
+        const std::string kernel = rows > 64 ? "ridge:linear_gemm" : "ridge:linear_panels";
+        Graph g("mlp");
+        Tensor h = g.input(c.x) | linear(1000, c.bias) | gelu();
+        if (c.after == 1) h = h | relu();
+        if (c.after == 2) h = h | gelu();
+        h | linear(10);
+        Inputs in = inputs(g, 7);
+        Result ref = run("reference", g, Mode::infer, false, in);
+        for (bool fused : {true, false}) check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4, "");
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = true});
+        ex->prepare();
+        int product = 0, gelu_after = 0, activation_steps = 0;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.node < 0) continue;
+            const Op& op = g.nodes()[size_t(s.node)].op;
+            activation_steps += std::holds_alternative<Activation>(op);
+            if (s.node != 0) continue;
+            product += s.impl == kernel;
+            gelu_after += product == 1 && s.primitive == "eltwise";
         }
+        CHECK(product == (routed ? 1 : 0));
+        CHECK(gelu_after == (routed ? 1 : 0));
+        CHECK_MESSAGE(activation_steps == 0, "an activation has a step of its own");
+    }
 }
 
 // The reference takes ReLU of NaN as 0 (x > 0 ? x : 0); so do the hand kernels that fuse one:

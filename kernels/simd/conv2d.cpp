@@ -195,7 +195,7 @@ RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t 
         for (int j = 0; j < strip + S - 1; ++j) {
             if (!inside && (j < j0 || w0 + j >= W)) continue;
             const V v = load<V>(in);
-            if (j + 1 < strip + S - 1) in += ps;  // never past the row's last position
+            if (j + 1 < strip + S - 1 && (inside || w0 + j + 1 < W)) in += ps;  // never past the row's end
 #pragma GCC unroll 7
             for (int s = 0; s < S; ++s) {
                 const int t = j - s;  // input w0 + j reaches output t through tap s
@@ -234,7 +234,8 @@ RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, i
 }
 
 // The strip that wastes fewest outputs of a row of Q (convnext's 56, 28, 14 and 7 take 7), ties to
-// the longer: 7 accumulators, 7 taps and an input vector fill 15 of AVX2's 16 registers. Strips of 8
+// the longer: in 8 lanes 7 accumulators, 7 taps and an input vector fill 15 of AVX2's 16 registers
+// (16 lanes on AVX2 or SSE builds need twice the registers and spill, as before). Strips of 8
 // computed 8 outputs of a 7-wide map and 16 of a 14-wide one.
 template <int L, int S>
 RIDGE_SIMD_INLINE void dw_row_strips(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q,
@@ -273,21 +274,29 @@ RIDGE_SIMD_CLONES void dw_row8(const float* const* rows, int64_t R, int64_t S, i
 // block, rows of an image in order, so the R input rows a unit reads were mostly read by the one
 // before it. Channels-last: units of one output row, each strip of it through every channel block
 // in turn, so that the other half of a 64-byte line of x (two 8-lane blocks of a position) is read
-// while the line is still in L1; a strip's R rows of a row of 96 channels span 7 x 13 lines 384
-// bytes apart, a whole output row's 7 x 62, more than L1 holds. With units of one row and one
-// block, and strips of 8 whatever Q, on 2 threads of the Zen 3 (a test program at -O3, alternated
-// calls, 2 runs): 8x96x56x56 7.2-7.4 against now 6.0-6.2 ms, 1x96x56x56 0.86-0.88 against
-// 0.60-0.72, 16x768x7x7 1.59-1.62 against 1.31-1.37 (oneDNN's jit_dw 1.09-1.35), 8x384x14x14
-// 1.82-1.91 against 1.59-1.62.
+// right after the first. A unit per row and block read a whole row's strips first: at 96 channels
+// 7 x 56 lines 384 bytes apart, which fall in half of L1's 64 sets, some 12 lines a set against its
+// 8 ways. With units of one row and one block, and strips of 8 whatever Q, on 2 threads of the Zen
+// 3 (a test program at -O3, alternated calls, 2 runs): 8x96x56x56 7.2-7.4 against now 6.0-6.2 ms,
+// 1x96x56x56 0.86-0.88 against 0.60-0.72, 16x768x7x7 1.59-1.62 against 1.31-1.37, 8x384x14x14
+// 1.82-1.91 against 1.59-1.62. Where a map has fewer rows than two a thread (convnext's last stage
+// at batch 1 on many cores), a row's blocks are shared out in even runs (not measured: this host
+// has 2 cores, which every zoo net's rows keep busy).
 void dw_run(const float* x, const float* w, bool turned, const float* b, float* y, const Depthwise& d, int threads) {
     const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
     const bool blocked = d.block == L;
     const int64_t ps = position_floats(d, L);
-    const int64_t per_unit = blocked ? 1 : CB;  // channel blocks a unit runs
+    int64_t per_unit = 1;  // channel blocks a unit runs
+    if (!blocked) {
+        const int64_t rows = d.N * d.P, want = std::clamp<int64_t>((2 * threads + rows - 1) / rows, 1, CB);
+        per_unit = std::min(CB, ((CB + want - 1) / want + 1) / 2 * 2);
+    }
+    const int64_t parts = (CB + per_unit - 1) / per_unit;  // units of an output row
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < d.N * (CB / per_unit) * d.P; ++u) {
-        const int64_t n = u / (CB / per_unit * d.P);
-        const int64_t cb = blocked ? u / d.P % CB : 0, p = u % d.P;
+    for (int64_t u = 0; u < d.N * parts * d.P; ++u) {
+        const int64_t n = u / (parts * d.P);
+        const int64_t cb = blocked ? u / d.P % CB : u % parts * per_unit, p = blocked ? u % d.P : u / parts % d.P;
+        const int64_t blocks = std::min(per_unit, CB - cb);
         const float* rows[max_taps];
         for (int64_t r = 0; r < d.R; ++r) {
             const int64_t h = p - d.pad_t + r;
@@ -302,7 +311,7 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
         }
         float* out = y + block_row(d, L, n, cb, p, d.P, d.Q);
         (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, out,
-                                       per_unit, L);
+                                       blocks, L);
         // The lanes past C in a padded last block took the input's padding times zero weights: NaN
         // where that padding held one (a gradient's may hold anything); a blocked tensor's padding
         // must read zero to the layers after it.

@@ -1,6 +1,7 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm (a GELU after it
-// as oneDNN's eltwise in place), and one row (below AVX-512 up to 64) on kernels/simd's linear_panels.
+// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and one row
+// (below AVX-512 up to 64) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
+// oneDNN's eltwise in place.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
 #include <algorithm>
@@ -98,17 +99,18 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     return true;
 }
 
-// A GELU alone after a linear on kernels/simd's products runs as oneDNN's eltwise over
-// y in place, a second step of the same layer: an erf in the kernels' epilogues (Numerical Recipes'
+// A GELU alone after a linear on kernels/simd's products below AVX-512 runs as oneDNN's eltwise
+// over y in place, a second step of the same layer: an erf in the kernels' epilogues (Numerical Recipes'
 // erfc, an exp and a division) cost 0.8 ns an element on 2 threads of the Zen 3 against about 0.35
 // for oneDNN's post-op, and the pass after costs about 0.55 ns an output, less than what the kernels
 // gain on oneDNN's gemm:jit inner product with its GELU post-op. On the 2-core Zen 3, alternated
 // processes: vit_b_16's fc1 (197 x 768 -> 3072) 0.75 to 0.81 of the inner product's time at batch
 // 1, 0.99 at batch 16 (linear_gemm); convnext_tiny's fc1 at batch 1 (2026-12-01), stage 3 (196 x
 // 384 -> 1536) 1.84 against 3.3 ms, stage 1 (3136 x 96 -> 384) 2.56 against 2.79, at batch 16
-// 2 to 7 % faster in every stage.
+// 2 to 7 % faster in every stage. With AVX-512 (one row on linear_panels) it stays the inner
+// product's post-op: not measured there.
 bool gelu_alone(const Plan& p, const Layer& l) {
-    return l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu);
+    return l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu) && !avx512_core_here();
 }
 
 void gelu_after(Plan& p, int y) {
@@ -125,8 +127,8 @@ void gelu_after(Plan& p, int y) {
 // the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's fc1 took 18.8 ms and vgg11's
 // 52.6 against bounds of 6.0 and 16.3. With AVX-512, where oneDNN's brgemm takes several rows and
 // this kernel's 8-lane FMAs would be half width on cores with two full AVX-512 units, several rows
-// stay oneDNN's (not measured there). The group may add a ReLU, or a GELU alone (gelu_after); any
-// other post-op keeps the inner product.
+// stay oneDNN's (not measured there). The group may add a ReLU, or below AVX-512 a GELU alone
+// (gelu_after); any other post-op keeps the inner product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M > simd::max_panel_rows) return false;
     if (s.M > 1 && avx512_core_here()) return false;
@@ -160,7 +162,7 @@ bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s
 // 96 -> 384) 8 % slower, while in the per-layer pass of convnext at batch 16 every stage's linears
 // were faster (154 to 188 against 143 to 181 GFLOP/s) and the whole nets were a few per cent
 // faster, once linear_gemm's micro-kernel was unrolled (kernels/simd/panel.h). Below AVX2 (never
-// measured) the inner product stays.
+// measured) these many rows stay the inner product's; row_forward's few rows have no such limit.
 bool gemm_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M <= simd::max_panel_rows || avx512_core_here() || !avx2_here()) return false;
     const bool gelu = gelu_alone(p, l);

@@ -203,12 +203,9 @@ RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t 
             }
         }
     }
-    if (count == strip) {
 #pragma GCC unroll 8
-        for (int t = 0; t < strip; ++t) store(y + t * ps, acc[t]);
-    } else {
-        for (int64_t t = 0; t < count; ++t) store(y + t * ps, acc[t]);
-    }
+    for (int t = 0; t < strip; ++t)
+        if (t < count) store(y + t * ps, acc[t]);
 }
 
 // Strips of `strip` outputs of a row, each for `blocks` channel blocks in turn (cs floats apart in

@@ -57,7 +57,7 @@ std::string cpu_table(const probe::CpuCeilings& m, const std::optional<Datasheet
         s += cat("load average ", fixed(*m.load_average, 2),
                  " before the probes (other work on these cores lowers the bandwidths;\n",
                  "each figure is the best of many short runs)\n");
-    s += cat("caches: ", caches.empty() ? std::string("not reported") : caches, "\n");
+    s += cat("caches: ", caches.empty() ? std::string("not reported") : cat(caches, "; from ", c.caches_from), "\n");
     s += cat("FMA units: ", m.units.rule, " = ", num(m.units.fp32_flops_per_cycle()), " fp32 FLOP/cycle/core\n");
     double reported = c.reported_mhz ? *c.reported_mhz / 1e3 : 0;
     s += cat("clock: ", c.reported_mhz ? cat(fixed(*c.reported_mhz, 0), " MHz reported (/proc/cpuinfo), ") : "",
@@ -124,6 +124,7 @@ std::string cpu_json(const probe::CpuCeilings& m, const std::optional<DatasheetC
     j.field("copy_gbs", m.stream.copy).field("scale_gbs", m.stream.scale).field("add_gbs", m.stream.add);
     j.field("triad_gbs", m.stream.triad).field("triad_cached_stores_gbs", m.stream.triad_cached_stores);
     j.field("memcpy_gbs", m.stream.memcpy).end_object();
+    j.field("caches_from", c.caches_from);
     j.begin_array("caches");
     for (const probe::CacheLevel& l : c.caches)
         j.begin_object().field("level", l.level).field("type", l.type).field("bytes", l.bytes).field("shared_by", l.shared_by).end_object();

@@ -1,5 +1,7 @@
-// What the CPU reports about itself: /proc/cpuinfo, sysfs caches, cpuid, and the table of FMA
+// What the CPU reports about itself: /proc/cpuinfo, sysfs caches (or glibc's), cpuid, and the table of FMA
 // units per core model that turns a clock into a theoretical peak.
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -46,6 +48,29 @@ int count_cpu_list(const std::string& s) {
         else n += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
     }
     return n;
+}
+
+// Some VMs and sandboxes list no caches in sysfs (seen on a 2-core Zen 5 guest). glibc reads the
+// sizes from cpuid, but not which CPUs share each level; assumed here: L1 and L2 private to a
+// core, anything further shared by the whole machine (one instance), which keeps the probes'
+// per-thread working sets within what each level can hold.
+void add_sysconf_caches(CpuInfo& info) {
+    const int per_core = std::max(1, info.logical_cpus / std::max(1, int(info.core_cpus.size())));
+    const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE};
+    for (int level = 1; level <= 4; ++level) {
+        const long bytes = sysconf(names[level - 1]);
+        if (bytes <= 0) break;
+        CacheLevel c;
+        c.level = level;
+        c.type = level == 1 ? "Data" : "Unified";
+        c.bytes = bytes;
+        c.shared_by = level <= 2 ? per_core : info.logical_cpus;
+        c.instances = std::max(1, info.logical_cpus / c.shared_by);
+        info.caches.push_back(c);
+    }
+    if (!info.caches.empty())
+        info.caches_from =
+            "glibc's reading of cpuid, as sysfs lists none (L1 and L2 assumed private, L3 shared by all)";
 }
 
 }  // namespace
@@ -127,6 +152,8 @@ CpuInfo cpu_info() {
         c.instances = std::max(1, (info.logical_cpus + c.shared_by - 1) / c.shared_by);
         info.caches.push_back(c);
     }
+    info.caches_from = "sysfs";
+    if (info.caches.empty()) add_sysconf_caches(info);
     std::sort(info.caches.begin(), info.caches.end(), [](const CacheLevel& x, const CacheLevel& y) {
         return x.level < y.level;
     });

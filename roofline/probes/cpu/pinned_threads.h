@@ -1,15 +1,28 @@
 #pragma once
 // Runs one body per thread, each pinned to its own logical CPU, all released together. The probes
 // time regions between barriers on thread 0, so every thread is inside the same region.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
 #include <barrier>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
-
 namespace ridge::probe {
+
+// A buffer for the bandwidth probes: 2 MiB-aligned and advised into transparent huge pages, since
+// first-touching gigabytes of 4 KiB pages (arrays sized from a large last-level cache) costs
+// seconds of page faults, more than the probes themselves. Released with std::free.
+inline void* probe_alloc(size_t bytes) {
+    const size_t huge = size_t(2) << 20;
+    bytes = (bytes + huge - 1) / huge * huge;
+    void* p = std::aligned_alloc(huge, bytes);
+    if (p) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the pages stay small
+    return p;
+}
 
 inline void pin_to_cpu(int cpu) {
     cpu_set_t set;

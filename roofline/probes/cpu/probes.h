@@ -43,7 +43,8 @@ struct CpuInfo {
     std::vector<int> core_cpus;  // one logical CPU per physical core (the probes pin to these)
     bool avx2 = false, fma = false, avx512f = false;
     std::optional<double> reported_mhz;  // /proc/cpuinfo "cpu MHz" (often the base clock in a VM)
-    std::vector<CacheLevel> caches;      // data and unified levels, from sysfs
+    std::vector<CacheLevel> caches;      // data and unified levels, from sysfs or else glibc's sysconf
+    std::string caches_from;             // which of the two, and what was assumed
     int64_t llc_bytes_total() const;     // last level, all instances together
     const CacheLevel* level(int n) const;
 };

@@ -22,7 +22,7 @@ struct FreeDeleter {
 using Buffer = std::unique_ptr<double, FreeDeleter>;
 
 Buffer allocate(int64_t doubles) {
-    void* p = std::aligned_alloc(4096, size_t(doubles) * sizeof(double));
+    void* p = probe_alloc(size_t(doubles) * sizeof(double));
     if (!p) throw std::bad_alloc();
     return Buffer(static_cast<double*>(p));
 }

@@ -33,7 +33,7 @@ std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_o
 #endif
     run_pinned(threads, cpu.core_cpus, [&](int t, std::barrier<>& sync) {
         // Each thread allocates and first-touches its own buffer (local memory on NUMA machines).
-        double* p = static_cast<double*>(std::aligned_alloc(4096, size_t(per_thread_max)));
+        double* p = static_cast<double*>(probe_alloc(size_t(per_thread_max)));
         if (!p) std::abort();
         for (int64_t i = 0; i < per_thread_max / 8; ++i) p[i] = 1.0 / double(i + 1);
         buffers[size_t(t)] = p;

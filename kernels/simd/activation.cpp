@@ -85,16 +85,16 @@ RIDGE_SIMD_INLINE void map_span(float* y, int64_t n, F f, const In*... x) {
 }
 
 RIDGE_SIMD_CLONES void silu_span(const float* x, float* y, int64_t n) {
-    map_span(y, n, [](V v) { return silu(v); }, x);
+    map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return silu(v); }, x);
 }
 
 RIDGE_SIMD_CLONES void silu_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
-    map_span(dx, n, [](V v, V g) { return silu_grad(v, g); }, x, dy);
+    map_span(dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return silu_grad(v, g); }, x, dy);
 }
 
 // sigmoid above takes a NaN as beyond 87 (its limit 0 or 1, by the sign bit): here it stays NaN.
 RIDGE_SIMD_CLONES void sigmoid_span(const float* x, float* y, int64_t n) {
-    map_span(y, n, [](V v) { return select(nan_lanes(v), v, sigmoid(v).s); }, x);
+    map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return select(nan_lanes(v), v, sigmoid(v).s); }, x);
 }
 
 // dx = dy * y * (1 - y) from the output y, as oneDNN's logistic_use_dst_for_bwd and the reference
@@ -119,13 +119,13 @@ RIDGE_SIMD_INLINE V hardsigmoid(V x) {
 }
 
 RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
-    map_span(y, n, [](V v) { return hardsigmoid(v); }, x);
+    map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return hardsigmoid(v); }, x);
 }
 
 // The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside and at a
 // NaN x: |x| < 3 is |x| not above 0x1.7ffffep+1, the float just below 3.
 RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
-    map_span(dx, n, [](V v, V g) { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); }, x, dy);
+    map_span(dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); }, x, dy);
 }
 
 // ReLU and its gradient from the output (dx = dy where y > 0), as oneDNN's relu_use_dst_for_bwd

@@ -25,6 +25,11 @@ namespace ridge::simd {
 #define RIDGE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 #define RIDGE_SIMD_INLINE inline __attribute__((always_inline))
+// The same for a lambda that takes or returns a vector: a lambda does not inherit its enclosing
+// clone's target, so where it is not inlined (-Og, -O0) it is a baseline function called with
+// the clone's ABI; an AVX-512 clone then passes 64-byte vectors in zmm registers that the lambda
+// reads from the stack (a sanitized -Og build's SiLU gave garbage and crashed on AVX-512 hosts).
+#define RIDGE_SIMD_LAMBDA __attribute__((always_inline))
 
 // Whether the leaves run their AVX-512 code: the dispatch build asks the CPU as the load-time
 // choice does, a single-ISA build knows its target (RIDGE_SIMD_WIDE). Elsewhere a 16-lane vector

@@ -1010,6 +1010,9 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                         if (train) {
                             CHECK(nodes[at[0] - 1] == 1);
                             CHECK(nodes[at[0] + 1] == 4);
+                            // A kernel, not a reorder charged to the batchnorm's node.
+                            CHECK(all[at[0] - 1] == "kernel:" + layout);
+                            CHECK(all[at[0] + 1] == "kernel:" + layout);
                         } else {
                             CHECK(all[at[0] - 1].rfind("convolution:", 0) == 0);
                             CHECK(all[at[0] + 1].rfind("convolution:", 0) == 0);

@@ -91,7 +91,7 @@ RIDGE_SIMD_CLONES void backward_group(const float* x, const float* dy, const flo
     const float M = float(l.N * l.HW);
     const V m = lanes_of(mean, c0, l.C), r = inverse_std(lanes_of(var, c0, l.C), eps);
     const V gain = lanes_of(gamma, c0, l.C) * r, b = lanes_of(beta, c0, l.C);
-    auto grad = [&](int64_t o, V xv) {
+    auto grad = [&](int64_t o, V xv) RIDGE_SIMD_LAMBDA {
         const V d = load<V>(dy + o);
         return relu ? (normalized(xv, m, gain, b) > V{} ? d : V{}) : d;
     };

@@ -8,8 +8,9 @@
 // which would not inherit them, so the kernels split work over threads in plain code and call a
 // cloned leaf for each piece.
 
-// The helpers below pass vectors wider than the baseline ABI by value; they are always inlined
-// into a clone compiled for the vectors' width, so no call ever crosses that ABI. GCC still notes
+// The helpers below pass vectors wider than the baseline ABI by value; they, and every lambda that
+// takes or returns a vector (RIDGE_SIMD_LAMBDA), are always inlined into a clone compiled for the
+// vectors' width, so no call ever crosses that ABI. GCC still notes
 // each such signature (-Wpsabi), so kernels/CMakeLists.txt turns that note off for these files.
 
 #include <cstdint>

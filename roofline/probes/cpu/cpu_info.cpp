@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -55,25 +56,43 @@ int count_cpu_list(const std::string& s) {
 // core, anything further shared by the whole machine (one instance), which keeps the probes'
 // per-thread working sets within what each level can hold.
 void add_sysconf_caches(CpuInfo& info) {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
     const int per_core = std::max(1, info.logical_cpus / std::max(1, int(info.core_cpus.size())));
     const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE};
     for (int level = 1; level <= 4; ++level) {
         const long bytes = sysconf(names[level - 1]);
-        if (bytes <= 0) break;
+        if (bytes <= 0) continue;
         CacheLevel c;
         c.level = level;
         c.type = level == 1 ? "Data" : "Unified";
         c.bytes = bytes;
         c.shared_by = level <= 2 ? per_core : info.logical_cpus;
-        c.instances = std::max(1, info.logical_cpus / c.shared_by);
+        c.instances = std::max(1, (info.logical_cpus + c.shared_by - 1) / c.shared_by);
         info.caches.push_back(c);
     }
+    // The sizes are cpuid's, unchecked: a guest may be shown its host's whole L3 (508 MiB on a
+    // 2-core Zen 5 guest, whose cores share at most a 32 MiB one).
     if (!info.caches.empty())
         info.caches_from =
-            "glibc's reading of cpuid, as sysfs lists none (L1 and L2 assumed private, L3 shared by all)";
+            "glibc's reading of cpuid, as sysfs lists none (L1 and L2 assumed private, L3 shared by all; sizes "
+            "unverified)";
+#else
+    (void)info;
+#endif
 }
 
 }  // namespace
+
+int64_t probe_memory_cap() {
+    std::ifstream f("/proc/meminfo");
+    std::string key;
+    int64_t kib = 0;
+    while (f >> key >> kib) {
+        if (key == "MemAvailable:") return kib * 1024 / 2;
+        f.ignore(1 << 10, '\n');
+    }
+    return std::numeric_limits<int64_t>::max();
+}
 
 int64_t CpuInfo::llc_bytes_total() const {
     const CacheLevel* last = nullptr;
@@ -152,8 +171,10 @@ CpuInfo cpu_info() {
         c.instances = std::max(1, (info.logical_cpus + c.shared_by - 1) / c.shared_by);
         info.caches.push_back(c);
     }
-    info.caches_from = "sysfs";
-    if (info.caches.empty()) add_sysconf_caches(info);
+    if (!info.caches.empty())
+        info.caches_from = "sysfs";
+    else
+        add_sysconf_caches(info);
     std::sort(info.caches.begin(), info.caches.end(), [](const CacheLevel& x, const CacheLevel& y) {
         return x.level < y.level;
     });

@@ -50,6 +50,10 @@ struct CpuInfo {
 };
 
 CpuInfo cpu_info();
+// Half of /proc/meminfo's MemAvailable: the most the bandwidth probes allocate in all, since their
+// arrays are sized from the last-level cache, which a guest may be told is the host's whole one.
+// No limit where /proc/meminfo cannot be read.
+int64_t probe_memory_cap();
 FmaUnits fma_units(const CpuInfo& cpu);  // the per-model table
 
 // The all-core clock: every core runs a dependent chain of single-cycle adds at once, ten times,

@@ -45,7 +45,8 @@ void triad_plain(const double* b, const double* c, double* a, double s, int64_t 
 
 StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes, int repeats) {
     using clock = std::chrono::steady_clock;
-    if (array_bytes <= 0) array_bytes = std::max<int64_t>(4 * cpu.llc_bytes_total(), int64_t(64) << 20);
+    if (array_bytes <= 0)
+        array_bytes = std::min(std::max<int64_t>(4 * cpu.llc_bytes_total(), int64_t(64) << 20), probe_memory_cap() / 3);
     // Each thread's slice is a whole number of 256-byte blocks.
     int64_t per_thread = std::max<int64_t>(32, array_bytes / 8 / threads / 32 * 32);
     int64_t n = per_thread * threads;

@@ -16,7 +16,7 @@ namespace ridge::probe {
 std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_octave, double seconds_per_point) {
     using clock = std::chrono::steady_clock;
     const int64_t block = 256;  // bytes: the read kernel's unit
-    int64_t top = std::max<int64_t>(8 * cpu.llc_bytes_total(), int64_t(64) << 20);
+    int64_t top = std::min(std::max<int64_t>(8 * cpu.llc_bytes_total(), int64_t(64) << 20), probe_memory_cap());
     int64_t per_thread_max = (top / threads + block - 1) / block * block;
     std::vector<double*> buffers(size_t(threads), nullptr);
     std::vector<int64_t> sizes;

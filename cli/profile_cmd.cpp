@@ -110,16 +110,21 @@ int run_profile(const Args& a) {
     if (gpu && ex->planned_bytes() > probe::gpu::free_memory_bytes())
         throw UsageError(cat("ridge profile: ", e.name, " at batch ", N, " needs ", ex->planned_bytes(),
                              " bytes on the device; the GPU has ", probe::gpu::free_memory_bytes(), " free"));
-    if (!fits_in(gpu ? host : ex->planned_bytes() + host, available_memory_bytes()))
-        throw UsageError(cat("ridge profile: ", e.name, " at batch ", N, " needs ", ex->planned_bytes() + host,
-                             " bytes; this machine has ", available_memory_bytes(),
-                             " available and ridge keeps a tenth of it free"));
+    // --cold-cache on the CPU writes a buffer of twice the last-level cache before each step: a
+    // gigabyte where glibc reports a host's whole L3 to a guest, so it counts against the memory too.
+    const bool cold = a.has("--cold-cache");
+    const int64_t flush = cold && !gpu ? 2 * std::max<int64_t>(probe::cpu_info().llc_bytes_total(), 1 << 20) : 0;
+    const int64_t need = (gpu ? host : ex->planned_bytes() + host) + flush;
+    if (!fits_in(need, available_memory_bytes()))
+        throw UsageError(
+            cat("ridge profile: ", e.name, " at batch ", N, " needs ", need,
+                flush ? cat(" bytes (", flush, " of them the --cold-cache flush buffer)") : std::string(" bytes"),
+                "; this machine has ", available_memory_bytes(), " available and ridge keeps a tenth of it free"));
 
     std::string why;
     std::unique_ptr<profile::CounterSource> src = gpu ? profile::open_gpu_counters(&why) : profile::open_cpu_counters(&why);
-    if (a.has("--cold-cache")) {
-        o.before_step = gpu ? profile::gpu_cache_flush()
-                            : profile::cpu_cache_flush(2 * std::max<int64_t>(probe::cpu_info().llc_bytes_total(), 1 << 20));
+    if (cold) {
+        o.before_step = gpu ? profile::gpu_cache_flush() : profile::cpu_cache_flush(flush);
         if (!o.before_step) throw UsageError("ridge profile: --cold-cache: cannot size or allocate the flush buffer");
     }
     Profile p = profile::run_profile(*ex, g, src.get(), o);
@@ -127,7 +132,7 @@ int run_profile(const Args& a) {
     p.device = device;
     p.backend = backend;
     p.threads = gpu ? 0 : threads;
-    p.cold_cache = a.has("--cold-cache");
+    p.cold_cache = cold;
     if (!src) p.unmeasured = why;
 
     write_output(out, fmt == "csv" ? profile::render_csv(p) : fmt == "json" ? profile::render_json(p) : profile::render_table(p));

@@ -1,12 +1,13 @@
 #include "bench/kernels/measure.h"
 
 #include <time.h>
-#include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <optional>
+
+#include "roofline/probes/cpu/probes.h"
 
 namespace ridge::kbench {
 
@@ -18,35 +19,11 @@ double now_seconds() {
     return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
-// "32768K" or "36 MiB"-style sysfs sizes: a number and an optional K/M suffix.
-size_t parse_size(const std::string& s) {
-    size_t end = 0;
-    unsigned long long v = 0;
-    try {
-        v = std::stoull(s, &end);
-    } catch (const std::exception&) {
-        return 0;
-    }
-    while (end < s.size() && s[end] == ' ') ++end;
-    char unit = end < s.size() ? s[end] : ' ';
-    if (unit == 'K') return size_t(v) << 10;
-    if (unit == 'M') return size_t(v) << 20;
-    return size_t(v);
-}
-
 }  // namespace
 
 size_t last_level_cache_bytes() {
     size_t best = 0;
-    for (int i = 0; i < 8; ++i) {
-        std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-        std::string s;
-        if (f >> s) best = std::max(best, parse_size(s));
-    }
-    if (best == 0) {
-        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (l3 > 0) best = size_t(l3);
-    }
+    for (const probe::CacheLevel& c : probe::cpu_info().caches) best = std::max(best, size_t(c.bytes));
     return best;
 }
 

@@ -28,7 +28,8 @@ struct Timing {
     int repeats = 0;
 };
 
-// The last-level cache of this host in bytes (sysfs, then sysconf), 0 when unknown.
+// The largest single cache of this host in bytes (the probes' cpu_info: sysfs, else glibc's), 0
+// when unknown.
 size_t last_level_cache_bytes();
 // What the flush writes: twice the last-level cache (64 MiB when unknown) plus 2 MiB per thread for
 // the private caches, which a non-inclusive last level does not evict.

@@ -125,7 +125,9 @@ RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
 // The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside and at a
 // NaN x: |x| < 3 is |x| not above 0x1.7ffffep+1, the float just below 3.
 RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
-    map_span(dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); }, x, dy);
+    map_span(
+        dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); },
+        x, dy);
 }
 
 // ReLU and its gradient from the output (dx = dy where y > 0), as oneDNN's relu_use_dst_for_bwd

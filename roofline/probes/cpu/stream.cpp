@@ -16,15 +16,12 @@ namespace ridge::probe {
 
 namespace {
 
-struct FreeDeleter {
-    void operator()(double* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<double, FreeDeleter>;
+using Buffer = std::unique_ptr<ProbeBuffer>;
 
 Buffer allocate(int64_t doubles) {
-    void* p = probe_alloc(size_t(doubles) * sizeof(double));
-    if (!p) throw std::bad_alloc();
-    return Buffer(static_cast<double*>(p));
+    Buffer b = std::make_unique<ProbeBuffer>(size_t(doubles) * sizeof(double));
+    if (!b->get()) throw std::bad_alloc();
+    return b;
 }
 
 // Cached-store versions (the portable path, and the write-allocate comparison).
@@ -70,7 +67,7 @@ StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes
     const int slices = 4;
     const int64_t slice = per_thread / slices / 32 * 32;
     run_pinned(threads, cpu.core_cpus, [&](int t, std::barrier<>& sync) {
-        double *a0 = a.get() + t * per_thread, *b0 = b.get() + t * per_thread, *c0 = c.get() + t * per_thread;
+        double *a0 = a->get() + t * per_thread, *b0 = b->get() + t * per_thread, *c0 = c->get() + t * per_thread;
         for (int64_t i = 0; i < per_thread; ++i) a0[i] = 1.0, b0[i] = 2.0, c0[i] = 0.0;
         int next = 0;
         auto timed = [&](int which, auto&& body) {

@@ -18,7 +18,6 @@ std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_o
     const int64_t block = 256;  // bytes: the read kernel's unit
     int64_t top = std::min(std::max<int64_t>(8 * cpu.llc_bytes_total(), int64_t(64) << 20), probe_memory_cap());
     int64_t per_thread_max = (top / threads + block - 1) / block * block;
-    std::vector<double*> buffers(size_t(threads), nullptr);
     std::vector<int64_t> sizes;
     for (double w = 4096; w <= double(top) * 1.0001; w *= std::pow(2.0, 1.0 / per_octave)) {
         int64_t per = std::max<int64_t>(block, int64_t(w / threads) / block * block);
@@ -33,10 +32,10 @@ std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_o
 #endif
     run_pinned(threads, cpu.core_cpus, [&](int t, std::barrier<>& sync) {
         // Each thread allocates and first-touches its own buffer (local memory on NUMA machines).
-        double* p = static_cast<double*>(probe_alloc(size_t(per_thread_max)));
+        ProbeBuffer buffer{size_t(per_thread_max)};
+        double* p = buffer.get();
         if (!p) std::abort();
         for (int64_t i = 0; i < per_thread_max / 8; ++i) p[i] = 1.0 / double(i + 1);
-        buffers[size_t(t)] = p;
         for (size_t k = 0; k < sizes.size(); ++k) {
             int64_t n = sizes[k] / threads / 8;
             // Enough passes for about seconds_per_point at 50 GB/s per thread in all, at least two
@@ -69,7 +68,6 @@ std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_o
             }
         }
         sync.arrive_and_wait();
-        std::free(p);
     });
     return points;
 }

@@ -35,7 +35,7 @@ const Command bench_cmd{
     "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
     "Each layer's forward, dgrad and wgrad is set against its roofline bound, max(FLOPs / FMA peak,\n"
     "bytes / bandwidth) of its analytic counts (a backward phase: its own FLOPs, the whole backward's\n"
-    "bytes) at this machine's ceilings (measured by the quick probes before the run, about 2 s, or\n"
+    "bytes) at this machine's ceilings (measured by the quick probes before the run, 2 to 10 s, or\n"
     "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
     "The oneDNN executor runs 3x3 stride-1 convs as Winograd (oneDNN's kernels on AVX-512, forward\n"
     "and backward; below it ridge's, in inference and for training's gradients), which multiplies 2\n"

@@ -24,7 +24,7 @@ const Command measure_cmd{
     "  CPU hides its model, at the reported clock: a lower bound), STREAM copy/scale/add/triad\n"
     "  (arrays 4x the last-level cache) beside glibc memcpy on the same buffers, and a read sweep\n"
     "  over working sets whose plateaus are the L1/L2/L3/DRAM ceilings.\n"
-    "  Takes about 15 s (--quick: about 2 s, less accurate).\n"
+    "  Takes about 15 s (--quick: 2 to 10 s, less accurate), longer where the cache is large.\n"
     "cuda: fp32/fp16/bf16 FMA and tensor-core peaks, an intensity sweep, DRAM and L2 bandwidth,\n"
     "  beside the ceilings the device properties imply. Without a CUDA device it prints one line\n"
     "  and exits 3.",

@@ -25,7 +25,7 @@ const Command place_cmd{
     "compute above it), how far from the ridge (x ridge = intensity / ridge point), the attainable\n"
     "FLOP/s and the lower bound on time. Layers are placed alone, as an unfused executor runs them.\n"
     "--chip takes a database name (case-insensitive; a unique part of a name is enough) or `this`:\n"
-    "this machine's CPU, measured on the spot by the quick probes (about 2 s): the fp32 FMA peak\n"
+    "this machine's CPU, measured on the spot by the quick probes (2 to 10 s): the fp32 FMA peak\n"
     "and the STREAM triad bandwidth (or a cache plateau with --level).\n"
     "--dtype sets the bytes each tensor element takes; --precision the peak the FLOPs run at (by\n"
     "default the one of --dtype: tf32 runs on fp32 bytes at the tf32 peak).",

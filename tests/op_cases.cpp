@@ -118,11 +118,11 @@ std::vector<OpCase> convolutions() {
         {.name = "conv_stem", .what = "3 input channels, 7x7 stride 2, as a stem", .x = {2, 3, 16, 16},
          .body = [](Tensor x) { return x | conv(8, 7, {.stride = 2, .pad = 3}); }},
         // 9CK / (C + K) of 128 or more: oneDNN's Winograd kernels on AVX-512, in training from 256
-        // output positions on (engine/backend/onednn/conv2d.cpp), whose 4x4 and 2x2 output tiles
-        // the odd sizes cut.
-        {.name = "conv_wino", .what = "3x3 stride 1, 32 -> 48 channels, with bias, odd sizes", .x = {2, 32, 13, 11},
+        // output positions on, in inference from 729 (engine/backend/onednn/conv2d.cpp), whose 4x4
+        // and 2x2 output tiles the odd sizes cut.
+        {.name = "conv_wino", .what = "3x3 stride 1, 32 -> 48 channels, with bias, odd sizes", .x = {2, 32, 21, 19},
          .body = [](Tensor x) { return x | conv(48, 3, {.pad = 1, .bias = true}); }},
-        {.name = "conv_wino_unpadded", .what = "3x3 stride 1, 48 -> 32 channels, no padding", .x = {2, 48, 17, 11},
+        {.name = "conv_wino_unpadded", .what = "3x3 stride 1, 48 -> 32 channels, no padding", .x = {2, 48, 25, 19},
          .body = [](Tensor x) { return x | conv(32, 3); }},
         // oneDNN's Winograd data gradient is wrong here (conv2d.cpp): the conv must stay direct.
         {.name = "conv_wino_uneven_pad", .what = "3x3 stride 1, 64 -> 64 channels, padding only after",
@@ -171,7 +171,7 @@ std::vector<OpCase> normalizations() {
          .x = {4, 16, 3, 3}, .body = [](Tensor x) { return x | conv(32, 3) | bn() | relu(); }},
         {.name = "conv_wino_bn_residual",
          .what = "a residual block's 3x3 conv, batchnorm, sum and ReLU (one Winograd conv with post-ops when fused)",
-         .x = {4, 32, 9, 9}, .body = [](Tensor x) { return add(x | conv(32, 3, {.pad = 1}) | bn(), x) | relu(); }},
+         .x = {4, 32, 14, 14}, .body = [](Tensor x) { return add(x | conv(32, 3, {.pad = 1}) | bn(), x) | relu(); }},
         // The expanded tensors reach 8 MiB (2x256x64x65, 400x75x71, 256x64x128, 2x72x121x121), where
         // the oneDNN executor runs the depthwise conv as a post-op of the 1x1 (its fusion.h); odd
         // sizes cut the stride-2 rows.

@@ -270,10 +270,10 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
 // it every conv stays direct.
 TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd: oneDNN's on AVX-512, backward too") {
     Graph g("wino");
-    g.input({2, 16, 12, 12}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
+    g.input({2, 16, 20, 20}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
         conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
     // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
-    // The Winograd conv has 2x12x12 = 288 output positions, enough for training too.
+    // The Winograd conv has 2x20x20 = 800 output positions, enough for inference and training.
     const std::string expected = "dwdddd";
     const bool avx512 = onednn::avx512_core_here();
     // Per node and phase, "w" for a Winograd conv, "d" for a direct one, "-" for none.
@@ -303,17 +303,25 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
         CHECK(convs({.mode = mode, .winograd = false}, StepPhase::fwd, g) == none);
 
     // Training transforms the weights on every step: on AVX-512 one image of 15x15 (225 output
-    // positions) stays direct there, while inference, whose weights are transformed once, keeps
-    // Winograd; 16x16 (256) is Winograd in training too. Below AVX-512 both train their gradients
-    // as Winograd (16 tiles or more).
-    for (int side : {15, 16}) {
-        CAPTURE(side);
+    // positions) stays direct there, 16x16 (256) and more is Winograd. Inference, whose weights
+    // are transformed once, takes Winograd from 729 output positions (27x27), or below them for
+    // 200 MFLOP of direct work (conv2d.cpp's winograd_pays): 64 -> 64 at 26x26 is 50 MFLOP, 512 ->
+    // 512 at 7x7 231. Below AVX-512 kernels/simd's run the 64 -> 64 convs in inference and the
+    // gradients in training (16 tiles or more); 7x7 is 4 tiles, direct.
+    struct OneImage {
+        int64_t channels, side;
+        const char *infer, *train;  // on AVX-512
+    };
+    for (const OneImage& c : {OneImage{64, 15, "d", "d"}, OneImage{64, 16, "d", "w"}, OneImage{64, 26, "d", "w"},
+                              OneImage{64, 27, "w", "w"}, OneImage{512, 7, "w", "d"}}) {
+        CAPTURE(c.channels);
+        CAPTURE(c.side);
         Graph one("wino_one_image");
-        one.input({1, 64, side, side}) | conv(64, 3, {.pad = 1});
-        const std::string train = side == 16 ? "w" : "d";
-        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? "w" : "k"));
-        CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == (avx512 ? train : "d"));
-        CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == (avx512 ? train : "k"));
+        one.input({1, c.channels, c.side, c.side}) | conv(c.channels, 3, {.pad = 1});
+        const bool tiles = c.side > 7;
+        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? c.infer : tiles ? "k" : "d"));
+        CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == (avx512 ? c.train : "d"));
+        CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == (avx512 ? c.train : tiles ? "k" : "d"));
     }
 }
 

@@ -422,6 +422,24 @@ double saved_per_element(const Plan& p, const Layer& l, const Conv2d& op) {
     return 9 * C * K / (double(op.G) * (C + K));
 }
 
+// A direct conv's multiply-adds times 2.
+double direct_flops(const Plan& p, const Layer& l, const Conv2d& op) {
+    const Shape& y = p.shape(l.n.output);
+    return 2.0 * double(y[0] * y[1] * y[2] * y[3]) * double(p.shape(l.x())[1] / op.G) * 9;
+}
+
+// In inference on fewer than 729 output positions (27x27 at batch 1), Winograd only for 200 MFLOP
+// of direct work or more. On the 2-core Zen 5 at batch 1, per conv, Winograd with the reorder into
+// it against direct (fused plans of `--no-winograd`, 30 steps each, fast phase of the host), the
+// reorder out not counted: googlenet's 14x14 and 7x7 convs (43 to 180 MFLOP) took 1.03 to 2.16
+// times as long, densenet121's 128 -> 32 at 14x14 and 7x7 1.57 and 1.82, squeezenet1_0's 64 ->
+// 256 at 13x13 (50 MFLOP) 1.32; resnet50's 256 -> 256 at 14x14 and 512 -> 512 at 7x7 (231
+// MFLOP each) 0.75 and 0.86, and every conv on 27x27 and larger maps 0.66 to 0.91 but
+// densenet121's 128 -> 32 at 28x28 (58 MFLOP, 1.08). Whole steps, each against every conv direct
+// in the same minute: before, googlenet 9.84 against 9.46 ms, densenet121 21.7 against 19.8 (at
+// the host's slow phase 13.5 against 11.0 and 28.1 against 22.8); with this rule googlenet 8.69
+// against 9.12, densenet121 18.4 against 18.6, squeezenet1_0 4.58 against 4.96, resnet50 21.3
+// against 24.3 (unchanged). Batch 16 keeps Winograd wherever it had it (16 x 7 x 7 is 784).
 bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     if (!winograd_shape(p, op) || op.G != 1) return false;  // oneDNN's are ungrouped
     // oneDNN 2.6 builds a Winograd conv with more padding on one side of an axis than the other,
@@ -430,7 +448,9 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     // to 8.7. No zoo net has such a 3x3 conv (inception_v3's uneven padding is on 1x7 and 7x1).
     if (op.pad.top != op.pad.bottom || op.pad.left != op.pad.right) return false;
     const Shape& y = p.shape(l.n.output);
-    if (p.train && y[0] * y[2] * y[3] < 256) return false;
+    const int64_t positions = y[0] * y[2] * y[3];
+    if (p.train && positions < 256) return false;
+    if (!p.train && positions < 729 && direct_flops(p, l, op) < 200e6) return false;
     return saved_per_element(p, l, op) >= 128;
 }
 

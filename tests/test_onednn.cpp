@@ -270,8 +270,9 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
 // it every conv stays direct.
 TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd: oneDNN's on AVX-512, backward too") {
     Graph g("wino");
-    g.input({2, 16, 20, 20}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.stride = 2, .pad = 1}) |
-        conv(64, 3, {.pad = 1, .dilation = 2}) | conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
+    g.input({2, 16, 20, 20}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) |
+        conv(64, 3, {.stride = 2, .pad = 1}) | conv(64, 3, {.pad = 1, .dilation = 2}) |
+        conv(64, 3, {.pad = 1, .groups = 2}) | conv(64, 1);
     // 16 -> 64: 115 (the reorders eat the gain); 64 -> 64: 288; then strided, dilated, grouped, 1x1.
     // The Winograd conv has 2x20x20 = 800 output positions, enough for inference and training.
     const std::string expected = "dwdddd";

@@ -299,10 +299,11 @@ std::string drive(const std::string& name, int cases, MakeCase make) {
             o.cwd = roots[size_t(w)].root.string();
             o.timeout_s = 30;
             // Every eighth run starts as a user's does. The others skip two costs of a sanitized
-            // start that no refusal depends on: ridge's second start to choose how OpenMP threads
-            // wait (bench/omp_wait.h; skipped when GOMP_SPINCOUNT is set) and LeakSanitizer's scan
-            // at exit (the last detect_leaks in ASAN_OPTIONS wins). Sanitized on the 2-core Zen 5,
-            // the 300 chip-file runs took 53 s with both and 20 s without.
+            // start that the checks here do not need: ridge's second start to choose how OpenMP
+            // threads wait (bench/omp_wait.h; skipped when GOMP_SPINCOUNT is set) and LeakSanitizer's
+            // scan at exit (the last detect_leaks in ASAN_OPTIONS wins), so a leak on some path shows
+            // in one run of eight. Sanitized on the 2-core Zen 5, the 300 chip-file runs took 53 s
+            // with both and 20 s without.
             if (done % 8 != 0) {
                 const char* asan = std::getenv("ASAN_OPTIONS");
                 o.env = {"GOMP_SPINCOUNT=2000", std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":detect_leaks=0"};

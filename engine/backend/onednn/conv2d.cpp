@@ -408,7 +408,8 @@ void few_rows_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // (NPQ 49), 6.5 against 11.4 at batch 2 (98), and at batch 4 (196) 14.9 against 14.0; 256 -> 256
 // at 14x14 took 3.2 against 3.7 ms at batch 1 (196) and 6.2 against 4.6 at batch 2 (392). So
 // training runs Winograd from 256 output positions on; inference at batch 1 keeps it at 7x7
-// (resnet34's layer4 convs 0.89 against 1.01 ms).
+// (resnet34's layer4 convs, 231 MFLOP each, 0.89 against 1.01 ms; smaller convs on small maps
+// stay direct: winograd_pays).
 // A conv Winograd F(m, 3) computes at all, where the plan allows it: 3x3, stride 1, dense.
 bool winograd_shape(const Plan& p, const Conv2d& op) {
     return p.winograd && op.kernel.h == 3 && op.kernel.w == 3 && op.stride.h == 1 && op.stride.w == 1 &&
@@ -425,7 +426,7 @@ double saved_per_element(const Plan& p, const Layer& l, const Conv2d& op) {
 // A direct conv's multiply-adds times 2.
 double direct_flops(const Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& y = p.shape(l.n.output);
-    return 2.0 * double(y[0] * y[1] * y[2] * y[3]) * double(p.shape(l.x())[1] / op.G) * 9;
+    return 2.0 * double(y[0]) * double(y[1]) * double(y[2]) * double(y[3]) * double(p.shape(l.x())[1] / op.G) * 9;
 }
 
 // In inference on fewer than 729 output positions (27x27 at batch 1), Winograd only for 200 MFLOP

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <new>
 
 #include "roofline/probes/cpu/pinned_threads.h"
@@ -15,14 +14,6 @@
 namespace ridge::probe {
 
 namespace {
-
-using Buffer = std::unique_ptr<ProbeBuffer>;
-
-Buffer allocate(int64_t doubles) {
-    Buffer b = std::make_unique<ProbeBuffer>(size_t(doubles) * sizeof(double));
-    if (!b->get()) throw std::bad_alloc();
-    return b;
-}
 
 // Cached-store versions (the portable path, and the write-allocate comparison).
 void copy_plain(const double* a, double* c, int64_t n) {
@@ -47,7 +38,9 @@ StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes
     // Each thread's slice is a whole number of 256-byte blocks.
     int64_t per_thread = std::max<int64_t>(32, array_bytes / 8 / threads / 32 * 32);
     int64_t n = per_thread * threads;
-    Buffer a = allocate(n), b = allocate(n), c = allocate(n);
+    const size_t array = size_t(n) * sizeof(double);
+    ProbeBuffer a{array}, b{array}, c{array};
+    if (!a.get() || !b.get() || !c.get()) throw std::bad_alloc();
     bool nt = false;
 #if defined(__x86_64__)
     nt = cpu.avx2;
@@ -67,7 +60,7 @@ StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes
     const int slices = 4;
     const int64_t slice = per_thread / slices / 32 * 32;
     run_pinned(threads, cpu.core_cpus, [&](int t, std::barrier<>& sync) {
-        double *a0 = a->get() + t * per_thread, *b0 = b->get() + t * per_thread, *c0 = c->get() + t * per_thread;
+        double *a0 = a.get() + t * per_thread, *b0 = b.get() + t * per_thread, *c0 = c.get() + t * per_thread;
         for (int64_t i = 0; i < per_thread; ++i) a0[i] = 1.0, b0[i] = 2.0, c0[i] = 0.0;
         int next = 0;
         auto timed = [&](int which, auto&& body) {

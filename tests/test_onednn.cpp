@@ -265,9 +265,9 @@ TEST_CASE("per-layer times: one per layer unfused, a fused group's on its first 
     }
 }
 
-// Which convs run as Winograd; the op table's conv_wino cases, the small nets' training and the
-// zoo's inference check their numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only, so below
-// it every conv stays direct.
+// Which convs run as Winograd; the op table's conv_wino cases (their maps past the 729 output
+// positions from which one image's inference takes it) and the small nets' training check their
+// numbers. oneDNN 2.6 has Winograd kernels on AVX-512 only; below it kernels/simd's take them ("k").
 TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd: oneDNN's on AVX-512, backward too") {
     Graph g("wino");
     g.input({2, 16, 20, 20}) | conv(64, 3, {.pad = 1}) | conv(64, 3, {.pad = 1}) |
@@ -530,11 +530,11 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
             const std::string want = convs++ == 0 ? "abcd" : "aBcd16b";
             CHECK_MESSAGE(s.args[0].layout == want, net, ": node ", s.node, " reads ", s.args[0].layout);
         }
-        // The batch-1 plan stays channels-last.
+        // The batch-1 plan stays channels-last, but for SqueezeNet's fires (conv2d.cpp's blocked_fires).
         Graph one = build(e, 1, r, r);
         auto ex1 = make_executor("onednn", one, {.mode = Mode::infer});
         ex1->prepare();
-        CHECK_MESSAGE(nhwc_convs(*ex1) > 0, net, " at batch 1");
+        CHECK_MESSAGE((nhwc_convs(*ex1) > 0) == (std::string(net) != "squeezenet1_1"), net, " at batch 1");
         // One image of as many pixels as two of 224x224 (efficientnet_b7's 600x600) runs nChw16c.
         Graph big = build(e, 1, 320, 320);
         auto exb = make_executor("onednn", big, {.mode = Mode::infer});
@@ -549,6 +549,54 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
         CHECK_MESSAGE(blocked > 0, net, " at 320x320");
         CHECK_MESSAGE(nhwc_convs(*exb) == 0, net, " at 320x320");
     }
+}
+
+// On one image, a concatenation of channels in nChw16c (AVX-512, where SqueezeNet-like nets run it:
+// conv2d.cpp's blocked_fires) or nChw8c (below) whose inputs fill whole blocks is written in place
+// by the convs that produce them (layout.cpp's concat_in_place): its layer has no step, and the
+// numbers match the reference. A concatenation one of whose inputs another layer reads too, a
+// batch of two, and training copy.
+TEST_CASE("on one image the convs before a concatenation of whole channel blocks write it in place") {
+    auto fire = [](Tensor x, int64_t squeeze, int64_t expand) {
+        Tensor q = x | conv(squeeze, 1) | relu();
+        return concat({q | conv(expand, 1) | relu(), q | conv(expand, 3, {.pad = 1}) | relu()});
+    };
+    auto fires = [&](int64_t batch) {
+        Graph g("fires");
+        Tensor x = g.input({batch, 3, 15, 15}) | conv(32, 3, {.pad = 1}) | relu();
+        Tensor b = fire(fire(x, 16, 32) | maxpool(2), 16, 16);
+        Tensor c = b | conv(32, 1) | relu();
+        add(concat({c, b | conv(16, 3, {.pad = 1})}) | conv(32, 1), c);
+        return g;
+    };
+    // Per concatenation in graph order, its forward steps in the plan.
+    auto concat_steps = [](const Graph& g, ExecOptions o) {
+        auto ex = make_executor("onednn", g, o);
+        ex->prepare();
+        std::vector<int> steps;
+        for (size_t n = 0; n < g.nodes().size(); ++n) {
+            if (!std::holds_alternative<Concat>(g.nodes()[n].op)) continue;
+            steps.push_back(0);
+            for (const StepInfo& s : ex->steps()) steps.back() += s.node == int(n) && s.phase == StepPhase::fwd;
+        }
+        return steps;
+    };
+    Graph one = fires(1);
+    check_against_reference(one, 1e-4, 2e-4);
+    check_against_reference(fires(2), 1e-4, std::nullopt);
+    CHECK(concat_steps(one, {.mode = Mode::infer}) == std::vector<int>{0, 0, 1});
+    CHECK(concat_steps(fires(2), {.mode = Mode::infer}) == std::vector<int>{1, 1, 1});
+    CHECK(concat_steps(one, {.mode = Mode::train}) == std::vector<int>{1, 1, 1});
+    // The producers wrote into the concatenation's blocks.
+    auto ex = make_executor("onednn", one, {.mode = Mode::infer});
+    ex->prepare();
+    const std::string block = onednn::avx512_core_here() ? "aBcd16b" : "aBcd8b";
+    for (const StepInfo& s : ex->steps())
+        if (s.primitive == "convolution" && s.node > 0) CHECK_MESSAGE(s.args[0].layout == block, "node ", s.node);
+    // SqueezeNet's eight fires on one image of 224x224: no concatenation copies. (At its smallest
+    // resolution the last fires' maps are 1x1, where the 1x1 expands are inner products writing rows.)
+    Graph net = build(*find_net("squeezenet1_1"), 1, 224, 224);
+    CHECK(concat_steps(net, {.mode = Mode::infer}) == std::vector<int>(8, 0));
 }
 
 // A conv that reads the image and whose output a flatten reads (vit's patch conv) writes channels-last

@@ -867,6 +867,30 @@ int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
     return y;
 }
 
+// Whether inference on one image runs in nChw16c on AVX-512 too, as larger batches do (forward()
+// below): where the net concatenates channels and every conv but the one on the image is a 1x1 or
+// an ungrouped 3x3 on at most 64 channels (SqueezeNet's fires). There oneDNN's direct jit kernel on
+// nChw16c keeps level with brgconv on channels-last, the Winograd expands on 27x27 maps need no
+// reorders, and the concatenations are written in place (layout.cpp's concat_in_place). On the
+// 2-core Zen 5, per conv: 16 -> 64 at 55x55 171 against 172 to 186 us, 64 -> 256 at 13x13 149 to
+// 160 against 163 to 168. On more channels or larger kernels the direct kernel lost to brgconv by
+// 10 to 40 % (googlenet's 96 -> 208 to 192 -> 384 at 14x14 and 7x7, inception_v3's 5x5 on 48
+// channels and its 1x7s), and those steps were 0.3 to 2.4 ms slower in nChw16c.
+bool blocked_fires(const Graph& g) {
+    bool concat = false;
+    for (const Node& n : g.nodes()) {
+        const Shape& xs = g.tensor(n.inputs.empty() ? n.output : n.inputs[0]).shape;
+        if (const auto* c = std::get_if<Concat>(&n.op))
+            concat = concat || (xs.size() == 4 && normalize_dim(c->dim, 4) == 1);
+        const auto* conv = std::get_if<Conv2d>(&n.op);
+        if (!conv || n.inputs.empty() || xs.size() != 4 || xs[1] <= 4) continue;
+        const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1;
+        const bool few = conv->kernel.h == 3 && conv->kernel.w == 3 && conv->G == 1 && xs[1] <= 64;
+        if (!pointwise && !few) return false;
+    }
+    return concat;
+}
+
 void forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (auto ip = as_inner_product(p, l, op)) {
         if (!few_rows_forward(p, l, op)) inner_product_forward(p, l, *ip);
@@ -935,7 +959,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // rounds). At batch 1 it was mixed (mobilenet_v2 1.06x, efficientnet_b0 1.05x, mnasnet1_0
     // 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there for an image of
     // fewer pixels than two of 224x224: efficientnet_b7's one 600x600 image has as many as 7, and
-    // in nChw16c its step took 0.84x the time (508 against 604 ms, 3 rounds).
+    // in nChw16c its step took 0.84x the time (508 against 604 ms, 3 rounds). SqueezeNet's one
+    // image runs nChw16c too (blocked_fires).
     auto keep = [&](const Md& x, Tag y) {
         try {
             auto kept = describe(x, Md(c.y.dims(), f32, y));
@@ -957,7 +982,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     });
     const Md y_nhwc = canonical(Md(c.y.dims(), f32, Tag::nhwc));
     const Shape& img = p.g.input_shape();
-    const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224);
+    const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224 || blocked_fires(p.g));
     if (!wino && !p.train && image && reshaped && !dw) {
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);

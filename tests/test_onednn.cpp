@@ -306,8 +306,8 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
     // Training transforms the weights on every step: on AVX-512 one image of 15x15 (225 output
     // positions) stays direct there, 16x16 (256) and more is Winograd. Inference, whose weights
     // are transformed once, takes Winograd from 729 output positions (27x27), or below them for
-    // 200 MFLOP of direct work (conv2d.cpp's winograd_pays): 64 -> 64 at 26x26 is 50 MFLOP, 512 ->
-    // 512 at 7x7 231. Below AVX-512 kernels/simd's run the 64 -> 64 convs in inference and the
+    // 200 MFLOP of direct work on channel counts that are powers of two (conv2d.cpp's
+    // winograd_pays): 64 -> 64 at 26x26 is 50 MFLOP, 512 -> 512 at 7x7 231. Below AVX-512 kernels/simd's run the 64 -> 64 convs in inference and the
     // gradients in training (16 tiles or more); 7x7 is 4 tiles, direct.
     struct OneImage {
         int64_t channels, side;
@@ -323,6 +323,13 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
         CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? c.infer : tiles ? "k" : "d"));
         CHECK(convs({.mode = Mode::train}, StepPhase::fwd, one) == (avx512 ? c.train : "d"));
         CHECK(convs({.mode = Mode::train}, StepPhase::wgrad, one) == (avx512 ? c.train : tiles ? "k" : "d"));
+    }
+    // On fewer than 729 positions, channel counts other than powers of two stay direct however
+    // much work (alexnet's conv3, 192 -> 384 at 13x13: 224 MFLOP); on 27x27 they take Winograd.
+    for (int64_t side : {13, 27}) {
+        Graph one("wino_not_power_of_two");
+        one.input({1, 192, side, side}) | conv(384, 3, {.pad = 1});
+        CHECK(convs({.mode = Mode::infer}, StepPhase::fwd, one) == (avx512 ? side == 27 ? "w" : "d" : "k"));
     }
 }
 

@@ -441,6 +441,14 @@ double direct_flops(const Plan& p, const Layer& l, const Conv2d& op) {
 // the host's slow phase 13.5 against 11.0 and 28.1 against 22.8); with this rule googlenet 8.69
 // against 9.12, densenet121 18.4 against 18.6, squeezenet1_0 4.58 against 4.96, resnet50 21.3
 // against 24.3 (unchanged). Batch 16 keeps Winograd wherever it had it (16 x 7 x 7 is 784).
+// There, also only where both channel counts are powers of two. Alone, one conv and a 1x1 after
+// it, alternated with the direct plan, medians of 55 (2-core Zen 5): on 13x13 maps oneDNN's
+// jit_fp32_wino_2x3 took 1.29 to 2.50 times direct for 176, 192, 208 or 160 -> 384 or 480 and 384
+// -> 192 or 208 (alexnet's conv3, 192 -> 384: 1.35 against 0.85 ms on two threads, 0.97 on one),
+// and 0.89 to 1.0 for others (224 -> 384, 192 -> 448, 192 -> 368); on powers of two 0.69 to 0.92
+// (256 -> 256 at 14x14 and 16x16, 512 -> 512 at 7x7 and 14x14, 256 <-> 512 at 13x13, 512 <-> 1024
+// and 1024 -> 1024 at 7x7). On 27x27 and more the others gained too (192 -> 384 0.68, 384 -> 208
+// 0.61).
 bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     if (!winograd_shape(p, op) || op.G != 1) return false;  // oneDNN's are ungrouped
     // oneDNN 2.6 builds a Winograd conv with more padding on one side of an axis than the other,
@@ -451,7 +459,10 @@ bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& y = p.shape(l.n.output);
     const int64_t positions = y[0] * y[2] * y[3];
     if (p.train && positions < 256) return false;
-    if (!p.train && positions < 729 && direct_flops(p, l, op) < 200e6) return false;
+    auto power_of_two = [](int64_t n) { return n > 0 && (n & (n - 1)) == 0; };
+    if (!p.train && positions < 729 &&
+        (direct_flops(p, l, op) < 200e6 || !power_of_two(p.shape(l.x())[1]) || !power_of_two(op.K)))
+        return false;
     return saved_per_element(p, l, op) >= 128;
 }
 

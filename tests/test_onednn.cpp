@@ -307,8 +307,9 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
     // positions) stays direct there, 16x16 (256) and more is Winograd. Inference, whose weights
     // are transformed once, takes Winograd from 729 output positions (27x27), or below them for
     // 200 MFLOP of direct work on channel counts that are powers of two (conv2d.cpp's
-    // winograd_pays): 64 -> 64 at 26x26 is 50 MFLOP, 512 -> 512 at 7x7 231. Below AVX-512 kernels/simd's run the 64 -> 64 convs in inference and the
-    // gradients in training (16 tiles or more); 7x7 is 4 tiles, direct.
+    // winograd_pays): 64 -> 64 at 26x26 is 50 MFLOP, 512 -> 512 at 7x7 231. Below AVX-512
+    // kernels/simd's run the 64 -> 64 convs in inference and the gradients in training (16 tiles
+    // or more); 7x7 is 4 tiles, direct.
     struct OneImage {
         int64_t channels, side;
         const char *infer, *train;  // on AVX-512

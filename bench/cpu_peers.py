@@ -147,7 +147,10 @@ def ridge_times(args, net, mode, batch):
     cmd = [args.ridge, "bench", net, "--batch", str(batch), "--mode", mode, "--threads", str(args.threads),
            "--warmup", str(args.warmup), "--repeat", str(args.repeats), "--no-layers", "--no-ledger", "--quiet",
            "--format", "json"]
-    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:  # ridge's own line says why (a batch that does not fit beside PyTorch's memory, ...)
+        raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()}")
+    out = json.loads(r.stdout)
     return out["median_ms"], out["env"]
 
 

@@ -32,13 +32,14 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
     const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
     const int64_t step = d.stride_w * width;  // from one window to the next
     float* out = y + p * d.Q * width;
-    // The rows the next output row reads first, requested now, where the map is larger than a
-    // core's L2 (1 MB on Zen 4 and 5): a map just written by the conv before is read from L3 or
-    // memory, and the windows' short runs of loads kept too few misses in flight. googlenet at
-    // batch 1 on the 2-core Zen 5, three alternated runs each: maxpool2 (1x192x56x56 in nChw16c,
-    // 3x3 stride 2) 167-171 -> 110-137 us, maxpool1 (1x64x112x112 channels-last) 86-139 -> 88-100;
-    // alone on a warm map 54 us, after 32 MB of other writes 156 -> 100. The pools on maps of 14x14
-    // and 28x28 up to 0.8 MB were level or a few us slower with it.
+    // The rows the next output row reads first, requested now, where x is larger than a core's L2
+    // (1 MB on Zen 4 and 5; at batch 1 the map, at larger batches all of x): a map just written by
+    // the conv before is read from L3 or memory, and the windows' short runs of loads kept too few
+    // misses in flight. googlenet at batch 1 on the 2-core Zen 5, three alternated runs each:
+    // maxpool2 (1x192x56x56 in nChw16c, 3x3 stride 2) 167-171 -> 110-137 us, maxpool1 (1x64x112x112
+    // channels-last) 86-139 -> 88-100; alone on a warm map 54 us, after 32 MB of other writes 156
+    // -> 100. The pools on maps of 14x14 and 28x28 up to 0.8 MB were level or a few us slower with
+    // it (larger batches not measured).
     const int64_t next = h0 + d.stride_h, line = 64 / sizeof(float);
     const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
     for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)

@@ -441,14 +441,14 @@ double direct_flops(const Plan& p, const Layer& l, const Conv2d& op) {
 // the host's slow phase 13.5 against 11.0 and 28.1 against 22.8); with this rule googlenet 8.69
 // against 9.12, densenet121 18.4 against 18.6, squeezenet1_0 4.58 against 4.96, resnet50 21.3
 // against 24.3 (unchanged). Batch 16 keeps Winograd wherever it had it (16 x 7 x 7 is 784).
-// There, also only where both channel counts are powers of two. Alone, one conv and a 1x1 after
-// it, alternated with the direct plan, medians of 55 (2-core Zen 5): on 13x13 maps oneDNN's
-// jit_fp32_wino_2x3 took 1.29 to 2.50 times direct for 176, 192, 208 or 160 -> 384 or 480 and 384
-// -> 192 or 208 (alexnet's conv3, 192 -> 384: 1.35 against 0.85 ms on two threads, 0.97 on one),
-// and 0.89 to 1.0 for others (224 -> 384, 192 -> 448, 192 -> 368); on powers of two 0.69 to 0.92
-// (256 -> 256 at 14x14 and 16x16, 512 -> 512 at 7x7 and 14x14, 256 <-> 512 at 13x13, 512 <-> 1024
-// and 1024 -> 1024 at 7x7). On 27x27 and more the others gained too (192 -> 384 0.68, 384 -> 208
-// 0.61).
+// Below 729 positions also only where both channel counts are powers of two. Alone, one conv and a
+// 1x1 after it, alternated with the direct plan, medians of 55 (2-core Zen 5): on 13x13 maps
+// oneDNN's jit_fp32_wino_2x3 took 1.29 to 2.50 times direct for 176, 192, 208 or 160 -> 384 or 480
+// and 384 -> 192 or 208 (alexnet's conv3, 192 -> 384: 1.35 against 0.85 ms on two threads, 0.97 on
+// one), and 0.89 to 1.0 for others (224 -> 384, 192 -> 448, 192 -> 368); on powers of two 0.69 to
+// 0.92 (256 -> 256 at 14x14 and 16x16, 512 -> 512 at 7x7 and 14x14, 256 <-> 512 at 13x13, 512 <->
+// 1024 and 1024 -> 1024 at 7x7). On 27x27 and more the others gained too (192 -> 384 0.68, 384 ->
+// 208 0.61).
 bool winograd_pays(const Plan& p, const Layer& l, const Conv2d& op) {
     if (!winograd_shape(p, op) || op.G != 1) return false;  // oneDNN's are ungrouped
     // oneDNN 2.6 builds a Winograd conv with more padding on one side of an axis than the other,
@@ -860,27 +860,10 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
              {s.in[0], dy, dw, scratch});
 }
 
-}  // namespace
-
-int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
-    const PostOp* sum = nullptr;
-    if (l.group)
-        for (const PostOp& po : l.group->post)
-            if (po.kind == PostOp::Kind::sum) sum = &po;
-    if (!sum) return p.mem(dst);
-    int addend = p.value[size_t(sum->addend)];
-    const Mem& a = p.mems[size_t(addend)];
-    bool last_use = read_last_by(p, l, sum->addend);
-    bool shared = a.buffer == p.mems[size_t(src)].buffer;
-    if (last_use && !shared && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
-    int y = p.mem(dst);
-    p.reorder_into(addend, y);
-    return y;
-}
-
 // Whether inference on one image runs in nChw16c on AVX-512 too, as larger batches do (forward()
-// below): where the net concatenates channels and every conv but the one on the image is a 1x1 or
-// an ungrouped 3x3 on at most 64 channels (SqueezeNet's fires). There oneDNN's direct jit kernel on
+// below): where the net concatenates channels and every conv that reads more than 4 channels (all
+// but the one on the image) is a 1x1 or an ungrouped 3x3 on at most 64 channels (SqueezeNet's
+// fires). There oneDNN's direct jit kernel on
 // nChw16c keeps level with brgconv on channels-last, the Winograd expands on 27x27 maps need no
 // reorders, and the concatenations are written in place (layout.cpp's concat_in_place). On the
 // 2-core Zen 5, per conv: 16 -> 64 at 55x55 171 against 172 to 186 us, 64 -> 256 at 13x13 149 to
@@ -900,6 +883,24 @@ bool blocked_fires(const Graph& g) {
         if (!pointwise && !few) return false;
     }
     return concat;
+}
+
+}  // namespace
+
+int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
+    const PostOp* sum = nullptr;
+    if (l.group)
+        for (const PostOp& po : l.group->post)
+            if (po.kind == PostOp::Kind::sum) sum = &po;
+    if (!sum) return p.mem(dst);
+    int addend = p.value[size_t(sum->addend)];
+    const Mem& a = p.mems[size_t(addend)];
+    bool last_use = read_last_by(p, l, sum->addend);
+    bool shared = a.buffer == p.mems[size_t(src)].buffer;
+    if (last_use && !shared && !p.buffers[size_t(a.buffer)].pinned && a.md == dst) return p.alias(addend, dst);
+    int y = p.mem(dst);
+    p.reorder_into(addend, y);
+    return y;
 }
 
 void forward(Plan& p, const Layer& l, const Conv2d& op) {

@@ -873,11 +873,11 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
 bool blocked_fires(const Graph& g) {
     bool concat = false;
     for (const Node& n : g.nodes()) {
-        const Shape& xs = g.tensor(n.inputs.empty() ? n.output : n.inputs[0]).shape;
-        if (const auto* c = std::get_if<Concat>(&n.op))
-            concat = concat || (xs.size() == 4 && normalize_dim(c->dim, 4) == 1);
+        concat = concat || concat_of_channels(g, n.op, n.output);
         const auto* conv = std::get_if<Conv2d>(&n.op);
-        if (!conv || n.inputs.empty() || xs.size() != 4 || xs[1] <= 4) continue;
+        if (!conv || n.inputs.empty()) continue;
+        const Shape& xs = g.tensor(n.inputs[0]).shape;
+        if (xs.size() != 4 || xs[1] <= 4) continue;
         const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1;
         const bool few = conv->kernel.h == 3 && conv->kernel.w == 3 && conv->G == 1 && xs[1] <= 64;
         if (!pointwise && !few) return false;
@@ -994,12 +994,12 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     });
     const Md y_nhwc = canonical(Md(c.y.dims(), f32, Tag::nhwc));
     const Shape& img = p.g.input_shape();
-    const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224 || blocked_fires(p.g));
+    const bool large = img.size() == 4 && (img[0] >= 2 || img[2] * img[3] >= 2 * 224 * 224);
     if (!wino && !p.train && image && reshaped && !dw) {
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);
-    } else if (!wino && !p.train && avx512 && large && pd.src_desc() != x_now &&
-               (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c)))) {
+    } else if (!wino && !p.train && avx512 && pd.src_desc() != x_now &&
+               (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c))) && (large || blocked_fires(p.g))) {
         keep(x_now, Tag::nChw16c);
     }
     // A depthwise conv on a channels-last input (convnext's blocks, after the permutation back) keeps

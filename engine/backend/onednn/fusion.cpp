@@ -13,13 +13,6 @@ bool is_identity(const Op& op) {
     return std::holds_alternative<Dropout>(op) || std::holds_alternative<StochasticDepth>(op);
 }
 
-// A concatenation of 4-D tensors along their channels.
-bool concat_of_channels(const Graph& g, const Op& op, int out) {
-    const auto* c = std::get_if<Concat>(&op);
-    const Shape& ys = g.tensor(out).shape;
-    return c && ys.size() == 4 && normalize_dim(c->dim, ys.size()) == 1;
-}
-
 bool is_relu(const Op& op) {
     const auto* a = std::get_if<Activation>(&op);
     return a && a->fn == Activation::Fn::relu;
@@ -117,6 +110,12 @@ struct Chains {
 };
 
 }  // namespace
+
+bool concat_of_channels(const Graph& g, const Op& op, int out) {
+    const auto* c = std::get_if<Concat>(&op);
+    const Shape& ys = g.tensor(out).shape;
+    return c && ys.size() == 4 && normalize_dim(c->dim, ys.size()) == 1;
+}
 
 Fusion find_groups(const Graph& g, const ExecOptions& o) {
     Fusion f;

@@ -43,6 +43,9 @@ struct Fusion {
 
 Fusion find_groups(const Graph& g, const ExecOptions& o);
 
+// Whether layer op, writing tensor out, concatenates 4-D tensors along their channels.
+bool concat_of_channels(const Graph& g, const Op& op, int out);
+
 // The last layer that reads tensor t, any view of its storage or a permutation of it (which the
 // plan may make a view); the graph's output is read
 // after every layer. A group's members read their inputs where the group runs, at its last

@@ -438,7 +438,6 @@ bool concat_in_place(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t
     size_t offset = 0;
     for (size_t i = 0; i < l.n.inputs.size(); ++i) {
         Mem& m = p.mems[size_t(p.value[size_t(l.x(i))])];
-        p.buffers[size_t(m.buffer)].bytes = 0;  // no longer used
         m.buffer = p.mems[size_t(y)].buffer;
         m.offset = offset;
         offset += size_t(channels[i] * ys[2] * ys[3]) * sizeof(float);

@@ -185,7 +185,9 @@ struct Step64 {
     std::vector<size_t> first;  // per tensor: the first gradient of the same layer (itself if none)
 };
 
-inline Step64 step64(const Graph& g, const Inputs& in, double eta = 0, double sign = 0) {
+// The double reference after its forward pass, on the weights and input each multiplied by
+// 1 + sign * eta * U (U uniform in [-1,1), fixed draws) when eta > 0.
+inline std::unique_ptr<Reference64> forward64(const Graph& g, const Inputs& in, double eta = 0, double sign = 0) {
     Weights64 w = convert<double>(in.w);
     HostTensor64 x = convert<double>(in.x);
     if (eta > 0) {
@@ -199,28 +201,41 @@ inline Step64 step64(const Graph& g, const Inputs& in, double eta = 0, double si
         perturb(x.v, 999);
     }
     auto ex = make_reference64(g, Mode::train);
-    ex->load64(w);
-    w.clear();
+    ex->load64(std::move(w));
     ex->set_input64(x, in.labels);
     ex->forward();
-    Step64 s;
+    return ex;
+}
+
+// A double step's tensors in Step64's order, read in place from the executor after its backward
+// (loss: its loss as a tensor of one element).
+inline std::vector<const HostTensor64*> tensors_of(const Graph& g, const Reference64& ex, const HostTensor64& loss) {
+    std::vector<const HostTensor64*> t = {&ex.output64(), &loss};
+    if (g.tensor(0).requires_grad) t.push_back(&ex.input_gradient64());
+    for (const auto& layer : ex.gradients64())
+        for (const HostTensor64& x : layer)
+            if (!x.v.empty()) t.push_back(&x);
+    return t;
+}
+
+inline Step64 step64(const Graph& g, const Inputs& in) {
+    auto ex = forward64(g, in);
     HostTensor64 loss({1});
     loss.v[0] = ex->backward64();
+    Step64 s;
+    for (const HostTensor64* t : tensors_of(g, *ex, loss)) s.tensors.push_back(*t);
     s.names = {"output", "loss"};
-    s.tensors = {ex->output64(), loss};
     s.first = {0, 1};
     if (g.tensor(0).requires_grad) {
         s.names.push_back("input gradient");
-        s.tensors.push_back(ex->input_gradient64());
         s.first.push_back(2);
     }
     const Weights64& grads = ex->gradients64();
     for (size_t i = 0; i < grads.size(); ++i) {
-        const size_t first = s.tensors.size();
+        const size_t first = s.names.size();
         for (size_t j = 0; j < grads[i].size(); ++j)
             if (!grads[i][j].v.empty()) {
                 s.names.push_back(cat("gradient of ", g.nodes()[i].name, " #", j));
-                s.tensors.push_back(grads[i][j]);
                 s.first.push_back(first);
             }
     }
@@ -256,10 +271,6 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
     auto maybe_async = [&](auto f) { return std::async(parallel ? std::launch::async : std::launch::deferred, f); };
     auto ref = maybe_async([&] { return run32("reference", g, in); });
     const Step64 exact = step64(g, in);
-    std::vector<Run32> runs;
-    runs.push_back(ref.get());
-    for (const auto& [name, fused] : backends) runs.push_back(run32(name, g, in, fused));
-
     const size_t T = exact.tensors.size();
     auto distances = [&](const std::vector<const HostTensor*>& t) {
         REQUIRE(t.size() == T);
@@ -267,36 +278,47 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
         for (size_t k = 0; k < T; ++k) d[k] = distance(*t[k], exact.tensors[k]);
         return d;
     };
+    // Each run is kept as its distances only: VGG's gradients are 0.5 GB a run.
+    std::vector<std::string> what;
     std::vector<std::vector<double>> dist;
     double drift = 0;
-    for (const Run32& r : runs) {
+    auto add = [&](const Run32& r) {
+        what.push_back(r.what);
         dist.push_back(distances(tensors_of(g, r)));
         drift = std::max(drift, dist.back()[0] / norm(exact.tensors[0]));
-    }
+    };
+    add(ref.get());
+    for (const auto& [name, fused] : backends) add(run32(name, g, in, fused));
     F64Summary sum;
     auto sums_run = maybe_async([&] {
         auto ex = make_reference_float_sums(g, Mode::train);
         Run32 r = run32(*ex, in, "float sums");
         return distances(tensors_of(g, r));
     });
-    // The probes' size: a first probe at eta0 = 4u gives the output's response, linear in eta while
-    // no kink is crossed; eta is then set for an output error four times the runs' largest.
+    // The probes' size: a first forward pass perturbed at eta0 = 4u gives the output's response,
+    // linear in eta while no kink is crossed; eta is then set for an output error four times the
+    // runs' largest. Only the output is needed there, so that pass has no backward (every zoo net
+    // gets an eta above eta0, so a whole step at eta0 would be thrown away).
     auto probe = [&](double eta, double sign) {
-        const Step64 p = step64(g, in, eta, sign);
+        auto ex = forward64(g, in, eta, sign);
+        HostTensor64 loss({1});
+        loss.v[0] = ex->backward64();
+        const std::vector<const HostTensor64*> t = tensors_of(g, *ex, loss);
+        REQUIRE(t.size() == T);
         std::vector<double> d(T);
-        for (size_t k = 0; k < T; ++k) d[k] = distance(p.tensors[k], exact.tensors[k]);
+        for (size_t k = 0; k < T; ++k) d[k] = distance(*t[k], exact.tensors[k]);
         return d;
     };
     const double eta0 = 0x1p-22;
-    std::vector<double> plus = probe(eta0, 1);
-    const double response = plus[0] / norm(exact.tensors[0]) / eta0;
+    const double response =
+        distance(forward64(g, in, eta0, 1)->output64(), exact.tensors[0]) / norm(exact.tensors[0]) / eta0;
     sum.eta = std::max(eta0, 4 * drift / std::max(response, 1e-300));
-    if (sum.eta > eta0) plus = probe(sum.eta, 1);
+    const std::vector<double> plus = probe(sum.eta, 1);
     const std::vector<double> sums = sums_run.get();
     const std::vector<double> minus = probe(sum.eta, -1);
 
     std::vector<double> allowed;
-    for (size_t r = 0; r < runs.size(); ++r)
+    for (size_t r = 0; r < dist.size(); ++r)
         for (size_t k = 0; k < T; ++k) {
             const HostTensor64& x = exact.tensors[k];
             const HostTensor64& first = exact.tensors[exact.first[k]];
@@ -307,9 +329,9 @@ inline F64Summary check_against_f64(const Graph& g, const Inputs& in,
             const double ratio = (dist[r][k] - floor) / std::max(spread, 1e-300);
             if (ratio > sum.worst_ratio) {
                 sum.worst_ratio = ratio;
-                sum.worst = cat(runs[r].what, ", ", exact.names[k]);
+                sum.worst = cat(what[r], ", ", exact.names[k]);
             }
-            INFO(g.model(), ", ", runs[r].what, ": ", exact.names[k], " is ", dist[r][k], " from double (norm ", norm(x),
+            INFO(g.model(), ", ", what[r], ": ", exact.names[k], " is ", dist[r][k], " from double (norm ", norm(x),
                  "); float sums ", sums[k], ", probes ", plus[k], " and ", minus[k], " (eta ", sum.eta, "), floor ",
                  floor);
             CHECK(dist[r][k] <= tol.k * spread + floor);

@@ -12,12 +12,22 @@ void fwd(const Linear& op, const FwdT<Real, Acc>& f) {
     const Real* x = f.in[0].p;
     const Real* w = f.params[0];
     const Real* bias = op.bias ? f.params[1] : nullptr;
-    // y[m,k] = b[k] + sum over c of x[m,c] * w[k,c]
+    // y[m,k] = b[k] + sum over c of x[m,c] * w[k,c], for eight outputs k at a time: one sum waits
+    // on each of its additions, eight side by side do not (vgg16's first classifier at batch 4 in
+    // double, 2-core Zen 5: 0.26 s one at a time, 0.14 s so; 4 and 16 at a time 0.23 and 0.18).
+    // Each sum still takes its terms in order of c, so the results are the per-output loop's, bit
+    // for bit (900 random shapes, each Real and Acc).
+    constexpr int64_t kb = 8;
+    Acc acc[kb];
     for (int64_t m = 0; m < M; ++m)
-        for (int64_t k = 0; k < K; ++k) {
-            Acc acc = bias ? bias[k] : 0.0;
-            for (int64_t c = 0; c < C; ++c) acc += Acc(x[m * C + c]) * w[k * C + c];
-            f.y.p[m * K + k] = Real(acc);
+        for (int64_t k0 = 0; k0 < K; k0 += kb) {
+            const int64_t n = std::min(kb, K - k0);
+            for (int64_t j = 0; j < n; ++j) acc[j] = bias ? Acc(bias[k0 + j]) : Acc(0);
+            for (int64_t c = 0; c < C; ++c) {
+                const Acc xv = x[m * C + c];
+                for (int64_t j = 0; j < n; ++j) acc[j] += xv * w[(k0 + j) * C + c];
+            }
+            for (int64_t j = 0; j < n; ++j) f.y.p[m * K + k0 + j] = Real(acc[j]);
         }
 }
 

@@ -82,7 +82,7 @@ public:
 
     void load(const Weights& w) override { load_t(convert<Real>(w)); }
 
-    void load_t(const TWeights& w) {
+    void load_t(TWeights w) {
         prepare();
         if (w.size() != specs_.size())
             throw std::invalid_argument(
@@ -96,7 +96,7 @@ public:
                     throw std::invalid_argument(cat(g_.model(), ": layer ", g_.nodes()[i].name, " ", specs_[i][j].name,
                                                     " is ", to_string(specs_[i][j].shape), ", the weights give ",
                                                     to_string(w[i][j].shape)));
-                w_[i][j] = w[i][j];
+                w_[i][j] = std::move(w[i][j]);
                 std::fill(v_[i][j].v.begin(), v_[i][j].v.end(), Real(0));
             }
         }
@@ -256,7 +256,7 @@ private:
 class Reference64Executor final : public ReferenceExecutor<double> {
 public:
     using ReferenceExecutor<double>::ReferenceExecutor;
-    void load64(const Weights64& w) override { load_t(w); }
+    void load64(Weights64 w) override { load_t(std::move(w)); }
     void set_input64(const HostTensor64& x, const std::vector<int32_t>& labels) override { set_input_t(x, labels); }
     double backward64() override { return backward_t(); }
     const HostTensor64& output64() const override { return output_t(); }

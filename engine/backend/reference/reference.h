@@ -29,7 +29,7 @@ std::unique_ptr<Executor> make_reference_executor(const Graph& g, const ExecOpti
 // methods below keep double throughout.
 class Reference64 : public Executor {
 public:
-    virtual void load64(const Weights64& w) = 0;
+    virtual void load64(Weights64 w) = 0;  // taken over: a caller done with w moves it in
     virtual void set_input64(const HostTensor64& x, const std::vector<int32_t>& labels) = 0;
     virtual double backward64() = 0;  // backward(), its loss in double
     virtual const HostTensor64& output64() const = 0;

@@ -542,7 +542,9 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
 }
 
 // kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
-// channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), odd maps
+// channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), 480
+// channels-last overflow max_row's column buffer at 17 columns and more (it then takes the
+// channels in parts), odd maps
 // at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
 // window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
 // PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past
@@ -568,7 +570,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
         const int64_t H = 12, W = 9, P = 6, Q = 8;
         const int64_t N = 2;
         int64_t cases = 0;
-        for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
+        for (int64_t C : {int64_t(20), int64_t(16), int64_t(24), int64_t(480)})
             for (int64_t block : {int64_t(1), int64_t(8), int64_t(16), C})
                 for (size_t i = 0; i <= windows.size(); ++i) {
                     if (block == C && C % 8) continue;
@@ -620,7 +622,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                     CHECK(padding == 0);
                     ++cases;
                 }
-        CHECK(cases == 99);
+        CHECK(cases == 135);
         simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
         d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
         CHECK(!v.max_pool_supported(d));

@@ -21,11 +21,38 @@ constexpr int64_t kPlainRow = 4096;
 // than the target lane by lane.
 RIDGE_SIMD_INLINE Vec<8> max_nan(Vec<8> m, Vec<8> v) { return (v > m) | (v != v) ? v : m; }
 
+// Floats in max_row's column buffer, on the stack (32 KB).
+constexpr int64_t kColumns = 8192;
+
+// The window of output q (row h0's rows r_lo to r_hi) at every lane of one channel block,
+// positions `width` floats apart; the window's columns clipped to the map.
+RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, int64_t width, int64_t h0, int64_t r_lo,
+                                  int64_t r_hi, int64_t q) {
+    using V = Vec<8>;
+    const int64_t w0 = q * d.stride_w - d.pad_l;
+    const int64_t s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(d.S, d.W - w0);
+    const float* first = x + ((h0 + r_lo) * d.W + w0 + s_lo) * width;
+    for (int64_t j = 0; j < width; j += 8) {
+        V m = load<V>(first + j);
+        for (int64_t r = r_lo; r < r_hi; ++r) {
+            const float* row = x + ((h0 + r) * d.W + w0 + s_lo) * width + j;
+            for (int64_t s = 0; s < s_hi - s_lo; ++s) m = max_nan(m, load<V>(row + s * width));
+        }
+        store(out + q * width + j, m);
+    }
+}
+
 // One output row p of one channel block: positions `width` floats apart (8 or 16 lanes, or all C
-// channels-last), x the block's map and y its output map. Where four windows in a row lie inside
-// the map's columns they are taken together: one window's maxima form a chain of dependent
-// selects whose latency, not the loads, set the pace (googlenet's 3x3 stride-1 pools on 192x28x28,
-// one thread: 0.32 to 0.35 ms a window at a time).
+// channels-last), x the block's map and y its output map. The windows inside the map's columns:
+// - where they overlap (stride below the kernel), in two passes over a column buffer: the maxima
+//   down the window's rows at every column, then across each window's columns. A 3x3 window at
+//   stride 1 takes 4 maxima so instead of 8. googlenet's branch pool on 1x256x28x28 channels-last
+//   alone, 2-core Zen 5: one thread 127 -> 68 us, two 63 -> 51, two after 32 MB of other writes
+//   94-102 -> 67-70. In googlenet at batch 1 it stays at 68-70 us, as do its other pools (the
+//   map comes from where the convs before left it);
+// - else four at a time: one window's maxima form a chain of dependent selects whose latency, not
+//   the loads, set the pace (googlenet's 3x3 stride-1 pools on 192x28x28, one thread: 0.32 to
+//   0.35 ms a window at a time).
 RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64_t width, int64_t p) {
     using V = Vec<8>;
     const int64_t h0 = p * d.stride_h - d.pad_t;
@@ -44,9 +71,39 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
     const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
     for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)
         for (int64_t i = 0; i < d.W * width; i += line) __builtin_prefetch(x + h * d.W * width + i);
-    for (int64_t q = 0; q < d.Q;) {
-        const int64_t w0 = q * d.stride_w - d.pad_l;
-        if (q + 4 <= d.Q && w0 >= 0 && w0 + 3 * d.stride_w + d.S <= d.W) {
+    // Windows qa to qb - 1 lie inside the map's columns: the first starts at or after column 0,
+    // the last ends at or before column W.
+    const int64_t qa = std::min(d.Q, (d.pad_l + d.stride_w - 1) / d.stride_w);
+    const int64_t last = d.W + d.pad_l - d.S;
+    const int64_t qb = last < 0 ? qa : std::max(qa, std::min(d.Q, last / d.stride_w + 1));
+    const int64_t wa = qa * d.stride_w - d.pad_l, cols = (qb - qa - 1) * d.stride_w + d.S;
+    for (int64_t q = 0; q < qa; ++q) max_window(x, out, d, width, h0, r_lo, r_hi, q);
+    if (d.stride_w < d.S && qb > qa && cols * 8 <= kColumns) {
+        alignas(32) float down[kColumns];
+        const int64_t lanes = std::min(width, kColumns / cols / 8 * 8);
+        for (int64_t j0 = 0; j0 < width; j0 += lanes) {
+            const int64_t n = std::min(lanes, width - j0);
+            for (int64_t c = 0; c < cols; ++c) {
+                const float* top = x + ((h0 + r_lo) * d.W + wa + c) * width + j0;
+                for (int64_t j = 0; j < n; j += 8) {
+                    V m = load<V>(top + j);
+                    for (int64_t r = 1; r < r_hi - r_lo; ++r) m = max_nan(m, load<V>(top + r * d.W * width + j));
+                    store(down + c * n + j, m);
+                }
+            }
+            for (int64_t q = qa; q < qb; ++q) {
+                const float* first = down + (q - qa) * d.stride_w * n;
+                for (int64_t j = 0; j < n; j += 8) {
+                    V m = load<V>(first + j);
+                    for (int64_t s = 1; s < d.S; ++s) m = max_nan(m, load<V>(first + s * n + j));
+                    store(out + q * width + j0 + j, m);
+                }
+            }
+        }
+    } else {
+        int64_t q = qa;
+        for (; q + 4 <= qb; q += 4) {
+            const int64_t w0 = q * d.stride_w - d.pad_l;
             for (int64_t j = 0; j < width; j += 8) {
                 const float* first = x + ((h0 + r_lo) * d.W + w0) * width + j;
                 V m0 = load<V>(first), m1 = load<V>(first + step), m2 = load<V>(first + 2 * step),
@@ -64,21 +121,10 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
                 float* o = out + q * width + j;
                 store(o, m0), store(o + width, m1), store(o + 2 * width, m2), store(o + 3 * width, m3);
             }
-            q += 4;
-            continue;
         }
-        const int64_t s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(d.S, d.W - w0);
-        const float* first = x + ((h0 + r_lo) * d.W + w0 + s_lo) * width;
-        for (int64_t j = 0; j < width; j += 8) {
-            V m = load<V>(first + j);
-            for (int64_t r = r_lo; r < r_hi; ++r) {
-                const float* row = x + ((h0 + r) * d.W + w0 + s_lo) * width + j;
-                for (int64_t s = 0; s < s_hi - s_lo; ++s) m = max_nan(m, load<V>(row + s * width));
-            }
-            store(out + q * width + j, m);
-        }
-        ++q;
+        for (; q < qb; ++q) max_window(x, out, d, width, h0, r_lo, r_hi, q);
     }
+    for (int64_t q = qb; q < d.Q; ++q) max_window(x, out, d, width, h0, r_lo, r_hi, q);
 }
 
 // One output row p of one channel's plain map (nchw), in two passes over a row buffer: the

@@ -118,8 +118,8 @@ inline double global_rel_l2(const Weights& a, const Weights& b) {
 // - two probes: the double step with every weight and input element multiplied by 1 + s*eta*U
 //   (U uniform in [-1,1), the same draws, s = +1 and -1: whichever side of a kink a float32 run
 //   lands on, one probe lands there too), eta such that the probes' output moves four times as
-//   far from double as the farthest run's (eta from a first probe at 4u, the output's response
-//   being linear in eta; never below 4u).
+//   far from double as the farthest run's (eta from a first forward pass perturbed at 4u, the
+//   output's response being linear in eta; never below 4u).
 // A float32 run passes when, for every tensor x (norms over the tensor),
 //   |x - x64| <= k * max(|float sums - x64|, |probe+ - x64|, |probe- - x64|) + floor,
 // floor = phi * (|x64| + |f64| * sqrt(n / nf)), f the first gradient of the same layer (nf

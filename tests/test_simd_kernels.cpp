@@ -543,8 +543,8 @@ TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-
 
 // kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
 // channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), 480
-// channels-last overflow max_row's column buffer at 17 columns and more (it then takes the
-// channels in parts), odd maps
+// channels-last on the 29-column map overflow max_row's column buffer (27 columns of 480 floats:
+// it takes the channels in parts of 296 and 184), odd maps
 // at stride 1 and 2, padding, ceil mode's last window past the map (11 -> 6 at 3x3 stride 2), a
 // window whose axes differ in kernel, stride and padding, and a NaN that must win its windows as in
 // PyTorch. The windows it must refuse: padding as large as the kernel, a last window wholly past

@@ -50,9 +50,9 @@ RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, 
 //   alone, 2-core Zen 5: one thread 127 -> 68 us, two 63 -> 51, two after 32 MB of other writes
 //   94-102 -> 67-70. In googlenet at batch 1 it stays at 68-70 us, as do its other pools (the
 //   map comes from where the convs before left it);
-// - else four at a time: one window's maxima form a chain of dependent selects whose latency, not
-//   the loads, set the pace (googlenet's 3x3 stride-1 pools on 192x28x28, one thread: 0.32 to
-//   0.35 ms a window at a time).
+// - else (no overlap, or a row too wide for the buffer: over 1024 columns) four at a time: one
+//   window's maxima form a chain of dependent selects whose latency, not the loads, set the pace
+//   (googlenet's 3x3 stride-1 pools on 192x28x28, one thread: 0.32 to 0.35 ms a window at a time).
 RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64_t width, int64_t p) {
     using V = Vec<8>;
     const int64_t h0 = p * d.stride_h - d.pad_t;

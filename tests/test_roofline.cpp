@@ -131,7 +131,7 @@ TEST_CASE("CPU probes at quick settings: positive, never above 1.1x the theoreti
         CHECK(fma.gflops <= 1.1 * theoretical);
     }
     ridge::probe::StreamResult st = ridge::probe::measure_stream(cpu, threads, 0, 2);
-    CHECK(st.array_bytes >= 4 * cpu.llc_bytes_total());
+    CHECK(st.array_bytes >= 2 * cpu.llc_bytes_total());  // each timed run reads and writes halves: 3x the cache
     for (double v : {st.copy, st.scale, st.add, st.triad, st.triad_cached_stores, st.memcpy}) {
         CHECK(v > 0);
         CHECK(v < 2000);  // GB/s

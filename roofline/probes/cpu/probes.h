@@ -82,8 +82,8 @@ struct StreamResult {
     double triad_cached_stores = 0;  // the same triad with ordinary stores (pays write-allocate)
     double memcpy = 0;                // glibc memcpy a -> c, 2 arrays counted
 };
-// array_bytes 0 picks 4x the last-level cache (at least 64 MiB). Each timed run covers a quarter
-// of the arrays, consecutive runs different quarters; best of `repeats` rounds of all six kernels.
+// array_bytes 0 picks 2x the last-level cache (at least 64 MiB). Each timed run covers half of
+// the arrays, consecutive runs the other half; best of `repeats` rounds of all six kernels.
 StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes, int repeats);
 
 struct SweepPoint {

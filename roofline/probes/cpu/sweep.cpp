@@ -17,12 +17,14 @@ std::vector<SweepPoint> measure_sweep(const CpuInfo& cpu, int threads, int per_o
     using clock = std::chrono::steady_clock;
     const int64_t block = 256;  // bytes: the read kernel's unit
     int64_t top = std::min(std::max<int64_t>(8 * cpu.llc_bytes_total(), int64_t(64) << 20), probe_memory_cap());
-    int64_t per_thread_max = (top / threads + block - 1) / block * block;
     std::vector<int64_t> sizes;
     for (double w = 4096; w <= double(top) * 1.0001; w *= std::pow(2.0, 1.0 / per_octave)) {
         int64_t per = std::max<int64_t>(block, int64_t(w / threads) / block * block);
         if (sizes.empty() || per * threads != sizes.back()) sizes.push_back(per * threads);
     }
+    // Only the largest point's share is touched: first-touching memory no point reads cost up to
+    // twice the probe's page clearing (one point per octave reached 2 GiB of a 4 GiB top).
+    const int64_t per_thread_max = sizes.back() / threads;
     std::vector<SweepPoint> points(sizes.size());
     std::vector<double> cpu_rate(size_t(threads), 0.0);
     const int repeats = 9;

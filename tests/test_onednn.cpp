@@ -1331,6 +1331,35 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     CHECK(kinds(33, Mode::infer, false)[{4, StepPhase::fwd}] == "inner_product ");
 }
 
+// A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's
+// concat_affine in its input's layout (norm.cpp), with no reorder around it: 58 channels in plain
+// nchw (the graph's input), 32 after a 1x1 conv (channels-last or nChw16c / nChw8c, as oneDNN's
+// conv picks; every one is whole blocks), each with a ReLU, on two images against the reference.
+// In training, oneDNN's primitive or the small-map kernel stays.
+TEST_CASE("batchnorm in inference runs in its input's layout on kernels/simd") {
+    auto build_bn = [](Graph& g, bool after_conv) {
+        if (after_conv)
+            g.input({2, 24, 6, 6}) | conv(32, 1) | bn() | relu();  // the ReLU takes the output's reorder
+        else
+            g.input({2, 58, 5, 7}) | bn() | relu();
+    };
+    for (bool after_conv : {false, true}) {
+        CAPTURE(after_conv);
+        Graph g("bn");
+        build_bn(g, after_conv);
+        const int bn_node = after_conv ? 1 : 0;
+        for (Mode mode : {Mode::infer, Mode::train}) {
+            auto ex = make_executor("onednn", g, {.mode = mode, .fused = false});
+            ex->prepare();
+            std::string steps;
+            for (const StepInfo& s : ex->steps())
+                if (s.node == bn_node && s.phase == StepPhase::fwd) steps += s.impl + " ";
+            CHECK_MESSAGE((steps == "ridge:batchnorm_inference ") == (mode == Mode::infer), steps);
+        }
+        check_against_reference(g, 1e-5, std::nullopt);
+    }
+}
+
 // A classifier in training on 3 to 64 rows below AVX-512, where oneDNN's inner product keeps the
 // weights C-major (`ba`), runs kernels/simd's linear_rows forward and linear_rows_dgrad on them as
 // they lie (linear.cpp: oneDNN's gemm:jit read them at a third of memory speed, and its backward

@@ -376,16 +376,9 @@ void concat_batchnorm(Plan& p, const Layer& l) {
     p.kernel(
         "concat_batchnorm",
         [channels, yl, relu = !l.group->post.empty()](const std::vector<float*>& a) {
-            // The batchnorm as y = x * scale + shift, from its tensors as loaded, in double as
-            // fold.cpp folds one into a conv; epsilon 1e-5 as in every backend (executor.h).
-            const float *gamma = a[0], *beta = a[1], *mean = a[2], *var = a[3];
-            float *scale = a[4], *shift = a[4] + yl.C;
-            for (int64_t c = 0; c < yl.C; ++c) {
-                double k = double(gamma[c]) / std::sqrt(double(var[c]) + 1e-5);
-                scale[c] = float(k);
-                shift[c] = float(double(beta[c]) - double(mean[c]) * k);
-            }
-            simd::concat_affine(a.data() + 6, channels.data(), int64_t(channels.size()), scale, shift, relu, a[5], yl);
+            batchnorm_affine(a[0], a[1], a[2], a[3], a[4], a[4] + yl.C, yl.C);
+            simd::concat_affine(a.data() + 6, channels.data(), int64_t(channels.size()), a[4], a[4] + yl.C, relu, a[5],
+                                yl);
         },
         args);
     p.value[size_t(l.y(p.g))] = args[5];

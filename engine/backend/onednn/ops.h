@@ -45,6 +45,10 @@ struct InnerProduct {
     bool bias;
 };
 void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip);
+// A batchnorm's inference form y = x * scale[c] + shift[c], from its tensors as loaded (gamma,
+// beta, running mean and variance, C each), in double as fold.cpp folds one into a conv.
+void batchnorm_affine(const float* gamma, const float* beta, const float* mean, const float* var, float* scale,
+                      float* shift, int64_t C);
 void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
 // A map of 1x1 (N, C, 1, 1) in channels-last, or in channel blocks that C fills, has the bytes of
 // plain rows (N, C).

@@ -871,3 +871,26 @@ TEST_CASE(
         }
     }
 }
+
+// softmax_forward in place (y = x) gives the bits it gives into another buffer: rows under 16, of
+// one vector, and rows whose last vector overlaps the one before it (23, 40, 197), which it reads
+// from x before writing y; each row sums to 1.
+TEST_CASE("softmax_forward in place gives the same bits as into another buffer") {
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (int64_t n : {5, 16, 23, 40, 197}) {
+            CAPTURE(v.isa);
+            CAPTURE(n);
+            const int64_t rows = 3;
+            std::vector<float> x(size_t(rows * n));
+            for (size_t i = 0; i < x.size(); ++i) x[i] = float(int64_t(i * 7919 % 101) - 50) / 8.0f;
+            std::vector<float> y(x.size()), in_place = x;
+            v.softmax_forward(x.data(), y.data(), rows, n);
+            v.softmax_forward(in_place.data(), in_place.data(), rows, n);
+            CHECK(std::equal(y.begin(), y.end(), in_place.begin()));
+            for (int64_t r = 0; r < rows; ++r) {
+                double sum = 0;
+                for (int64_t i = 0; i < n; ++i) sum += y[size_t(r * n + i)];
+                CHECK(std::abs(sum - 1.0) < 1e-5);
+            }
+        }
+}

@@ -35,9 +35,10 @@ void share(int64_t count, int64_t unit, int t, int threads, int64_t& lo, int64_t
     hi = std::min(count, units * (t + 1) / threads * unit);
 }
 
-// Asks for the line `ahead` floats past p. The prefetches below run up to a chunk, two strips or
-// (gemm_share's) a panel past the array's end, where a prefetch never faults but a pointer formed
-// there would be undefined behaviour, so the address is formed as an integer.
+// Asks for the line `ahead` floats past p. The prefetches below run up to a chunk, two strips,
+// (gemm_share's) a panel or (dots_block_wide's) three rows past the array's end, where a prefetch
+// never faults but a pointer formed there would be undefined behaviour, so the address is formed
+// as an integer.
 RIDGE_SIMD_INLINE void prefetch_ahead(const float* p, int64_t ahead) {
     const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(ahead) * sizeof(float);
     __builtin_prefetch(reinterpret_cast<const void*>(at));

@@ -44,12 +44,13 @@ RIDGE_SIMD_INLINE void add_halves(Vec8& lo, Vec8& hi, Vec16 e) {
 
 // Rows of 16 or more end on the row's last 16 floats, overlapping the vectors before them: the
 // maximum does not mind the repeats, the lanes already summed are cleared before the sum (their
-// exponentials, written again, are the same bits), and that last vector is scaled before the rest
-// and stored after them. The tail went through a stack copy before: two calls to memcpy and a
-// vector load of scalar stores, which made vit_b_16's rows of 197 take 470 cycles each on the Zen
-// 5 against 280 for rows of 208 (one thread, rows in L1). Its 12x197 rows of 197 alone, two
-// threads: 168 -> 114-123 us; its 12 softmaxes in `ridge bench vit_b_16`'s per-layer pass, three
-// alternated runs: 1.44-1.51 -> 1.13-1.18 ms.
+// exponentials, written again, are the same bits: that vector of x is read before y is written,
+// as y may be x), and that last vector is scaled before the rest and stored after them. The tail
+// went through a stack copy before: two calls to memcpy and a vector load of scalar stores, which
+// made vit_b_16's rows of 197 take 470 cycles each on the Zen 5 against 280 for rows of 208 (one
+// thread, rows in L1). Its 12x197 rows of 197 alone, two threads: 168 -> 114-123 us; its 12
+// softmaxes in `ridge bench vit_b_16`'s per-layer pass, three alternated runs: 1.44-1.51 ->
+// 1.13-1.18 ms.
 RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) {
     using V8 = Vec<8>;  // 8 lanes compare in one instruction on AVX2 as on AVX-512
     const bool overlap = n >= 16 && n % 16 != 0;
@@ -60,6 +61,8 @@ RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) 
         m0 = a > m0 ? a : m0;
         m1 = b > m1 ? b : m1;
     }
+    // Read before the loop below writes y, which may be x.
+    const Vec16 last_x = overlap ? load<Vec16>(x + n - 16) : Vec16{};
     if (overlap) {
         const V8 a = load<V8>(x + n - 16), b = load<V8>(x + n - 8);
         m0 = a > m0 ? a : m0;
@@ -82,7 +85,7 @@ RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) 
         add_halves(s_lo, s_hi, e);
     }
     if (overlap) {
-        const Vec16 e = exp_shifted(load<Vec16>(x + n - 16), m);
+        const Vec16 e = exp_shifted(last_x, m);
         store(y + n - 16, e);
         const VI lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
         const VI done = (lane - int32_t(16 - (n - i))) >> 31;  // all ones on lanes summed already

@@ -35,8 +35,9 @@ StreamResult measure_stream(const CpuInfo& cpu, int threads, int64_t array_bytes
     using clock = std::chrono::steady_clock;
     if (array_bytes <= 0)
         array_bytes = std::min(std::max<int64_t>(2 * cpu.llc_bytes_total(), int64_t(64) << 20), probe_memory_cap() / 3);
-    // Each thread's slice is a whole number of 256-byte blocks.
-    int64_t per_thread = std::max<int64_t>(32, array_bytes / 8 / threads / 32 * 32);
+    // Each thread's slice is a whole number of 256-byte blocks, rounded up (the arrays are at
+    // least the size asked for), and each half of it at least one.
+    int64_t per_thread = std::max<int64_t>(64, (array_bytes / 8 / threads + 31) / 32 * 32);
     int64_t n = per_thread * threads;
     const size_t array = size_t(n) * sizeof(double);
     ProbeBuffer a{array}, b{array}, c{array};

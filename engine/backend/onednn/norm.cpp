@@ -2,7 +2,8 @@
 // BatchNorm: x (N,C,H,W) in any layout; inference reads the running statistics (use_global_stats),
 // training computes batch statistics (biased variance) and keeps them for backward. A batchnorm
 // that feeds only a ReLU runs it inside (fuse_norm_relu) when fused. In training a small map runs
-// kernels/simd's batchnorm instead (small_batchnorm below).
+// kernels/simd's batchnorm instead (small_batchnorm below); in inference, where the layout allows,
+// kernels/simd's per-channel affine from the running statistics (affine_forward below).
 // LayerNorm: kernels/simd's, over rows of the last dimension of a dense tensor (oneDNN 2.6's
 // layernorm is portable C++ without vector code, kernels/simd/layernorm.cpp says how slow);
 // ConvNeXt's channels-first LayerNorm2d (dim 1 of (N,C,H,W)) runs on an nhwc copy, which is

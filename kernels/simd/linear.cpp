@@ -277,6 +277,34 @@ RIDGE_SIMD_INLINE V gather_sums(const V* a) {
     return fold<1>(fold<2>(q0, q2), fold<2>(q1, q3));
 }
 
+// The dot products' last 8 floats of L again, from l (< L), the lanes already summed cleared in
+// both operands (so an infinity there adds 0 x 0, not 0 x inf).
+template <int BN, int BR>
+RIDGE_SIMD_INLINE void add_last_lanes(V* acc, const float* const* ap, const float* const* mp, int64_t l, int64_t L) {
+    Lanes keep;
+    for (int k = 0; k < W; ++k) keep[k] = k + L - l >= W ? -1 : 0;
+    V m[BR];
+    for (int i = 0; i < BR; ++i) m[i] = (V)((Lanes)load<V>(mp[i] + L - W) & keep);
+    for (int j = 0; j < BN; ++j) {
+        const V v = (V)((Lanes)load<V>(ap[j] + L - W) & keep);
+        for (int i = 0; i < BR; ++i) acc[j * BR + i] += v * m[i];
+    }
+}
+
+// The BN x BR chains' sums across lanes, plus the bias, into out's rows n0.. and columns r..,
+// those past `rows` and `count` (computed from the last row again) not stored.
+template <int BN, int BR>
+RIDGE_SIMD_INLINE void store_dots(const V* acc, const float* bias, float* out, int64_t n0, int64_t rows, int64_t r,
+                                  int64_t count, int64_t R) {
+    for (int h = 0; h < BN * BR; h += 8) {
+        const V s = gather_sums(acc + h);
+        for (int q = 0; q < 8; ++q) {
+            const int j = (h + q) / BR, i = (h + q) % BR;
+            if (j < rows && i < count) out[(n0 + j) * R + r + i] = s[q] + (bias ? bias[r + i] : 0.0f);
+        }
+    }
+}
+
 // out[n, r] = a[n] . M[r] (+ bias[r]) for the `rows` rows of a from n0 and the `count` rows of M
 // from r, BN x BR = 8 or 16 of them at a time (the missing ones are computed from the last row
 // again and not stored). Each step along L loads BN + BR vectors for BN x BR independent FMA
@@ -312,15 +340,7 @@ RIDGE_SIMD_INLINE void dots_block(const float* a, const float* M, const float* b
             for (int i = 0; i < BR; ++i) m[i] = next[i];
         }
         l += W;
-        if (l < L) {
-            Lanes keep;
-            for (int k = 0; k < W; ++k) keep[k] = k + L - l >= W ? -1 : 0;
-            for (int i = 0; i < BR; ++i) m[i] = (V)((Lanes)load<V>(mp[i] + L - W) & keep);
-            for (int j = 0; j < BN; ++j) {
-                const V v = (V)((Lanes)load<V>(ap[j] + L - W) & keep);
-                for (int i = 0; i < BR; ++i) acc[j * BR + i] += v * m[i];
-            }
-        }
+        if (l < L) add_last_lanes<BN, BR>(acc, ap, mp, l, L);
     } else {
         float ta[BN][W] = {}, tm[BR][W] = {};
         for (int i = 0; i < BR; ++i) __builtin_memcpy(tm[i], mp[i], size_t(L) * sizeof(float));
@@ -328,13 +348,7 @@ RIDGE_SIMD_INLINE void dots_block(const float* a, const float* M, const float* b
         for (int j = 0; j < BN; ++j)
             for (int i = 0; i < BR; ++i) acc[j * BR + i] += load<V>(ta[j]) * load<V>(tm[i]);
     }
-    for (int h = 0; h < chains; h += 8) {
-        const V s = gather_sums(acc + h);
-        for (int q = 0; q < 8; ++q) {
-            const int j = (h + q) / BR, i = (h + q) % BR;
-            if (j < rows && i < count) out[(n0 + j) * R + r + i] = s[q] + (bias ? bias[r + i] : 0.0f);
-        }
-    }
+    store_dots<BN, BR>(acc, bias, out, n0, rows, r, count, R);
 }
 
 // dots_block with 16-lane steps, for AVX-512: the same BN x BR chains, each a 16-lane
@@ -387,21 +401,8 @@ RIDGE_SIMD_INLINE void dots_block_wide(const float* a, const float* M, const flo
         }
         l += W;
     }
-    if (l < L) {  // the last 8 floats again, the lanes already summed cleared in both operands
-        Lanes keep;
-        for (int k = 0; k < W; ++k) keep[k] = k + L - l >= W ? -1 : 0;
-        for (int j = 0; j < BN; ++j) {
-            const V v = (V)((Lanes)load<V>(ap[j] + L - W) & keep);
-            for (int i = 0; i < BR; ++i) acc[j * BR + i] += v * (V)((Lanes)load<V>(mp[i] + L - W) & keep);
-        }
-    }
-    for (int h = 0; h < chains; h += 8) {
-        const V s = gather_sums(acc + h);
-        for (int q = 0; q < 8; ++q) {
-            const int j = (h + q) / BR, i = (h + q) % BR;
-            if (j < rows && i < count) out[(n0 + j) * R + r + i] = s[q] + (bias ? bias[r + i] : 0.0f);
-        }
-    }
+    if (l < L) add_last_lanes<BN, BR>(acc, ap, mp, l, L);
+    store_dots<BN, BR>(acc, bias, out, n0, rows, r, count, R);
 }
 
 // One row of a: 8 rows of M at a time. Otherwise blocks of 4 rows of M, each swept by the rows of a

@@ -495,50 +495,75 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
             "; winograd3x3_wgrad: ", worst_dw);
 }
 
-// kernels/simd's concat_backward in each of its layouts, against the layout's index formula
-// (simd.h): pieces of unequal width written, added into, and one without a gradient left alone,
-// over more positions than one of the kernel's chunks.
-TEST_CASE("concat_backward splits a concatenation's gradient in plain, channels-last and blocked layouts") {
-    for (const SimdVariant& v : runnable_simd_variants()) {
-        CAPTURE(v.isa);
-        const int64_t N = 2, HW = 600, pieces = 3;
-        for (int64_t block : {int64_t(1), int64_t(0), int64_t(8), int64_t(16)}) {  // 0: channels-last
-            const std::vector<int64_t> channels = block == 1 || block == 0
-                                                      ? std::vector<int64_t>{3, 5, 2}
-                                                      : std::vector<int64_t>{block, 2 * block, block};
-            const int64_t C = channels[0] + channels[1] + channels[2];
-            const simd::ChannelLayout yl{N, C, HW, block ? block : C};
-            auto at = [&](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
-                return n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block;
-            };
-            std::vector<float> dy(size_t(N * C * HW));
-            for (size_t i = 0; i < dy.size(); ++i) dy[i] = float(i % 977) * 0.5f - 100.0f;
-            std::vector<std::vector<float>> dx, before;
-            for (int64_t c : channels) dx.emplace_back(size_t(N * c * HW), 0.0f);
-            for (auto& v : dx)
-                for (size_t i = 0; i < v.size(); ++i) v[i] = float(i % 13) - 6.0f;
-            before = dx;
-            const std::vector<uint8_t> mode = {1, 2, 0};
-            std::vector<float*> ptr = {dx[0].data(), dx[1].data(), dx[2].data()};
-            v.concat_backward(dy.data(), channels.data(), pieces, mode.data(), ptr.data(), yl);
-            int64_t c0 = 0;
-            for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
-                const simd::ChannelLayout xl{N, channels[size_t(i)], HW, block ? block : channels[size_t(i)]};
+// kernels/simd's concat_backward and concat_affine in each of their layouts, against the layout's
+// index formula (simd.h): pieces of unequal width written, added into, and one without a gradient
+// left alone, over more positions than one of the kernel's chunks, and on two threads over 3
+// images of 5 positions, where channels-last splits its 15 positions at 8, inside the second image.
+TEST_CASE(
+    "concat_affine and concat_backward join and split a concatenation in plain, channels-last and blocked layouts") {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{2, 600}, {3, 5}}) {
+            CAPTURE(v.isa);
+            CAPTURE(HW);
+            const int64_t pieces = 3;
+            for (int64_t block : {int64_t(1), int64_t(0), int64_t(8), int64_t(16)}) {  // 0: channels-last
+                const std::vector<int64_t> channels = block == 1 || block == 0
+                                                          ? std::vector<int64_t>{3, 5, 2}
+                                                          : std::vector<int64_t>{block, 2 * block, block};
+                const int64_t C = channels[0] + channels[1] + channels[2];
+                const simd::ChannelLayout yl{N, C, HW, block ? block : C};
+                auto at = [&](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                    return n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block + c % l.block;
+                };
+                std::vector<float> dy(size_t(N * C * HW));
+                for (size_t i = 0; i < dy.size(); ++i) dy[i] = float(i % 977) * 0.5f - 100.0f;
+                std::vector<std::vector<float>> dx, before;
+                for (int64_t c : channels) dx.emplace_back(size_t(N * c * HW), 0.0f);
+                for (auto& v : dx)
+                    for (size_t i = 0; i < v.size(); ++i) v[i] = float(i % 13) - 6.0f;
+                before = dx;
+                const std::vector<uint8_t> mode = {1, 2, 0};
+                std::vector<float*> ptr = {dx[0].data(), dx[1].data(), dx[2].data()};
+                v.concat_backward(dy.data(), channels.data(), pieces, mode.data(), ptr.data(), yl);
+                int64_t c0 = 0;
+                for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
+                    const simd::ChannelLayout xl{N, channels[size_t(i)], HW, block ? block : channels[size_t(i)]};
+                    int64_t wrong = 0;
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < channels[size_t(i)]; ++c)
+                            for (int64_t s = 0; s < HW; ++s) {
+                                const size_t k = size_t(at(xl, n, c, s));
+                                const float g = dy[size_t(at(yl, n, c0 + c, s))];
+                                const float want = mode[size_t(i)] == 1   ? g
+                                                   : mode[size_t(i)] == 2 ? before[size_t(i)][k] + g
+                                                                          : before[size_t(i)][k];
+                                wrong += dx[size_t(i)][k] != want;
+                            }
+                    CHECK_MESSAGE(wrong == 0, "block ", block, " piece ", i);
+                }
+                // The forward walks the same runs: the pieces concatenated through y = 2x + c,
+                // exact in float, with the ReLU.
+                std::vector<float> a(static_cast<size_t>(C), 2.0f), b(static_cast<size_t>(C)), y(dy.size(), -1.0f);
+                for (int64_t c = 0; c < C; ++c) b[size_t(c)] = float(c);
+                const std::vector<const float*> in = {dx[0].data(), dx[1].data(), dx[2].data()};
+                v.concat_affine(in.data(), channels.data(), pieces, a.data(), b.data(), true, y.data(), yl);
                 int64_t wrong = 0;
-                for (int64_t n = 0; n < N; ++n)
-                    for (int64_t c = 0; c < channels[size_t(i)]; ++c)
-                        for (int64_t s = 0; s < HW; ++s) {
-                            const size_t k = size_t(at(xl, n, c, s));
-                            const float g = dy[size_t(at(yl, n, c0 + c, s))];
-                            const float want = mode[size_t(i)] == 1   ? g
-                                               : mode[size_t(i)] == 2 ? before[size_t(i)][k] + g
-                                                                      : before[size_t(i)][k];
-                            wrong += dx[size_t(i)][k] != want;
-                        }
-                CHECK_MESSAGE(wrong == 0, "block ", block, " piece ", i);
+                c0 = 0;
+                for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
+                    const simd::ChannelLayout xl{N, channels[size_t(i)], HW, block ? block : channels[size_t(i)]};
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < channels[size_t(i)]; ++c)
+                            for (int64_t s = 0; s < HW; ++s) {
+                                const float x = dx[size_t(i)][size_t(at(xl, n, c, s))];
+                                wrong += y[size_t(at(yl, n, c0 + c, s))] != std::max(2.0f * x + float(c0 + c), 0.0f);
+                            }
+                }
+                CHECK_MESSAGE(wrong == 0, "concat_affine, block ", block);
             }
         }
-    }
+    omp_set_num_threads(threads);
 }
 
 // kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and

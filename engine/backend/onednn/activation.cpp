@@ -253,7 +253,10 @@ bool small_relu_forward(Plan& p, const Layer& l) {
 
 void eltwise_forward(Plan& p, const Layer& l, Eltwise e) {
     int x = p.value[size_t(l.x())];
-    int y = uses_dst(e.alg) && relu_over_input(p, l, x) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    // In inference over x where nothing reads x later, as the batchnorm (norm.cpp): a fresh y was
+    // written line by line from the other core's cache.
+    const bool over_x = p.train ? uses_dst(e.alg) && relu_over_input(p, l, x) : overwritable(p, l, x, l.x());
+    int y = over_x ? p.alias(x, p.md(x)) : p.mem(p.md(x));
     // The primitive runs over views: the padded shape where that keeps the padding zero.
     Md view = keeps_zero(e) ? padded_view(p.md(x)) : p.md(x);
     int xv = view == p.md(x) ? x : p.alias(x, view), yv = view == p.md(x) ? y : p.alias(y, view);

@@ -498,7 +498,8 @@ TEST_CASE("winograd3x3's data gradient and winograd3x3_wgrad match their sums in
 // kernels/simd's concat_backward and concat_affine in each of their layouts, against the layout's
 // index formula (simd.h): pieces of unequal width written, added into, and one without a gradient
 // left alone, over more positions than one of the kernel's chunks, and on two threads over 3
-// images of 5 positions, where channels-last splits its 15 positions at 8, inside the second image.
+// images of 5 positions, where channels-last splits its 15 positions at 8, inside the second image;
+// and concat_affine of one piece in place.
 TEST_CASE(
     "concat_affine and concat_backward join and split a concatenation in plain, channels-last and blocked layouts") {
     const int threads = omp_get_max_threads();
@@ -561,8 +562,24 @@ TEST_CASE(
                             }
                 }
                 CHECK_MESSAGE(wrong == 0, "concat_affine, block ", block);
+                // One piece over itself (the inference batchnorm writes over its input), bit for
+                // bit as into another buffer.
+                const simd::ChannelLayout one{N, channels[1], HW, block ? block : channels[1]};
+                std::vector<float> over = dx[1], apart(dx[1].size());
+                const float* first = over.data();
+                v.concat_affine(&first, &channels[1], 1, a.data(), b.data(), false, apart.data(), one);
+                v.concat_affine(&first, &channels[1], 1, a.data(), b.data(), false, over.data(), one);
+                CHECK_MESSAGE(over == apart, "concat_affine in place, block ", block);
             }
         }
+    // No positions: nothing to split and nothing written (N*HW == 0 once divided by zero).
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        const int64_t C = 8;
+        float none = 1.0f;
+        const float* in = &none;
+        v.concat_affine(&in, &C, 1, nullptr, nullptr, false, &none, simd::ChannelLayout{0, C, 5, C});
+        CHECK(none == 1.0f);
+    }
     omp_set_num_threads(threads);
 }
 

@@ -114,6 +114,7 @@ void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows
         // team. By image, resnet50's last maps at batch 1 (49 positions of 2048 channels) were one
         // run that one thread did alone while the other waited.
         const int64_t positions = yl.N * yl.HW, threads = omp_get_max_threads();
+        if (positions == 0) return;
         const int64_t runs = ((positions + chunk - 1) / chunk + threads - 1) / threads * threads;
         const int64_t run = std::max<int64_t>(1, (positions + runs - 1) / runs);
 #pragma omp parallel for schedule(static)

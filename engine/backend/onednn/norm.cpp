@@ -49,10 +49,7 @@ bool small_forward(Plan& p, const Layer& l) {
     const simd::ChannelLayout lay = small_layout(p, l, x);
     if (!p.train || lay.block == 0) return false;
     const int64_t C = lay.C;
-    // Over x where nothing reads x after it (a conv's output, the per-layer pass's usual case): a
-    // fresh y was a buffer the other core had written last, whose lines each cost a transfer to be
-    // written. regnet_y_400mf's 1x208x14x14 after a two-thread conv: 28 us, 11 in a test program.
-    const int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    const int y = p.mem(p.md(x));
     Plan::Saved s{{}, {x}, y};
     s.mean = p.mem(vec(C));
     s.var = p.mem(vec(C));

@@ -2,18 +2,7 @@
 
 #include <utility>
 
-// The single-ISA builds' entry points, declared from the lines that declare the dispatch build's
-// (kernels.inc in each namespace), so a copy's signature cannot drift from simd.h.
-#undef RIDGE_SIMD_ISA
-#define RIDGE_SIMD_ISA x86_64_v4
-#include "kernels/simd/kernels.inc"
-#undef RIDGE_SIMD_ISA
-#define RIDGE_SIMD_ISA x86_64_v3
-#include "kernels/simd/kernels.inc"
-#undef RIDGE_SIMD_ISA
-#define RIDGE_SIMD_ISA x86_64
-#include "kernels/simd/kernels.inc"
-#undef RIDGE_SIMD_ISA
+#include "kernels/simd/builds.h"
 
 namespace ridge::kbench {
 
@@ -43,10 +32,6 @@ std::vector<SimdVariant> runnable_simd_variants() {
     return out;
 }
 
-std::string dispatched_isa() {
-    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
-    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
-    return "x86-64";
-}
+std::string dispatched_isa() { return simd::dispatched_isa(); }
 
 }  // namespace ridge::kbench

@@ -84,22 +84,22 @@ RIDGE_SIMD_INLINE void map_span(float* y, int64_t n, F f, const In*... x) {
     std::copy(ys, ys + (n - i), y + i);
 }
 
-RIDGE_SIMD_CLONES void silu_span(const float* x, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void silu_span(const float* x, float* y, int64_t n) {
     map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return silu(v); }, x);
 }
 
-RIDGE_SIMD_CLONES void silu_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
+RIDGE_SIMD_LEAF void silu_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
     map_span(dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return silu_grad(v, g); }, x, dy);
 }
 
 // sigmoid above takes a NaN as beyond 87 (its limit 0 or 1, by the sign bit): here it stays NaN.
-RIDGE_SIMD_CLONES void sigmoid_span(const float* x, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void sigmoid_span(const float* x, float* y, int64_t n) {
     map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return select(nan_lanes(v), v, sigmoid(v).s); }, x);
 }
 
 // dx = dy * y * (1 - y) from the output y, as oneDNN's logistic_use_dst_for_bwd and the reference
 // take it. A plain loop: the vectorizer widens it per target.
-RIDGE_SIMD_CLONES void sigmoid_grad_span(const float* y, const float* dy, float* dx, int64_t n) {
+RIDGE_SIMD_LEAF void sigmoid_grad_span(const float* y, const float* dy, float* dx, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
 }
 
@@ -118,13 +118,13 @@ RIDGE_SIMD_INLINE V hardsigmoid(V x) {
     return select(magnitude_above(lifted, 6.0f) & ~nan, V{} + 6.0f, lifted) / 6.0f;
 }
 
-RIDGE_SIMD_CLONES void hardsigmoid_span(const float* x, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void hardsigmoid_span(const float* x, float* y, int64_t n) {
     map_span(y, n, [](V v) RIDGE_SIMD_LAMBDA { return hardsigmoid(v); }, x);
 }
 
 // The slope 1/6 on the open interval (-3, 3), as PyTorch's backward takes it, 0 outside and at a
 // NaN x: |x| < 3 is |x| not above 0x1.7ffffep+1, the float just below 3.
-RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
+RIDGE_SIMD_LEAF void hardsigmoid_grad_span(const float* x, const float* dy, float* dx, int64_t n) {
     map_span(
         dx, n, [](V v, V g) RIDGE_SIMD_LAMBDA { return select(magnitude_above(v, 0x1.7ffffep+1f), V{}, g / 6.0f); },
         x, dy);
@@ -133,11 +133,11 @@ RIDGE_SIMD_CLONES void hardsigmoid_grad_span(const float* x, const float* dy, fl
 // ReLU and its gradient from the output (dx = dy where y > 0), as oneDNN's relu_use_dst_for_bwd
 // takes it. x > 0 ? x : 0, as the reference: a NaN and -0 give +0 (oneDNN's max(x, 0) instruction
 // does the same). Plain loops without a division: GCC widens them per target (a compare and a mask).
-RIDGE_SIMD_CLONES void relu_span(const float* x, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void relu_span(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-RIDGE_SIMD_CLONES void relu_grad_span(const float* y, const float* dy, float* dx, int64_t n) {
+RIDGE_SIMD_LEAF void relu_grad_span(const float* y, const float* dy, float* dx, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 

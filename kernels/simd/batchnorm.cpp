@@ -62,8 +62,8 @@ RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int64_t c0, F f) {
     }
 }
 
-RIDGE_SIMD_CLONES void forward_group(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                                     float* var, bool relu, const ChannelLayout& l, int64_t c0, float eps) {
+RIDGE_SIMD_LEAF void forward_group(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                                   float* var, bool relu, const ChannelLayout& l, int64_t c0, float eps) {
     const float M = float(l.N * l.HW);
     V sum[2] = {};
     each_position(l, c0, [&](int64_t o, int k) { sum[k] += load<V>(x + o); });
@@ -85,9 +85,9 @@ RIDGE_SIMD_CLONES void forward_group(const float* x, const float* gamma, const f
     });
 }
 
-RIDGE_SIMD_CLONES void backward_group(const float* x, const float* dy, const float* gamma, const float* beta,
-                                      const float* mean, const float* var, bool relu, float* dx, float* dgamma,
-                                      float* dbeta, const ChannelLayout& l, int64_t c0, float eps) {
+RIDGE_SIMD_LEAF void backward_group(const float* x, const float* dy, const float* gamma, const float* beta,
+                                    const float* mean, const float* var, bool relu, float* dx, float* dgamma,
+                                    float* dbeta, const ChannelLayout& l, int64_t c0, float eps) {
     const float M = float(l.N * l.HW);
     const V m = lanes_of(mean, c0, l.C), r = inverse_std(lanes_of(var, c0, l.C), eps);
     const V gain = lanes_of(gamma, c0, l.C) * r, b = lanes_of(beta, c0, l.C);

@@ -155,13 +155,13 @@ RIDGE_SIMD_INLINE void unit_any(const float* x, const float* dy, float* acc, con
     unit<B, 0>(x, dy, acc, d, cb, n0, n1);
 }
 
-RIDGE_SIMD_CLONES void unit16(const float* x, const float* dy, float* acc, const Depthwise& d, int64_t cb, int64_t n0,
-                              int64_t n1) {
+RIDGE_SIMD_LEAF void unit16(const float* x, const float* dy, float* acc, const Depthwise& d, int64_t cb, int64_t n0,
+                            int64_t n1) {
     unit_any<16>(x, dy, acc, d, cb, n0, n1);
 }
 
-RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* acc, const Depthwise& d, int64_t cb, int64_t n0,
-                             int64_t n1) {
+RIDGE_SIMD_LEAF void unit8(const float* x, const float* dy, float* acc, const Depthwise& d, int64_t cb, int64_t n0,
+                           int64_t n1) {
     unit_any<8>(x, dy, acc, d, cb, n0, n1);
 }
 
@@ -254,15 +254,15 @@ RIDGE_SIMD_INLINE void dw_row_any(const float* const* rows, int64_t R, int64_t S
     dw_row_strips<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
-RIDGE_SIMD_CLONES void dw_row16(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                                int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
-                                int64_t blocks, int64_t cs) {
+RIDGE_SIMD_LEAF void dw_row16(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
+                              int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
+                              int64_t cs) {
     dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
-RIDGE_SIMD_CLONES void dw_row8(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                               int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
-                               int64_t cs) {
+RIDGE_SIMD_LEAF void dw_row8(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
+                             int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
+                             int64_t cs) {
     dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
 }
 
@@ -457,9 +457,9 @@ RIDGE_SIMD_INLINE void grouped8_strip_fixed(const float* const* rows, int64_t ps
 
 // One strip of either kernel, by the group's width, the stride and the lanes of groups of 4 (zeros:
 // groups of 8 only).
-RIDGE_SIMD_CLONES void grouped_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
-                                     const float* bias, bool relu, float* y, int64_t count, int64_t stride,
-                                     int64_t width, int64_t lanes, const float* zeros) {
+RIDGE_SIMD_LEAF void grouped_strip(const float* const* rows, int64_t ps, int64_t q0, int64_t W, const float* wp,
+                                   const float* bias, bool relu, float* y, int64_t count, int64_t stride, int64_t width,
+                                   int64_t lanes, const float* zeros) {
     if (width == 4 && lanes == 8) {
         if (stride == 1) return grouped4_strip_fixed<1, Vec8>(rows, ps, q0, W, wp, bias, relu, y, count);
         return grouped4_strip_fixed<2, Vec8>(rows, ps, q0, W, wp, bias, relu, y, count);
@@ -520,8 +520,8 @@ RIDGE_SIMD_INLINE void grouped4_wgrad_lanes(const float* x, const float* dy, flo
     }
 }
 
-RIDGE_SIMD_CLONES void grouped4_wgrad_image(const float* x, const float* dy, float* acc, int64_t H, int64_t W,
-                                            int64_t ps, int64_t lanes) {
+RIDGE_SIMD_LEAF void grouped4_wgrad_image(const float* x, const float* dy, float* acc, int64_t H, int64_t W, int64_t ps,
+                                          int64_t lanes) {
     if (lanes == 16) return grouped4_wgrad_lanes<V16>(x, dy, acc, H, W, ps);
     grouped4_wgrad_lanes<Vec8>(x, dy, acc, H, W, ps);
 }
@@ -538,8 +538,8 @@ RIDGE_SIMD_CLONES void grouped4_wgrad_image(const float* x, const float* dy, flo
 // strip, half of the 9 x 16 pairs, as half the positions of a row lie between two of dy's. (With
 // the taps unrolled, or the odd positions fed by both of their taps from each dy value in turn, the
 // compiler spilled sums and broadcasts to the stack: 1.2x slower on 8x48x112x112.)
-RIDGE_SIMD_CLONES void grouped8_dgrad_strip(const float* const* rows, int64_t ps, int64_t w0, int64_t Q,
-                                            const float* wp, float* dx, int64_t count, const float* zeros) {
+RIDGE_SIMD_LEAF void grouped8_dgrad_strip(const float* const* rows, int64_t ps, int64_t w0, int64_t Q, const float* wp,
+                                          float* dx, int64_t count, const float* zeros) {
     using V8 = Vec<8>;
     V8 acc[strip8] = {};
     for (int r = 0; r < 3; ++r) {
@@ -571,7 +571,7 @@ RIDGE_SIMD_CLONES void grouped8_dgrad_strip(const float* const* rows, int64_t ps
 // and running the whole image per kernel row and group, which read the input 6 times over, it took
 // 1.9-2.9 ms for 8x48x112x112 on the 2-core Zen 4 where this took 1.1-2.0, 0.56x-0.71x of it in
 // each of 13 runs (the two alternated in one process; the host's speed varied between runs).
-RIDGE_SIMD_CLONES void grouped8_wgrad_image(const float* x, const float* dy, float* acc, const GroupedConv3x3& d) {
+RIDGE_SIMD_LEAF void grouped8_wgrad_image(const float* x, const float* dy, float* acc, const GroupedConv3x3& d) {
     using V8 = Vec<8>;
     const int64_t ps = d.block;
     const float zeros[8] = {};
@@ -796,9 +796,8 @@ RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const fl
 }
 
 // One unit: image n, channels c0..c0+7, output rows p0..p0+rows-1; buf: Planar::floats().
-RIDGE_SIMD_CLONES void planar_unit(const float* x, const float* w, const float* b, bool relu, float* y,
-                                   const GroupedConv3x3& d, int64_t n, int64_t c0, int64_t p0, int64_t rows,
-                                   float* buf) {
+RIDGE_SIMD_LEAF void planar_unit(const float* x, const float* w, const float* b, bool relu, float* y,
+                                 const GroupedConv3x3& d, int64_t n, int64_t c0, int64_t p0, int64_t rows, float* buf) {
     const Planar s = planar_of(d);
     float* plane = buf;
     float* yt = buf + 8 * s.channel();

@@ -20,14 +20,14 @@ RIDGE_SIMD_INLINE void scale_rows_fixed(const float* x, const float* g, float* y
     for (int64_t r = 0; r < rows; ++r) store(y + r * width, load<V>(x + r * width) * gv);
 }
 
-RIDGE_SIMD_CLONES void scale_rows(const float* x, const float* g, float* y, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void scale_rows(const float* x, const float* g, float* y, int64_t rows, int64_t width) {
     if (width == 16) return scale_rows_fixed<16>(x, g, y, rows);
     if (width == 8) return scale_rows_fixed<8>(x, g, y, rows);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < width; ++j) y[r * width + j] = x[r * width + j] * g[j];
 }
 
-RIDGE_SIMD_CLONES void scale_span(const float* x, float g, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void scale_span(const float* x, float g, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * g;
 }
 
@@ -45,14 +45,14 @@ RIDGE_SIMD_INLINE void dot_rows_fixed(const float* a, const float* b, float* acc
     store(acc, load<V>(acc) + s0 + s1);
 }
 
-RIDGE_SIMD_CLONES void dot_rows(const float* a, const float* b, float* acc, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void dot_rows(const float* a, const float* b, float* acc, int64_t rows, int64_t width) {
     if (width == 16) return dot_rows_fixed<16>(a, b, acc, rows);
     if (width == 8) return dot_rows_fixed<8>(a, b, acc, rows);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < width; ++j) acc[j] += a[r * width + j] * b[r * width + j];
 }
 
-RIDGE_SIMD_CLONES float dot_span(const float* a, const float* b, int64_t n) { return dot(a, b, n); }
+RIDGE_SIMD_LEAF float dot_span(const float* a, const float* b, int64_t n) { return dot(a, b, n); }
 
 // acc[j] += sum over rows of x[r, j], two chains to hide the add latency.
 template <int width>
@@ -68,14 +68,14 @@ RIDGE_SIMD_INLINE void sum_rows_fixed(const float* x, float* acc, int64_t rows) 
     store(acc, load<V>(acc) + s0 + s1);
 }
 
-RIDGE_SIMD_CLONES void sum_rows(const float* x, float* acc, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void sum_rows(const float* x, float* acc, int64_t rows, int64_t width) {
     if (width == 16) return sum_rows_fixed<16>(x, acc, rows);
     if (width == 8) return sum_rows_fixed<8>(x, acc, rows);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < width; ++j) acc[j] += x[r * width + j];
 }
 
-RIDGE_SIMD_CLONES float sum_span(const float* x, int64_t n) {
+RIDGE_SIMD_LEAF float sum_span(const float* x, int64_t n) {
     float s = 0;
     for (int64_t i = 0; i < n; ++i) s += x[i];
     return s;
@@ -89,7 +89,7 @@ RIDGE_SIMD_INLINE void fill_rows_fixed(const float* g, float* y, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) store(y + r * width, gv);
 }
 
-RIDGE_SIMD_CLONES void fill_rows(const float* g, float* y, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void fill_rows(const float* g, float* y, int64_t rows, int64_t width) {
     if (width == 16) return fill_rows_fixed<16>(g, y, rows);
     if (width == 8) return fill_rows_fixed<8>(g, y, rows);
     for (int64_t r = 0; r < rows; ++r) std::copy(g, g + width, y + r * width);
@@ -103,7 +103,7 @@ RIDGE_SIMD_INLINE void add_rows_fixed(const float* g, float* y, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) store(y + r * width, load<V>(y + r * width) + gv);
 }
 
-RIDGE_SIMD_CLONES void add_rows(const float* g, float* y, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void add_rows(const float* g, float* y, int64_t rows, int64_t width) {
     if (width == 16) return add_rows_fixed<16>(g, y, rows);
     if (width == 8) return add_rows_fixed<8>(g, y, rows);
     for (int64_t r = 0; r < rows; ++r)

@@ -52,8 +52,8 @@ void pad_rows(const float* x, float* rows, const ImageConv& d, int64_t n, int64_
 // apart, so the micro-kernel reads them in place. On one core of the Zen 3, alexnet's first conv
 // took 2.4 ms with an im2col of the positions (0.9 of it packing), 2.1 with the accumulators
 // taken through y between runs, and 1.6 to 1.8 (78 to 89 GFLOP/s) so.
-RIDGE_SIMD_CLONES void output_row(const float* x, const float* u, const float* b, bool relu, float* y, float* rows,
-                                  const ImageConv& d, int64_t n, int64_t p) {
+RIDGE_SIMD_LEAF void output_row(const float* x, const float* u, const float* b, bool relu, float* y, float* rows,
+                                const ImageConv& d, int64_t n, int64_t p) {
     const int64_t T = terms(d), L = row_floats(d), PQ = d.P * d.Q, runs = d.C * d.R;
     pad_rows(x, rows, d, n, p);
     // Position m's first 8 channels of panel k0: positions are ldm floats apart, a position's

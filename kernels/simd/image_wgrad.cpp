@@ -111,13 +111,13 @@ RIDGE_SIMD_INLINE void unit_any(const float* x, const float* dy, float* part, co
     unit<L, 11>(x, dy, part, d, kb, n0, n1);
 }
 
-RIDGE_SIMD_CLONES void unit16(const float* x, const float* dy, float* part, const ImageConv& d, int64_t kb, int64_t n0,
-                              int64_t n1) {
+RIDGE_SIMD_LEAF void unit16(const float* x, const float* dy, float* part, const ImageConv& d, int64_t kb, int64_t n0,
+                            int64_t n1) {
     unit_any<16>(x, dy, part, d, kb, n0, n1);
 }
 
-RIDGE_SIMD_CLONES void unit8(const float* x, const float* dy, float* part, const ImageConv& d, int64_t kb, int64_t n0,
-                             int64_t n1) {
+RIDGE_SIMD_LEAF void unit8(const float* x, const float* dy, float* part, const ImageConv& d, int64_t kb, int64_t n0,
+                           int64_t n1) {
     unit_any<8>(x, dy, part, d, kb, n0, n1);
 }
 

@@ -67,8 +67,8 @@ RIDGE_SIMD_INLINE void forward_row(const float* x, const float* gamma, const flo
     for (; i < D; ++i) y[i] = (x[i] - m0 - c) * r * gamma[i] + beta[i];
 }
 
-RIDGE_SIMD_CLONES void ln_forward_rows(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                                       float* var, int64_t rows, int64_t D, float eps) {
+RIDGE_SIMD_LEAF void ln_forward_rows(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                                     float* var, int64_t rows, int64_t D, float eps) {
     for (int64_t row = 0; row < rows; ++row, x += D, y += D) {
         float* m = mean ? mean + row : nullptr;
         float* v = var ? var + row : nullptr;
@@ -117,16 +117,16 @@ RIDGE_SIMD_INLINE void backward_rows(const float* x, const float* dy, const floa
     }
 }
 
-RIDGE_SIMD_CLONES void ln_backward_rows(const float* x, const float* dy, const float* gamma, const float* mean,
-                                        const float* var, float* dx, bool add_dx, float* dg, float* db, int64_t rows,
-                                        int64_t D, float eps) {
+RIDGE_SIMD_LEAF void ln_backward_rows(const float* x, const float* dy, const float* gamma, const float* mean,
+                                      const float* var, float* dx, bool add_dx, float* dg, float* db, int64_t rows,
+                                      int64_t D, float eps) {
     if (wide_vectors())
         backward_rows<16>(x, dy, gamma, mean, var, dx, add_dx, dg, db, rows, D, eps);
     else
         backward_rows<8>(x, dy, gamma, mean, var, dx, add_dx, dg, db, rows, D, eps);
 }
 
-RIDGE_SIMD_CLONES void add_into(float* acc, const float* part, int64_t n) {
+RIDGE_SIMD_LEAF void add_into(float* acc, const float* part, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] += part[i];
 }
 
@@ -134,7 +134,7 @@ RIDGE_SIMD_CLONES void add_into(float* acc, const float* part, int64_t n) {
 
 void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
                        int64_t rows, int64_t D, float eps) {
-    // Rows in chunks, one cloned call each: the load-time choice is made per chunk, not per row.
+    // Rows in chunks, one leaf call each.
     constexpr int64_t chunk = 4;
 #pragma omp parallel for schedule(static)
     for (int64_t r0 = 0; r0 < rows; r0 += chunk)

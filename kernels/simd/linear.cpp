@@ -47,8 +47,8 @@ RIDGE_SIMD_INLINE void prefetch_ahead(const float* p, int64_t ahead) {
 // out[j] = sum over c < C of w[c, j] * x[c] for one panel w (C, 16): two chains over c to hide the
 // FMA latency, each a pair of 8-lane halves. Memory-bound, so 8 lanes cost nothing on AVX-512,
 // and GCC keeps 16-lane accumulators in AVX2 registers only by spilling them every column (the
-// AVX2 clone ran at half the speed of the AVX-512 one).
-RIDGE_SIMD_CLONES void panel_dots(const float* x, const float* w, int64_t C, float* out) {
+// AVX2 build ran at half the speed of the AVX-512 one).
+RIDGE_SIMD_LEAF void panel_dots(const float* x, const float* w, int64_t C, float* out) {
     using V = Vec<8>;
     V a0 = {}, a1 = {}, b0 = {}, b1 = {};
     int64_t c = 0;
@@ -100,7 +100,7 @@ RIDGE_SIMD_INLINE void panel_rows_tail(int64_t rows, const float* x, int64_t C, 
 
 // out (N, 16) = x (N, C) times one panel, its columns in chunks small enough to stay in L1 while
 // every block of six rows reads them, so the weights come from memory once whatever N is.
-RIDGE_SIMD_CLONES void panel_dots_rows(const float* x, const float* w, int64_t N, int64_t C, float* out) {
+RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, const float* w, int64_t N, int64_t C, float* out) {
     constexpr int64_t chunk = 256;  // columns: 16 KB of the panel
     constexpr int block = 6;
     for (int64_t i = 0; i < N * panel; ++i) out[i] = 0.0f;
@@ -157,8 +157,8 @@ struct Range {
 // last group). The blocks are of equal size, not 120 and a remainder: vit's 197 rows as 102 and
 // 95, not 120 and 77. A last panel past K is multiplied into a tile of its own and copied out, so
 // y is never written past its K columns.
-RIDGE_SIMD_CLONES void gemm_share(const float* x, const float* w, const float* b, float* y, float* packed,
-                                  const Gemm& d, Range m, Range p) {
+RIDGE_SIMD_LEAF void gemm_share(const float* x, const float* w, const float* b, float* y, float* packed, const Gemm& d,
+                                Range m, Range p) {
     const int64_t C = d.C, K = d.K;
     const int64_t blocks = (m.hi - m.lo + gemm_block - 1) / gemm_block;
     const int64_t block = blocks ? ((m.hi - m.lo + blocks - 1) / blocks + gemm_rows - 1) / gemm_rows * gemm_rows : 0;
@@ -412,8 +412,8 @@ RIDGE_SIMD_INLINE void dots_block_wide(const float* a, const float* M, const flo
 // median over a stage's squeezes and runs), its squeezes took 33 against 41 us at 1344 -> 56
 // (bound 11 us), 69 against 90 at 2304 -> 96, 165 against 199 at 3840 -> 160; alone with its
 // weights in cache, 1344 -> 56 took 15 against 19 us.
-RIDGE_SIMD_CLONES void dots(const float* a, const float* M, const float* bias, float* out, int64_t N, int64_t R,
-                            int64_t L, int64_t r0, int64_t r1) {
+RIDGE_SIMD_LEAF void dots(const float* a, const float* M, const float* bias, float* out, int64_t N, int64_t R,
+                          int64_t L, int64_t r0, int64_t r1) {
     if (N == 1) {
         for (int64_t r = r0; r < r1; r += 8) dots_block<1, 8>(a, M, bias, out, 0, 1, r, r1 - r, R, L);
         return;
@@ -491,8 +491,8 @@ RIDGE_SIMD_INLINE void across_columns(const float* coef, int64_t cj, int64_t ck,
 // latency; 8 rows take one, so that a batch of 8 reads M once: in blocks of 4 rows by 2 vectors,
 // mobilenet_v3_large's 960 x 240 squeeze took 79 us for its data gradient against 67 (it streams
 // the weights from memory).
-RIDGE_SIMD_CLONES void sums(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias,
-                            float* out, int64_t rows, int64_t K, int64_t L, int64_t l0, int64_t l1, int B) {
+RIDGE_SIMD_LEAF void sums(const float* coef, int64_t cj, int64_t ck, const float* M, const float* bias, float* out,
+                          int64_t rows, int64_t K, int64_t L, int64_t l0, int64_t l1, int B) {
     for (int64_t j = 0; j < rows;) {
         const float* c = coef + j * cj;
         float* o = out + j * L;
@@ -560,8 +560,8 @@ RIDGE_SIMD_INLINE void stream_block(const float* coef, int64_t R, const float* M
 
 // out[n, l] = sum over r of coef[n, r] M[r, l] (+ bias[l]) for l in [l0, l1): blocks of 3
 // vectors, then single vectors, then single columns, none computed twice (out accumulates).
-RIDGE_SIMD_CLONES void streamed_sums(const float* coef, const float* M, const float* bias, float* out, int64_t N,
-                                     int64_t R, int64_t L, int64_t l0, int64_t l1) {
+RIDGE_SIMD_LEAF void streamed_sums(const float* coef, const float* M, const float* bias, float* out, int64_t N,
+                                   int64_t R, int64_t L, int64_t l0, int64_t l1) {
     for (int64_t t0 = l0; t0 < l1; t0 += stream_tile) {
         const int64_t t1 = std::min(l1, t0 + stream_tile);
         for (int64_t k0 = 0; k0 < R; k0 += stream_rows) {

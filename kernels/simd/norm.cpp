@@ -20,7 +20,7 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 namespace {
 
 // A 16-channel block runs as two 8-lane halves: GCC lowers a select (the ReLU) on a vector twice
-// the target's width lane by lane, which the AVX2 and baseline clones would do for 16 lanes. The
+// the target's width lane by lane, which the AVX2 and baseline builds would do for 16 lanes. The
 // kernel is memory-bound, so AVX-512 loses nothing by the narrower registers.
 template <int width>
 RIDGE_SIMD_INLINE void affine_rows_fixed(const float* x, const float* a, const float* b, bool relu, float* y,
@@ -39,16 +39,15 @@ RIDGE_SIMD_INLINE void affine_rows_fixed(const float* x, const float* a, const f
 }
 
 // Rows of a channel block (8 or 16 lanes), each lane its channel's affine.
-RIDGE_SIMD_CLONES void affine_rows(const float* x, const float* a, const float* b, bool relu, float* y,
-                                   int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void affine_rows(const float* x, const float* a, const float* b, bool relu, float* y, int64_t rows,
+                                 int64_t width) {
     if (!a) return void(std::copy_n(x, rows * width, y));
     if (width == 16) return affine_rows_fixed<16>(x, a, b, relu, y, rows);
     return affine_rows_fixed<8>(x, a, b, relu, y, rows);
 }
 
 // One channel's map in a plain layout.
-RIDGE_SIMD_CLONES void affine_span(const float* x, const float* a, const float* b, bool relu, float* y,
-                                   int64_t n) {
+RIDGE_SIMD_LEAF void affine_span(const float* x, const float* a, const float* b, bool relu, float* y, int64_t n) {
     if (!a) return void(std::copy_n(x, n, y));
     const float av = *a, bv = *b;  // y could alias a and b as far as the compiler knows
     if (relu)
@@ -59,8 +58,8 @@ RIDGE_SIMD_CLONES void affine_span(const float* x, const float* a, const float* 
 
 // Channels-last: `rows` positions of `width` channels, x's rows `xs` floats apart and y's `ys`,
 // each element its own channel's affine. Plain loops: the vectorizer widens them per target.
-RIDGE_SIMD_CLONES void affine_strided(const float* x, int64_t xs, const float* a, const float* b, bool relu,
-                                      float* y, int64_t ys, int64_t rows, int64_t width) {
+RIDGE_SIMD_LEAF void affine_strided(const float* x, int64_t xs, const float* a, const float* b, bool relu, float* y,
+                                    int64_t ys, int64_t rows, int64_t width) {
     for (int64_t r = 0; r < rows; ++r, x += xs, y += ys)
         if (!a)
             for (int64_t j = 0; j < width; ++j) y[j] = x[j];
@@ -83,14 +82,14 @@ std::pair<int64_t, int64_t> locate(const int64_t* channels, int64_t pieces, int6
     return {i, u};
 }
 
-RIDGE_SIMD_CLONES void copy_or_add(const float* x, float* y, int64_t n, bool add) {
+RIDGE_SIMD_LEAF void copy_or_add(const float* x, float* y, int64_t n, bool add) {
     if (!add) return void(std::copy_n(x, n, y));
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 // `rows` rows of `width`, x's `xs` floats apart and y's `ys`.
-RIDGE_SIMD_CLONES void copy_or_add_rows(const float* x, int64_t xs, float* y, int64_t ys, int64_t rows,
-                                        int64_t width, bool add) {
+RIDGE_SIMD_LEAF void copy_or_add_rows(const float* x, int64_t xs, float* y, int64_t ys, int64_t rows, int64_t width,
+                                      bool add) {
     for (int64_t r = 0; r < rows; ++r, x += xs, y += ys)
         if (add)
             for (int64_t j = 0; j < width; ++j) y[j] += x[j];

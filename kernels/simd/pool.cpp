@@ -53,7 +53,7 @@ RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, 
 // - else (no overlap, or a row too wide for the buffer: over 1024 columns) four at a time: one
 //   window's maxima form a chain of dependent selects whose latency, not the loads, set the pace
 //   (googlenet's 3x3 stride-1 pools on 192x28x28, one thread: 0.32 to 0.35 ms a window at a time).
-RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64_t width, int64_t p) {
+RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t width, int64_t p) {
     using V = Vec<8>;
     const int64_t h0 = p * d.stride_h - d.pad_t;
     const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
@@ -133,7 +133,7 @@ RIDGE_SIMD_CLONES void max_row(const float* x, float* y, const MaxPool& d, int64
 // cycles an element on Zen 3 (alexnet's first pool, 1x64x55x55 at 3x3 stride 2, after a conv
 // oneDNN runs in nchw on AVX2: 0.74 to 0.84 ms against a bound of 0.04, now 0.08): GCC made the
 // NaN-aware scalar maximum a branch, mispredicted on every other element of real data.
-RIDGE_SIMD_CLONES void max_row_plain(const float* x, float* y, const MaxPool& d, int64_t p) {
+RIDGE_SIMD_LEAF void max_row_plain(const float* x, float* y, const MaxPool& d, int64_t p) {
     using V = Vec<8>;
     alignas(32) float down[kPlainRow], across[kPlainRow];
     const int64_t h0 = p * d.stride_h - d.pad_t;
@@ -177,8 +177,8 @@ RIDGE_SIMD_CLONES void max_row_plain(const float* x, float* y, const MaxPool& d,
 // position. Windows overlap at stride below the kernel, so a thread owns whole maps (max_pool_
 // backward). No workspace: x is saved for the backward anyway, and finding the maximum again
 // costs less than reading indices would.
-RIDGE_SIMD_CLONES void max_row_backward(const float* x, const float* dy, float* dx, const MaxPool& d, int64_t width,
-                                        int64_t p, int64_t j) {
+RIDGE_SIMD_LEAF void max_row_backward(const float* x, const float* dy, float* dx, const MaxPool& d, int64_t width,
+                                      int64_t p, int64_t j) {
     using V = Vec<8>;
     typedef int32_t I __attribute__((vector_size(32)));
     const int64_t h0 = p * d.stride_h - d.pad_t;

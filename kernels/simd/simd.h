@@ -102,12 +102,48 @@ struct Gemm {
 
 }  // namespace ridge::simd
 
-// The kernels sit in an inline namespace named by the build: `dispatch` for the library every
-// caller uses (each leaf chosen at load time), and x86_64_v4, x86_64_v3 or x86_64 for the copies
-// built for one instruction set (kernels/CMakeLists.txt). kernels.inc declares them in the
-// namespace RIDGE_SIMD_ISA names; bench/kernels/simd_variants.cpp includes it again for each copy.
+// The kernels sit in an inline namespace: x86_64_v4, x86_64_v3 or x86_64 for the builds for one
+// instruction set each (kernels/CMakeLists.txt), and `dispatch` for what every caller uses, where
+// the loader binds each kernel to one build (dispatch.cpp). kernels.inc declares them in the
+// namespace RIDGE_SIMD_ISA names; builds.h includes it again for each build.
 #ifndef RIDGE_SIMD_ISA
 #define RIDGE_SIMD_ISA dispatch
 #endif
 
 #include "kernels/simd/kernels.inc"
+
+// Every kernel of kernels.inc by name, X(ns, name) each: dispatch.cpp's choice of a build, and
+// bench/kernels' table of each build's kernels, come from this one list.
+// clang-format off
+#define RIDGE_SIMD_KERNELS(X, ns) \
+    X(ns, scale_channels) X(ns, channel_dots) X(ns, channel_means) X(ns, broadcast_channels) \
+    X(ns, add_broadcast_channels) \
+    X(ns, concat_affine) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
+    X(ns, silu_forward) X(ns, silu_backward) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \
+    X(ns, relu_backward) \
+    X(ns, hardsigmoid_forward) X(ns, hardsigmoid_backward) X(ns, softmax_forward) X(ns, softmax_backward) \
+    X(ns, layernorm_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
+    X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \
+    X(ns, linear_rows_wgrad) \
+    X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_backward) \
+    X(ns, grouped_conv3x3_supported) X(ns, grouped_conv3x3_scratch) X(ns, grouped_conv3x3) \
+    X(ns, grouped4_dgrad_scratch) X(ns, grouped4_conv3x3_dgrad) X(ns, grouped4_wgrad_supported) \
+    X(ns, grouped4_wgrad_scratch) X(ns, grouped4_wgrad) \
+    X(ns, grouped8_backward_supported) X(ns, grouped8_conv3x3_dgrad) X(ns, grouped8_wgrad_scratch) \
+    X(ns, grouped8_wgrad) \
+    X(ns, winograd3x3_supported) X(ns, winograd3x3_weights_size) X(ns, winograd3x3_weights) \
+    X(ns, winograd3x3_scratch) X(ns, winograd3x3) \
+    X(ns, winograd3x3_wgrad_scratch) X(ns, winograd3x3_wgrad) \
+    X(ns, depthwise_conv_supported) X(ns, depthwise_conv_packed) X(ns, depthwise_conv) X(ns, depthwise_conv_dgrad) \
+    X(ns, depthwise_wgrad_supported) X(ns, depthwise_lanes) X(ns, depthwise_wgrad_scratch) X(ns, depthwise_wgrad) \
+    X(ns, image_conv_supported) X(ns, image_conv_weights_size) X(ns, image_conv_weights) X(ns, image_conv_scratch) \
+    X(ns, image_conv) \
+    X(ns, image_conv_wgrad_supported) X(ns, image_conv_wgrad_scratch) X(ns, image_conv_wgrad)
+// clang-format on
+
+namespace ridge::simd {
+
+// The build the dispatch runs on this CPU: "x86-64-v4", "x86-64-v3" or "x86-64".
+const char* dispatched_isa();
+
+}  // namespace ridge::simd

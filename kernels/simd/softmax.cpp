@@ -14,7 +14,7 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 
 namespace {
 
-RIDGE_SIMD_CLONES void softmax_backward_row(const float* y, const float* dy, float* dx, int64_t n) {
+RIDGE_SIMD_LEAF void softmax_backward_row(const float* y, const float* dy, float* dx, int64_t n) {
     using V = Vec<16>;
     const float dot = simd::dot(dy, y, n);
     const V d = V{} + dot;
@@ -51,7 +51,7 @@ RIDGE_SIMD_INLINE void add_halves(Vec8& lo, Vec8& hi, Vec16 e) {
 // thread, rows in L1). Its 12x197 rows of 197 alone, two threads: 168 -> 114-123 us; its 12
 // softmaxes in `ridge bench vit_b_16`'s per-layer pass, three alternated runs: 1.44-1.51 ->
 // 1.13-1.18 ms.
-RIDGE_SIMD_CLONES void softmax_forward_row(const float* x, float* y, int64_t n) {
+RIDGE_SIMD_LEAF void softmax_forward_row(const float* x, float* y, int64_t n) {
     using V8 = Vec<8>;  // 8 lanes compare in one instruction on AVX2 as on AVX-512
     const bool overlap = n >= 16 && n % 16 != 0;
     V8 m0 = V8{} - __builtin_inff(), m1 = m0;

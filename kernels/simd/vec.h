@@ -1,15 +1,14 @@
 #pragma once
 // What the kernels of kernels/simd share: fixed-width float vectors (GCC vector extensions, so the
-// same source becomes AVX-512, AVX2 or SSE code), the attribute that compiles a leaf function
-// once per instruction set and picks one at load time (an ifunc), and how a weight gradient
-// splits the batch over threads.
+// same source becomes AVX-512, AVX2 or SSE code), the attribute that compiles a leaf function for
+// the build's instruction set, and how a weight gradient splits the batch over threads.
 //
-// Only leaf functions carry the clones: an OpenMP region is outlined into a function of its own,
-// which would not inherit them, so the kernels split work over threads in plain code and call a
-// cloned leaf for each piece.
+// Only leaf functions carry the target: an OpenMP region is outlined into a function of its own,
+// which would not inherit it, so the kernels split work over threads in plain code and call a
+// leaf compiled for the target for each piece.
 
 // The helpers below pass vectors wider than the baseline ABI by value; they, and every lambda that
-// takes or returns a vector (RIDGE_SIMD_LAMBDA), are always inlined into a clone compiled for the
+// takes or returns a vector (RIDGE_SIMD_LAMBDA), are always inlined into a leaf compiled for the
 // vectors' width, so no call ever crosses that ABI. GCC still notes
 // each such signature (-Wpsabi), so kernels/CMakeLists.txt turns that note off for these files.
 
@@ -17,34 +16,27 @@
 
 namespace ridge::simd {
 
-// A build for one instruction set only (RIDGE_SIMD_TARGET, with RIDGE_SIMD_ISA naming it; see
-// simd.h) compiles each leaf for that target alone, so bench/kernels can run every variant the
-// host supports instead of only the one the load-time choice picks.
-#ifdef RIDGE_SIMD_TARGET
-#define RIDGE_SIMD_CLONES __attribute__((target(RIDGE_SIMD_TARGET)))
-#else
-#define RIDGE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// The kernels are built once per instruction set (RIDGE_SIMD_TARGET, with RIDGE_SIMD_ISA naming
+// the namespace; kernels/CMakeLists.txt), and each leaf is compiled for that target alone.
+// kernels/simd/dispatch.cpp picks one build per host at load time for every caller, and
+// bench/kernels runs each build the host supports.
+#ifndef RIDGE_SIMD_TARGET
+#error "kernels/simd sources are built once per instruction set: RIDGE_SIMD_TARGET names it"
 #endif
+#define RIDGE_SIMD_LEAF __attribute__((target(RIDGE_SIMD_TARGET)))
 #define RIDGE_SIMD_INLINE inline __attribute__((always_inline))
 // The same for a lambda that takes or returns a vector: a lambda does not inherit its enclosing
-// clone's target, so where it is not inlined (-Og, -O0) it is a baseline function called with
-// the clone's ABI; an AVX-512 clone then passes 64-byte vectors in zmm registers that the lambda
+// leaf's target, so where it is not inlined (-Og, -O0) it is a baseline function called with
+// the leaf's ABI; an AVX-512 leaf then passes 64-byte vectors in zmm registers that the lambda
 // reads from the stack (a sanitized -Og build's SiLU gave garbage and crashed on AVX-512 hosts).
 #define RIDGE_SIMD_LAMBDA __attribute__((always_inline))
 
-// Whether the leaves run their AVX-512 code: the dispatch build asks the CPU as the load-time
-// choice does, a single-ISA build knows its target (RIDGE_SIMD_WIDE). Elsewhere a 16-lane vector
-// is two 8-lane halves, and GCC 12 keeps a kernel's many 16-lane accumulators in memory there
-// (depthwise_wgrad's 7x7 taps in the AVX2 build: a third of its instructions were stack loads
-// and stores), so a kernel that can run either width takes 8 lanes.
+// Whether the leaves run their AVX-512 code (RIDGE_SIMD_WIDE, set with the build's target).
+// Elsewhere a 16-lane vector is two 8-lane halves, and GCC 12 keeps a kernel's many 16-lane
+// accumulators in memory there (depthwise_wgrad's 7x7 taps in the AVX2 build: a third of its
+// instructions were stack loads and stores), so a kernel that can run either width takes 8 lanes.
 // Static: each ISA build's copy answers for its own target.
-static inline bool wide_vectors() {
-#ifdef RIDGE_SIMD_TARGET
-    return RIDGE_SIMD_WIDE;
-#else
-    return __builtin_cpu_supports("x86-64-v4");
-#endif
-}
+static inline bool wide_vectors() { return RIDGE_SIMD_WIDE; }
 
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef float Vec16 __attribute__((vector_size(64)));
@@ -140,7 +132,7 @@ RIDGE_SIMD_INLINE float sum_lanes(Vec8 v) {
 }
 
 // sum of a[i] * b[i] over n floats: two chains of W-lane partial sums to hide the FMA latency,
-// then the tail in scalar. Inlined into each caller's clone, so it is built per instruction set.
+// then the tail in scalar. Inlined into each calling leaf, so it is built per instruction set.
 template <int W>
 RIDGE_SIMD_INLINE float dot_lanes(const float* a, const float* b, int64_t n) {
     using V = Vec<W>;
@@ -154,7 +146,7 @@ RIDGE_SIMD_INLINE float dot_lanes(const float* a, const float* b, int64_t n) {
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
 }
-// 16 lanes only where the clone runs AVX-512: below it GCC 12 keeps 16-lane accumulators carried
+// 16 lanes only where the build runs AVX-512: below it GCC 12 keeps 16-lane accumulators carried
 // across a loop on the stack (layernorm.cpp has the figures). Static, as wide_vectors(): each ISA
 // build's copy has its own body.
 static RIDGE_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {

@@ -171,8 +171,8 @@ RIDGE_SIMD_INLINE void weight_1d(const V* m, int64_t stride, V* o, int64_t ostri
 // V's rows for items [i0, i1) of (tile, block of 8 of the group's input channels, from c0 on);
 // tiles from `count` on (the chunk's rows past its last tile) and channels from the group's C/G on
 // (V's padding to Cp; ungrouped, past x's last block) are zero.
-RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3x3& d, const Geometry& g, int64_t first,
-                                       int64_t count, int64_t c0, int64_t i0, int64_t i1) {
+RIDGE_SIMD_LEAF void transform_input(const float* x, float* v, const Winograd3x3& d, const Geometry& g, int64_t first,
+                                     int64_t count, int64_t c0, int64_t i0, int64_t i1) {
     // d's and g's fields in locals: the stores through float* below could alias them, and GCC
     // reloaded them for every element.
     const int64_t H = d.H, W = d.W, bx = d.block_x, vp = g.vp, tiles_w = g.tiles_w;
@@ -224,8 +224,8 @@ RIDGE_SIMD_CLONES void transform_input(const float* x, float* v, const Winograd3
 }
 
 // M for items [i0, i1) of (point, panel), over the chunk's first `used` rows.
-RIDGE_SIMD_CLONES void multiply(const float* v, const float* u, float* m, const Geometry& g, int64_t used, int64_t i0,
-                                int64_t i1) {
+RIDGE_SIMD_LEAF void multiply(const float* v, const float* u, float* m, const Geometry& g, int64_t used, int64_t i0,
+                              int64_t i1) {
     const int64_t panels = g.Kp / g.pw;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t p = i / panels, j = i % panels;
@@ -243,9 +243,9 @@ RIDGE_SIMD_CLONES void multiply(const float* v, const float* u, float* m, const 
 // y for items [i0, i1) of (tile, block of 8 of the Ky output channels from k0 on): A^T m A, the
 // bias, then the sum (y held the addend) and the ReLU, which takes a NaN to 0 as the reference
 // kernel does.
-RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum, bool relu, float* y,
-                                        const Winograd3x3& d, const Geometry& g, int64_t first, int64_t k0, int64_t Ky,
-                                        int64_t i0, int64_t i1) {
+RIDGE_SIMD_LEAF void transform_output(const float* m, const float* b, bool sum, bool relu, float* y,
+                                      const Winograd3x3& d, const Geometry& g, int64_t first, int64_t k0, int64_t Ky,
+                                      int64_t i0, int64_t i1) {
     // In locals, as in transform_input.
     const int64_t P = d.P, Q = d.Q, K = d.K, by = d.block_y, mp = g.mp, tiles_w = g.tiles_w;
     const int64_t KB = Ky / 8, per_image = g.tiles_h * tiles_w;
@@ -297,8 +297,8 @@ RIDGE_SIMD_CLONES void transform_output(const float* m, const float* b, bool sum
 // Z's rows (Z = A dy A^T, [point][tile][output channel], tile-major where grouped) for items
 // [i0, i1) of (tile, block of 8 of the group's output channels, from k0 on); positions past P and
 // Q, and channels past K (the padding of dy's last block), count as zero.
-RIDGE_SIMD_CLONES void transform_gradient(const float* dy, float* z, const Winograd3x3& d, const Geometry& g,
-                                          int64_t first, int64_t k0, int64_t i0, int64_t i1) {
+RIDGE_SIMD_LEAF void transform_gradient(const float* dy, float* z, const Winograd3x3& d, const Geometry& g,
+                                        int64_t first, int64_t k0, int64_t i0, int64_t i1) {
     const int64_t KB = (g.Kg + 7) / 8, PQ = d.P * d.Q, per_image = g.tiles_h * g.tiles_w;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t t = i / KB, k = i % KB * 8;
@@ -323,8 +323,8 @@ RIDGE_SIMD_CLONES void transform_gradient(const float* dy, float* z, const Winog
 // dU (point, output channel, input channel; Cp apart) += Z^T V over the chunk's `count` tiles (=
 // where add is false), for items [i0, i1) of (point, panel of 16 input channels, block of six
 // output channels) of a group: the panel of V stays in L1 while the blocks of Z go by.
-RIDGE_SIMD_CLONES void multiply_gradient(const float* z, const float* v, float* du, const Geometry& g, int64_t count,
-                                         bool add, int64_t i0, int64_t i1) {
+RIDGE_SIMD_LEAF void multiply_gradient(const float* z, const float* v, float* du, const Geometry& g, int64_t count,
+                                       bool add, int64_t i0, int64_t i1) {
     const int64_t panels = g.Cp / panel, blocks = (g.Kg + rows - 1) / rows;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t p = i / (panels * blocks), j = i / blocks % panels, k = i % blocks * rows;
@@ -337,8 +337,7 @@ RIDGE_SIMD_CLONES void multiply_gradient(const float* z, const float* v, float* 
 
 // A group's dw (K/G,C/G,3,3) plain = G^T dU G for items [i0, i1) of (output channel, block of 8
 // input channels).
-RIDGE_SIMD_CLONES void transform_weight_gradient(const float* du, float* dw, const Geometry& g, int64_t i0,
-                                                 int64_t i1) {
+RIDGE_SIMD_LEAF void transform_weight_gradient(const float* du, float* dw, const Geometry& g, int64_t i0, int64_t i1) {
     const int64_t CB = (g.Cg + 7) / 8;
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t k = i / CB, c = i % CB * 8;
@@ -352,7 +351,7 @@ RIDGE_SIMD_CLONES void transform_weight_gradient(const float* du, float* dw, con
 }
 
 // db[k] = the sum of dy over the batch and positions, for items [i0, i1) of blocks of 8 channels.
-RIDGE_SIMD_CLONES void bias_gradient(const float* dy, float* db, const Winograd3x3& d, int64_t i0, int64_t i1) {
+RIDGE_SIMD_LEAF void bias_gradient(const float* dy, float* db, const Winograd3x3& d, int64_t i0, int64_t i1) {
     const ChannelLayout yl{d.N, d.K, d.P * d.Q, d.block_y};
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t k = i * 8;
@@ -372,8 +371,8 @@ RIDGE_SIMD_CLONES void bias_gradient(const float* dy, float* db, const Winograd3
 // channels' 36 points are stored as runs of 256 bytes: one channel's alone are 36 lines in as many
 // places, which took several times a memset's time.
 constexpr int64_t weight_channels = 4;
-RIDGE_SIMD_CLONES void transform_weights(const float* w, float* u, const Geometry& g, bool data_gradient, int64_t i0,
-                                         int64_t i1) {
+RIDGE_SIMD_LEAF void transform_weights(const float* w, float* u, const Geometry& g, bool data_gradient, int64_t i0,
+                                       int64_t i1) {
     static constexpr float G[6][3] = {{1.0f / 4, 0, 0},
                                       {-1.0f / 6, -1.0f / 6, -1.0f / 6},
                                       {-1.0f / 6, 1.0f / 6, -1.0f / 6},

@@ -531,8 +531,8 @@ bool winograd_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int u = p.mem(plain({int64_t(simd::winograd3x3_weights_size(d))}), true);
     p.at(&p.prep, l.node, Phase::fwd);
-    p.kernel("winograd3x3_weights", [d](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], d); },
-             {w, u});
+    p.kernel("winograd3x3_weights",
+             [d](const std::vector<float*>& a) { simd::winograd3x3_weights(a[0], a[1], d, false); }, {w, u});
     p.at(&p.fwd, l.node, Phase::fwd);
     const int x = in_place ? now : p.value_as(l.x(), x_md);
     const int threads = p.step_threads();

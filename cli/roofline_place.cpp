@@ -157,6 +157,8 @@ int run_place(const Args& a) {
         if (precision != Precision::fp32 || sparse)
             throw UsageError(cat("ridge roofline place: this machine has no ", peak_name,
                                  " peak (the CPU probes measure fp32)"));
+        if (a.has("--chips"))
+            throw UsageError("ridge roofline place: --chips does not apply to --chip this (this machine is measured)");
         probe::CpuCeilings m;
         roof = this_machine(m);
         peak = roof.peak(precision);

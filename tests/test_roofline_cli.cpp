@@ -247,6 +247,9 @@ TEST_CASE("roofline errors: one line on stderr, exit 2, nothing written") {
     check_usage_error("roofline measure --device gpu", "unknown device 'gpu' (cpu, cuda)");
     check_usage_error("roofline place resnet50 --chip this --dtype bf16", "this machine has no bf16 peak");
     check_usage_error("roofline place resnet50 --chip this --precision fp32 --sparse", "this machine has no sparse fp32 peak");
+    // Before: the file was ignored, even a missing one, and the place printed with exit 0.
+    check_usage_error("roofline place resnet50 --chip this --chips /nonexistent.csv",
+                      "--chips does not apply to --chip this (this machine is measured)");
     check_usage_error("roofline measure --device cuda --threads 2", "--threads applies to --device cpu only");
     check_usage_error("roofline measure --frob", "unknown option '--frob'");
 

@@ -8,13 +8,19 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench/kernels/simd_variants.h"
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 
 using namespace ridge;
 using kbench::runnable_simd_variants;
@@ -935,4 +941,43 @@ TEST_CASE("softmax_forward in place gives the same bits as into another buffer")
                 CHECK(std::abs(sum - 1.0) < 1e-5);
             }
         }
+}
+
+// team.h: where idle threads spin, a thread that finishes its share early waits in arrive() until
+// the last thread arrives (at most 2 ms), so none sleeps at the region's end; under
+// GOMP_SPINCOUNT=0 it returns at once. Thread 0 arrives 20 ms late: thread 1 returns after thread
+// 0 arrived or after spinning 2 ms, and with no spin it returns before thread 0 arrives.
+TEST_CASE("FinishTogether holds early threads until the last arrives, where idle threads spin") {
+    using clock = std::chrono::steady_clock;
+    auto run = [](const char* spin) {
+        setenv("GOMP_SPINCOUNT", spin, 1);
+        simd::FinishTogether end;
+        clock::time_point late_arrival, early_entry, early_return;
+        int team = 0;
+#pragma omp parallel num_threads(2)
+        {
+            if (omp_get_thread_num() == 0) team = omp_get_num_threads();
+            if (omp_get_num_threads() == 2 && omp_get_thread_num() == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                late_arrival = clock::now();
+                end.arrive();
+            } else if (omp_get_num_threads() == 2) {
+                early_entry = clock::now();
+                end.arrive();
+                early_return = clock::now();
+            }
+        }
+        REQUIRE(team == 2);
+        return std::tuple{late_arrival, early_entry, early_return};
+    };
+    const char* before = std::getenv("GOMP_SPINCOUNT");
+    const std::string saved = before ? before : "";
+    const auto [late, entry, ret] = run("2000");
+    CHECK((ret >= late || ret - entry >= std::chrono::milliseconds(2)));
+    const auto [late0, entry0, ret0] = run("0");
+    CHECK(ret0 < late0);
+    if (before)
+        setenv("GOMP_SPINCOUNT", saved.c_str(), 1);
+    else
+        unsetenv("GOMP_SPINCOUNT");
 }

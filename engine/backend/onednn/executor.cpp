@@ -35,7 +35,6 @@
 // level; at batch 8 six small nets 0.95x to 1.0x. The CLI also sets how idle OpenMP threads wait
 // (bench/omp_wait.h).
 #include <omp.h>
-#include <strings.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -52,6 +51,7 @@
 #include "engine/backend/onednn/ops.h"
 #include "engine/backend/onednn/step_info.h"
 #include "kernels/cpu/kernel.h"
+#include "kernels/simd/team.h"
 
 namespace ridge {
 namespace onednn {
@@ -91,16 +91,6 @@ bool machine_shared() {
 double serial_seconds(bool train, bool shared) {
     if (shared) return train ? serial_busy : serial_shared;
     return serial_idle;
-}
-
-// Whether idle OpenMP threads spin before they sleep (libgomp's default, and bench/omp_wait.h's
-// choice on an idle machine): only then does the executor hold a team across one-thread steps
-// (run()), where a thread spins for the held steps' time, which may exceed OpenMP's own spin.
-// "infinite" reads as 0 and holds nothing, the cautious side.
-bool team_spins() {
-    if (const char* p = std::getenv("OMP_WAIT_POLICY"); p && strcasecmp(p, "passive") == 0) return false;
-    const char* n = std::getenv("GOMP_SPINCOUNT");
-    return !n || std::strtoll(n, nullptr, 10) > 0;
 }
 
 // A thread spinning on a flag: pause lets the core's other hardware thread and the memory
@@ -215,8 +205,10 @@ private:
 OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     : g_(g), o_(o), fusion_(find_groups(g, o)), plan_(g, o), threads_(plan_.threads) {
     if (g.nodes().empty()) throw std::invalid_argument(cat("onednn: graph ", g.model(), " has no layers"));
-    // A spinning thread must not take the core a held step runs on.
-    plan_.teams_held = !shared_ && team_spins() && threads_ > 1 && threads_ <= omp_get_num_procs();
+    // A spinning thread must not take the core a held step runs on, and a team is held (run())
+    // only where idle threads spin anyway: a held thread spins for the held steps' time, which may
+    // exceed OpenMP's own spin.
+    plan_.teams_held = !shared_ && simd::idle_threads_spin() && threads_ > 1 && threads_ <= omp_get_num_procs();
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
@@ -437,12 +429,12 @@ void OnednnExecutor::run_step(Compiled& s) {
 // 27 us median on the 2-core Zen 4 VM (a sleeping thread's start after 100 us of one-thread
 // work), more than many a small layer's whole bound. The main thread does not wait for a
 // sleeping thread to join the team, so the wake-up overlaps the held steps. Only where OpenMP
-// would spin as well (team_spins, an idle machine). regnet_y_400mf's training step at batch 8:
-// its squeeze-excitations' forward 2.1-2.4 -> 1.5-1.8 ms (all runs held, 3 alternated pairs), its
-// block4 inner products' forward 40-60 -> 14-25 us (with linear.cpp's prefetch). Holding whole
-// runs instead of their tails made small nets slower in a survey of the zoo (training at batch 8,
-// alternated with f07c617: mobilenet_v3_small 1.26x, shufflenet_v2 1.31x, 14 layers flagged
-// each); with the tails, 7 small nets in 3 alternated pairs: training at batch 8 0.985x in the
+// would spin as well (simd::idle_threads_spin, an idle machine). regnet_y_400mf's training step
+// at batch 8: its squeeze-excitations' forward 2.1-2.4 -> 1.5-1.8 ms (all runs held, 3 alternated
+// pairs), its block4 inner products' forward 40-60 -> 14-25 us (with linear.cpp's prefetch).
+// Holding whole runs instead of their tails made small nets slower in a survey of the zoo
+// (training at batch 8, alternated with f07c617: mobilenet_v3_small 1.26x, shufflenet_v2 1.31x,
+// 14 layers flagged each); with the tails, 7 small nets in 3 alternated pairs: training at batch 8 0.985x in the
 // geometric mean, flags 33 -> 4 (regnet_y_400mf 8-13 -> 1); inference at batch 1 1.00x.
 void OnednnExecutor::run(std::vector<Compiled>& steps) {
     int threads = threads_;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -944,40 +945,59 @@ TEST_CASE("softmax_forward in place gives the same bits as into another buffer")
 }
 
 // team.h: where idle threads spin, a thread that finishes its share early waits in arrive() until
-// the last thread arrives (at most 2 ms), so none sleeps at the region's end; under
-// GOMP_SPINCOUNT=0 it returns at once. Thread 0 arrives 20 ms late: thread 1 returns after thread
-// 0 arrived or after spinning 2 ms, and with no spin it returns before thread 0 arrives.
+// the last thread arrives, up to its limit, so none sleeps at the region's end; under
+// GOMP_SPINCOUNT=0 it returns at once. Thread 0 arrives 20 ms late. With a 10 s limit thread 1
+// returns after thread 0 arrived and long before the limit; with a 1 ms limit it gives up after
+// 1 ms and before thread 0 arrives; with no spin it returns before thread 0 arrives.
 TEST_CASE("FinishTogether holds early threads until the last arrives, where idle threads spin") {
     using clock = std::chrono::steady_clock;
-    auto run = [](const char* spin) {
+    using std::chrono::milliseconds;
+    struct Restore {  // the wait settings this test changes, as they were
+        std::optional<std::string> spin, policy;
+        static std::optional<std::string> get(const char* n) {
+            const char* v = std::getenv(n);
+            return v ? std::optional<std::string>(v) : std::nullopt;
+        }
+        static void put(const char* n, const std::optional<std::string>& v) {
+            v ? setenv(n, v->c_str(), 1) : unsetenv(n);
+        }
+        ~Restore() { put("GOMP_SPINCOUNT", spin), put("OMP_WAIT_POLICY", policy); }
+    } restore{Restore::get("GOMP_SPINCOUNT"), Restore::get("OMP_WAIT_POLICY")};
+    unsetenv("OMP_WAIT_POLICY");
+    if (omp_get_num_procs() < 2) {
+        MESSAGE("one core: FinishTogether never spins, nothing to check");
+        return;
+    }
+    struct Times {
+        clock::time_point late, entry, ret;
+    };
+    auto run = [](const char* spin, milliseconds most) {
         setenv("GOMP_SPINCOUNT", spin, 1);
-        simd::FinishTogether end;
-        clock::time_point late_arrival, early_entry, early_return;
+        simd::FinishTogether end(most);
+        Times t;
         int team = 0;
 #pragma omp parallel num_threads(2)
         {
             if (omp_get_thread_num() == 0) team = omp_get_num_threads();
             if (omp_get_num_threads() == 2 && omp_get_thread_num() == 0) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                late_arrival = clock::now();
+                std::this_thread::sleep_for(milliseconds(20));
+                t.late = clock::now();
                 end.arrive();
             } else if (omp_get_num_threads() == 2) {
-                early_entry = clock::now();
+                t.entry = clock::now();
                 end.arrive();
-                early_return = clock::now();
+                t.ret = clock::now();
             }
         }
         REQUIRE(team == 2);
-        return std::tuple{late_arrival, early_entry, early_return};
+        return t;
     };
-    const char* before = std::getenv("GOMP_SPINCOUNT");
-    const std::string saved = before ? before : "";
-    const auto [late, entry, ret] = run("2000");
-    CHECK((ret >= late || ret - entry >= std::chrono::milliseconds(2)));
-    const auto [late0, entry0, ret0] = run("0");
-    CHECK(ret0 < late0);
-    if (before)
-        setenv("GOMP_SPINCOUNT", saved.c_str(), 1);
-    else
-        unsetenv("GOMP_SPINCOUNT");
+    const Times held = run("2000", milliseconds(10000));
+    CHECK(held.ret >= held.late);
+    CHECK(held.ret - held.entry < milliseconds(5000));
+    const Times capped = run("2000", milliseconds(1));
+    CHECK(capped.ret - capped.entry >= milliseconds(1));
+    CHECK(capped.ret < capped.late);
+    const Times none = run("0", milliseconds(10000));
+    CHECK(none.ret < none.late);
 }

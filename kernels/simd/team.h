@@ -24,15 +24,18 @@ inline bool idle_threads_spin() {
     return !n || std::strtoll(n, nullptr, 10) > 0;
 }
 
-// Called by every thread of a region once its share is done: where idle threads spin, the early
-// ones spin here until the last arrives (2 ms at most, in case a thread was descheduled), so all
-// reach the end barrier together and none sleeps there.
+// Called by every thread of a region once its share is done: where idle threads spin and each
+// thread has a core of its own, the early ones spin here until the last arrives (2 ms at most, in
+// case a thread was descheduled), so all reach the end barrier together and none sleeps there.
 class FinishTogether {
 public:
+    explicit FinishTogether(std::chrono::microseconds most = std::chrono::milliseconds(2)) : most_(most) {}
+
     void arrive() {
         const int threads = omp_get_num_threads();
-        if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads || !idle_threads_spin()) return;
-        const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+        if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) return;
+        if (threads > omp_get_num_procs() || !idle_threads_spin()) return;
+        const auto give_up = std::chrono::steady_clock::now() + most_;
         for (int i = 1; finished_.load(std::memory_order_acquire) < threads; ++i) {
 #if defined(__x86_64__)
             __builtin_ia32_pause();
@@ -42,6 +45,7 @@ public:
     }
 
 private:
+    std::chrono::microseconds most_;
     std::atomic<int> finished_{0};
 };
 

@@ -47,7 +47,7 @@ void print_header(const Options& o) {
                 llc ? (bench::si(double(llc)) + "B").c_str() : "unknown",
                 o.timing.flush ? ("flush writes " + bench::si(double(flush_bytes(o.threads))) + "B").c_str()
                                : "no flush (--no-flush: warm caches)",
-                dispatched_isa().c_str());
+                simd::dispatched_isa());
     std::printf("# time: clock_gettime(CLOCK_MONOTONIC); ticks: rdtsc, the TSC's constant rate, not core cycles; "
                 "CUDA: cudaEvent, L2 written over between repeats\n");
     std::printf("# warm-up %d, repeats %d (reference %d); median and min; GFLOP/s and GB/s from the median\n",

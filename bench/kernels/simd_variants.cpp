@@ -32,6 +32,4 @@ std::vector<SimdVariant> runnable_simd_variants() {
     return out;
 }
 
-std::string dispatched_isa() { return simd::dispatched_isa(); }
-
 }  // namespace ridge::kbench

@@ -21,7 +21,5 @@ struct SimdVariant {
 const std::vector<SimdVariant>& simd_variants();
 // Those of them this CPU runs, in the same order.
 std::vector<SimdVariant> runnable_simd_variants();
-// The instruction set the dispatch picks on this CPU (simd::dispatched_isa).
-std::string dispatched_isa();
 
 }  // namespace ridge::kbench

@@ -24,6 +24,14 @@ inline bool idle_threads_spin() {
     return !n || std::strtoll(n, nullptr, 10) > 0;
 }
 
+// A thread spinning on a flag: pause lets the core's other hardware thread and the memory
+// system breathe between reads.
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 // Called by every thread of a region once its share is done: where idle threads spin and each
 // thread has a core of its own, the early ones spin here until the last arrives (2 ms at most, in
 // case a thread was descheduled), so all reach the end barrier together and none sleeps there.
@@ -37,9 +45,7 @@ public:
         if (threads > omp_get_num_procs() || !idle_threads_spin()) return;
         const auto give_up = std::chrono::steady_clock::now() + most_;
         for (int i = 1; finished_.load(std::memory_order_acquire) < threads; ++i) {
-#if defined(__x86_64__)
-            __builtin_ia32_pause();
-#endif
+            relax();
             if (i % 64 == 0 && std::chrono::steady_clock::now() > give_up) return;
         }
     }

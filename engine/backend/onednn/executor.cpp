@@ -93,14 +93,6 @@ double serial_seconds(bool train, bool shared) {
     return serial_idle;
 }
 
-// A thread spinning on a flag: pause lets the core's other hardware thread and the memory
-// system breathe between reads.
-inline void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 double core_seconds(double flops, double bytes) { return flops / core_flops + bytes / core_bytes_per_s; }
 
 int threads_for(int most, double serial, double flops, double bytes) {
@@ -434,8 +426,9 @@ void OnednnExecutor::run_step(Compiled& s) {
 // pairs), its block4 inner products' forward 40-60 -> 14-25 us (with linear.cpp's prefetch).
 // Holding whole runs instead of their tails made small nets slower in a survey of the zoo
 // (training at batch 8, alternated with f07c617: mobilenet_v3_small 1.26x, shufflenet_v2 1.31x,
-// 14 layers flagged each); with the tails, 7 small nets in 3 alternated pairs: training at batch 8 0.985x in the
-// geometric mean, flags 33 -> 4 (regnet_y_400mf 8-13 -> 1); inference at batch 1 1.00x.
+// 14 layers flagged each); with the tails, 7 small nets in 3 alternated pairs: training at batch
+// 8 0.985x in the geometric mean, flags 33 -> 4 (regnet_y_400mf 8-13 -> 1); inference at batch 1
+// 1.00x.
 void OnednnExecutor::run(std::vector<Compiled>& steps) {
     int threads = threads_;
     for (size_t i = 0; i < steps.size();) {
@@ -458,7 +451,7 @@ void OnednnExecutor::run(std::vector<Compiled>& steps) {
                 }
                 done.store(true, std::memory_order_release);
             } else {
-                while (!done.load(std::memory_order_acquire)) relax();
+                while (!done.load(std::memory_order_acquire)) simd::relax();
             }
         }
         if (failed) std::rethrow_exception(failed);

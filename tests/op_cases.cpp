@@ -140,7 +140,8 @@ std::vector<OpCase> gemms() {
         // 45 inputs and 37 outputs leave a partial panel and a tail of columns.
         {.name = "linear_row", .what = "linear on one row, relu", .x = {1, 45},
          .body = [](Tensor x) { return x | linear(37) | relu(); }},
-        // Below AVX-512, up to 64 rows take the same kernel, six rows at a time: 7 leave a tail.
+        // Up to 64 rows take the same kernel (16 with AVX-512), below AVX-512 six rows at a time:
+        // 7 leave a tail.
         {.name = "linear_panels_rows", .what = "linear on seven rows, relu", .x = {7, 45},
          .body = [](Tensor x) { return x | linear(37) | relu(); }},
         {.name = "linear_row_no_bias", .what = "linear on one row, no bias, then one that keeps oneDNN (hardswish)",
@@ -333,8 +334,8 @@ std::vector<OpCase> elementwise() {
              }},
         // A 1x1 conv of a 1x1 map runs as an inner product (conv2d.cpp), reading the pooled
         // vector's channel blocks in place: on up to 32 rows kernels/simd's linear_rows (in
-        // inference below AVX-512 its linear_panels), in fused inference with the ReLU and
-        // hardsigmoid in place after it.
+        // inference on 2 rows or more its linear_panels, up to 16 with AVX-512), in fused
+        // inference with the ReLU and hardsigmoid in place after it.
         {.name = "se_block", .what = "squeeze-excitation with its two 1x1 convs on the pooled map", .x = {2, 6, 5, 5},
          .body =
              [](Tensor x) {
@@ -343,8 +344,8 @@ std::vector<OpCase> elementwise() {
                                conv(32, 1, {.bias = true}) | hardsigmoid();
                  return mul(gate, h);
              }},
-        // They run kernels/simd's linear_rows (conv2d.cpp; in inference below AVX-512 its
-        // linear_panels), in inference the SiLU and sigmoid in place after it, in training with its
+        // They run kernels/simd's linear_rows (conv2d.cpp; in inference on 2 to 16 rows, or below
+        // AVX-512 to 32, its linear_panels), in inference the SiLU and sigmoid in place after it, in training with its
         // gradients: 9 rows, 40 and 20 columns
         // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).

@@ -171,16 +171,16 @@ void silu_grad_sigmoid_only(const float* x, const float* dy, float* dx, int64_t 
     // dy * s, the x * (1 - s) term dropped
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (1.0f + std::exp(-x[i]));
 }
-void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t,
+void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N,
                                 int64_t C, int64_t K) {
     // the panels read as if each row were one column shorter (a tail lost); the panel stride kept
     std::vector<float> shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
     for (int64_t k = 0; k < K; ++k) shorter[size_t(k / 16 * ((C + 15) / 16 * 16) * 16 + (C - 1) * 16 + k % 16)] = 0;
-    simd::linear_panels(x, shorter.data(), b, relu, y, 1, C, K);
+    simd::linear_panels(x, shorter.data(), b, relu, y, N, C, K);
 }
-void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t, int64_t C,
+void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t N, int64_t C,
                          int64_t K) {
-    simd::linear_panels(x, w, nullptr, relu, y, 1, C, K);
+    simd::linear_panels(x, w, nullptr, relu, y, N, C, K);
 }
 
 void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
@@ -346,15 +346,18 @@ TEST_CASE("deliberately wrong kernels fail the check") {
             CHECK(make_cpu_cases(kernel(name), flat, {d}, 1).front()->check().ok);
         }
     }
-    SUBCASE("linear-row without its last column, and without its bias") {
-        Problem row;
-        row.N = row.H = row.W = 1, row.C = 19, row.K = 37;
-        for (auto f : {linear_last_column_dropped, linear_bias_dropped}) {
-            SimdVariant wrong = d;
-            wrong.linear_panels = f;
-            CHECK_FALSE(make_cpu_cases(kernel("linear-row"), row, {wrong}, 1).front()->check().ok);
+    SUBCASE("linear-row without its last column, and without its bias, on 1 and 16 rows") {
+        for (int64_t rows : {1, 16}) {
+            CAPTURE(rows);
+            Problem row;
+            row.N = rows, row.H = row.W = 1, row.C = 19, row.K = 37;
+            for (auto f : {linear_last_column_dropped, linear_bias_dropped}) {
+                SimdVariant wrong = d;
+                wrong.linear_panels = f;
+                CHECK_FALSE(make_cpu_cases(kernel("linear-row"), row, {wrong}, 1).front()->check().ok);
+            }
+            CHECK(make_cpu_cases(kernel("linear-row"), row, {d}, 1).front()->check().ok);
         }
-        CHECK(make_cpu_cases(kernel("linear-row"), row, {d}, 1).front()->check().ok);
     }
     SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
         SimdVariant wrong = d;
@@ -390,7 +393,8 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"softmax", "--layout", "nhwc"},
         {"gap-grad", "--r", "3"},
         {"silu", "--layout", "nhwc"},
-        {"linear-row", "--n", "2"},
+        {"linear-row", "--n", "65"},
+        {"linear-row", "--h", "2"},
         {"linear-row", "--k", "0"},
         {"se-scale", "--k", "10"},
         {"linear-row", "--c", "1000000", "--k", "1000000"},
@@ -539,15 +543,17 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
 
 // linear_panels of every build against sums in double, its weights packed here into panels of 16
 // rows (AB16b16a, zeros past K and C): one row (its own two-chain kernel), and 2 to 64 rows in
-// blocks of six with every tail of 1 to 5; 300 and 600 columns span two and three chunks of 256,
-// 45 leaves a partial panel's tail; 37 and 1 outputs a partial last panel. With the ReLU a NaN
-// row gives 0, as the reference takes it, and an infinity in a weight stays in its own outputs.
+// blocks of six with every tail of 1 to 5 (AVX-512: equal blocks of up to 12, 12 one block, 13 and
+// 16 two, 25 three, 64 six of 11 and 9); 300 and 600 columns span two and three chunks of 256, 45
+// leaves a partial panel's tail; 37 and 1 outputs a partial last panel, 64 and 96 whole panels
+// only. With the ReLU a NaN row gives 0, as the reference takes it, and an infinity in a weight
+// stays in its own outputs.
 TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, K;
     };
-    const Shape shapes[] = {{1, 45, 37}, {1, 600, 16}, {2, 300, 37}, {5, 45, 1},  {6, 300, 20},
-                            {7, 600, 37}, {13, 45, 50}, {16, 300, 33}, {64, 45, 16}, {11, 257, 17}};
+    const Shape shapes[] = {{1, 45, 37},  {1, 600, 16},  {2, 300, 37}, {5, 45, 1},    {6, 300, 20}, {7, 600, 37},
+                            {13, 45, 50}, {16, 300, 33}, {64, 45, 16}, {11, 257, 17}, {12, 40, 64}, {25, 20, 96}};
     for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes)
             for (bool relu : {false, true})

@@ -771,14 +771,14 @@ TEST_CASE("a flatten that is not one row an image, or of a channels-last map, st
     }
 }
 
-// A linear layer on one row in inference (a classifier at batch 1), and below AVX-512 on up to 64
-// rows, is kernels/simd's linear_panels over weights in panels of 16 rows, its bias and ReLU applied
-// in the kernel; below AVX-512 on 65 rows and more it is linear_gemm over the same panels. With
-// another activation, or with AVX-512 on two rows or more, it stays oneDNN's. 300 inputs leave a
-// tail of columns and 1000 outputs a partial panel.
+// A linear layer in inference on up to 64 rows below AVX-512, 16 with it (a classifier at batch 1
+// to 64 or 16), is kernels/simd's linear_panels over weights in panels of 16 rows, its bias and
+// ReLU applied in the kernel; below AVX-512 on 65 rows and more it is linear_gemm over the same
+// panels. With another activation, or with AVX-512 on 17 rows or more, it stays oneDNN's. 300
+// inputs leave a tail of columns and 1000 outputs a partial panel.
 TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bias and relu in the kernel") {
     const bool wide = onednn::avx512_core_here();
-    for (int64_t N : {1, 2, 65}) {
+    for (int64_t N : {1, 2, 16, 17, 65}) {
         Graph g("classifier");
         g.input({N, 300}) | linear(1000) | relu() | dropout(0.5) | linear(1000, false) | linear(10) | hardswish();
         Inputs in = inputs(g, 6);
@@ -797,7 +797,7 @@ TEST_CASE("a linear on few rows streams its weights in panels of 16 rows, its bi
                 CHECK(s.impl == (N > 64 ? "ridge:linear_gemm" : "ridge:linear_panels"));
             }
             // The first two linears, and unfused the third, whose hardswish runs apart.
-            const bool panels = N == 1 || !wide;
+            const bool panels = N <= (wide ? 16 : 64) || !wide;
             CHECK_MESSAGE(rows == (!panels ? 0 : fused ? 2 : 3), "batch ", N, fused ? " fused" : " unfused");
             if (fused) CHECK_MESSAGE(relus == 0, "batch ", N, ": an activation step of its own");
         }
@@ -1315,11 +1315,13 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     CHECK(kinds(32, Mode::train, false).size() == 6);
     for (const auto& [at, steps] : kinds(33, Mode::train, false)) CHECK(steps.find("inner_product") != std::string::npos);
     // Inference, fused: the squeeze (node 2) with its SiLU or ReLU, and the expansion (node 4) with
-    // its sigmoid, on the kernel: linear_panels on several rows below AVX-512, else linear_rows.
+    // its sigmoid, on the kernel: linear_panels on several rows (up to 16 with AVX-512), else
+    // linear_rows.
     const bool wide = onednn::avx512_core_here();
-    for (int64_t N : {1, 32}) {
+    for (int64_t N : {1, 16, 17, 32}) {
         CAPTURE(N);
-        const std::string want = N > 1 && !wide ? "ridge:linear_panels " : "ridge:linear_rows ";
+        const bool panels = N > 1 && (!wide || N <= 16);
+        const std::string want = panels ? "ridge:linear_panels " : "ridge:linear_rows ";
         for (bool silu : {true, false}) {
             auto k = kinds(N, Mode::infer, silu);
             CHECK(k[{2, StepPhase::fwd}] == want);

@@ -150,7 +150,7 @@ const std::vector<Kernel>& kernels() {
          "AdaptiveAvgPool2d to 1x1 backward)",
          "regnet_y_400mf trunk_output.block1.block1-0.f.se.adaptive_avgpool1 (48 ch at 56x56), batch 8", gap_default()},
         {"linear-row", false, false, {},
-         "linear layer on one row y = w x + b, the weights in panels of 16 rows (kernels/simd linear_panels; ref: "
+         "linear layer on N rows y = x w^T + b, the weights in panels of 16 rows (kernels/simd linear_panels; ref: "
          "Linear forward)",
          "alexnet classifier.fc1 (9216 -> 4096), batch 1", linear_default(), false, true},
         {"cuda-se-scale", true, false, {},
@@ -178,7 +178,10 @@ void validate(const Kernel& k, const Problem& p) {
         if (v < 1 || v > 1'000'000)
             fail(std::string(name) + " must be between 1 and 1000000, not " + std::to_string(v));
     if (k.layouts.empty() && !p.layout.empty()) fail("takes no --layout (it runs on plain NCHW)");
-    if (k.outputs && (p.N != 1 || p.H != 1 || p.W != 1)) fail("runs on one row: N, H and W must be 1");
+    if (k.outputs && (p.H != 1 || p.W != 1)) fail("runs on rows of one vector: H and W must be 1");
+    if (k.outputs && p.N > simd::max_panel_rows)
+        fail("runs on 1 to " + std::to_string(simd::max_panel_rows) + " rows (linear_panels' most), not " +
+             std::to_string(p.N));
     if (k.outputs && (p.K < 1 || p.K > 1'000'000)) fail("K must be between 1 and 1000000, not " + std::to_string(p.K));
     if (!k.layouts.empty() && std::find(k.layouts.begin(), k.layouts.end(), p.layout) == k.layouts.end()) {
         std::string list;
@@ -193,7 +196,7 @@ void validate(const Kernel& k, const Problem& p) {
     if (k.name == "dw-wgrad" && p.layout == "nhwc" && p.C % 8 != 0)
         fail("C " + std::to_string(p.C) + " is not a multiple of 8, as depthwise_wgrad needs in nhwc");
     double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
-    if (k.outputs) elements = double(p.K + 15) * double(p.C + 15);  // the weights
+    if (k.outputs) elements = double(p.K + 15) * double(p.C + 15) + double(p.N) * double(p.C + p.K);  // w, x, y
     if (k.filter) {
         if (p.R < 1 || p.S < 1 || p.R > 11 || p.S > 11)
             fail("kernel " + std::to_string(p.R) + "x" + std::to_string(p.S) + ": R and S must be 1 to 11");

@@ -33,7 +33,7 @@ struct Kernel {
     std::string origin;                 // where the default shape comes from
     Problem defaults;
     bool whole_blocks = false;          // nChw8c / nChw16c need C a multiple of the block
-    bool outputs = false;               // K applies: a linear layer on one row (N, H, W are 1)
+    bool outputs = false;               // K applies: a linear layer on N rows (H and W are 1)
 };
 
 // The channel counts of concat-bn's pieces: DenseNet's growth of 32 channels a layer, the first

@@ -705,36 +705,37 @@ private:
 
 // ---- linear-row ---------------------------------------------------------------------------------
 
-// x (C)  w (K,C)  b (K)  y (K): one row through a linear layer. The kernel reads w in panels of 16
-// rows (AB16b16a: element (k, c) at k/16 panels of Cp*16 floats, then c*16 + k%16, with C and K
-// padded to Cp and Kp by 16 with zeros).
+// x (N,C)  w (K,C)  b (K)  y (N,K): N rows through a linear layer (a classifier at batch N, or a
+// squeeze-excitation's 1x1 conv on the pooled map). The kernel reads w in panels of 16 rows
+// (AB16b16a: element (k, c) at k/16 panels of Cp*16 floats, then c*16 + k%16, with C and K padded to
+// Cp and Kp by 16 with zeros).
 struct LinearData {
-    int64_t C, K;
+    int64_t N, C, K;
     std::vector<float> x, w, b, w_panels;
     std::vector<float> y_ref;
     std::vector<double> y_bound;
 
-    explicit LinearData(const Problem& p) : C(p.C), K(p.K) {
-        x = uniform(size_t(C), -1, 1, 14);
+    explicit LinearData(const Problem& p) : N(p.N), C(p.C), K(p.K) {
+        x = uniform(size_t(N * C), -1, 1, 14);
         w = uniform(size_t(K * C), -0.05f, 0.05f, 15);
         b = uniform(size_t(K), -1, 1, 16);
         const int64_t Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
         w_panels.assign(size_t(Kp * Cp), 0.0f);
         for (int64_t k = 0; k < K; ++k)
             for (int64_t c = 0; c < C; ++c) w_panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
-        y_ref.resize(size_t(K));
+        y_ref.resize(size_t(N * K));
         reference(x, w, b, y_ref);
         // C products and the bias: a dot product of C + 1 terms.
-        std::vector<float> magnitude(size_t(K), 0.0f);
+        std::vector<float> magnitude(size_t(N * K), 0.0f);
         reference(absolute(x), absolute(w), absolute(b), magnitude);
-        for (int64_t k = 0; k < K; ++k) y_bound.push_back(dot_bound(C + 1, magnitude[size_t(k)], y_ref[size_t(k)]));
+        for (size_t i = 0; i < y_ref.size(); ++i) y_bound.push_back(dot_bound(C + 1, magnitude[i], y_ref[i]));
     }
     void reference(const std::vector<float>& xin, const std::vector<float>& win, const std::vector<float>& bin,
                    std::vector<float>& y) const {
         ref::Fwd f;
-        f.in = {{xin.data(), {1, C}}};
+        f.in = {{xin.data(), {N, C}}};
         f.params = {win.data(), bin.data()};
-        f.y = {y.data(), {1, K}};
+        f.y = {y.data(), {N, K}};
         ref::forward(Linear{K, true, C}, f);
     }
 };
@@ -742,10 +743,10 @@ struct LinearData {
 class LinearRow : public Case {
 public:
     LinearRow(std::shared_ptr<const LinearData> d, SimdVariant v)
-        : d_(std::move(d)), v_(std::move(v)), y_(size_t(d_->K)) {}
+        : d_(std::move(d)), v_(std::move(v)), y_(d_->y_ref.size()) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
-        v_.linear_panels(d_->x.data(), d_->w_panels.data(), d_->b.data(), false, y_.data(), 1, d_->C, d_->K);
+        v_.linear_panels(d_->x.data(), d_->w_panels.data(), d_->b.data(), false, y_.data(), d_->N, d_->C, d_->K);
     }
     void run_reference() override { d_->reference(d_->x, d_->w, d_->b, ref_); }
     Check check(const Tamper& tamper) override {
@@ -753,15 +754,17 @@ public:
         run_fast();
         return compare_tampered("y", y_, d_->y_ref, d_->y_bound, tamper);
     }
-    double flops() const override { return 2.0 * double(d_->K * d_->C); }
+    double flops() const override { return 2.0 * double(d_->N * d_->K * d_->C); }
     // The weights (their padding too, which the kernel streams), x, b and y.
-    double bytes() const override { return 4.0 * double(d_->w_panels.size() + size_t(d_->C + 2 * d_->K)); }
+    double bytes() const override {
+        return 4.0 * double(d_->w_panels.size() + size_t(d_->N * d_->C + d_->K + d_->N * d_->K));
+    }
 
 private:
     std::shared_ptr<const LinearData> d_;
     SimdVariant v_;
     std::vector<float> y_;
-    std::vector<float> ref_ = std::vector<float>(size_t(d_->K));
+    std::vector<float> ref_ = std::vector<float>(d_->y_ref.size());
 };
 
 }  // namespace

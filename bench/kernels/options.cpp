@@ -33,8 +33,8 @@ agree, then timings of both. No KERNEL: every CPU kernel; 'all': every kernel, C
 
   --list                 the kernels, what each computes and its default shape
   --n N --c C --h H --w W  the activation's shape (default: each kernel's, a zoo size)
-  --k K                  the outputs of linear-row (its inputs: --c; it runs on one row, so --n,
-                         --h and --w leave it alone)
+  --k K                  the outputs of linear-row (its inputs: --c, its rows: --n; --h and --w
+                         do not apply to it)
   --r R --s S --stride U --pad P  the filter of the convolution kernels
   --layout L             nchw, nhwc, nChw8c or nChw16c, where the kernel takes several
   --isa I                all (default: the dispatched build and each single-ISA build this CPU runs),
@@ -104,7 +104,7 @@ Options parse_options(const std::vector<std::string>& args) {
     if (!filter && (o.R || o.S || o.stride || o.pad))
         throw bench::UsageError("--r, --s, --stride and --pad apply to a convolution kernel, and none is selected");
     if (!outputs && o.K) throw bench::UsageError("--k applies to linear-row, which is not selected");
-    if (!maps && (o.N || o.H || o.W)) throw bench::UsageError("--n, --h and --w do not apply to linear-row (one row)");
+    if (!maps && (o.H || o.W)) throw bench::UsageError("--h and --w do not apply to linear-row (rows of one vector)");
     if (!layouts && o.layout) throw bench::UsageError("--layout applies to none of the selected kernels");
     for (const Kernel* k : o.kernels) validate(*k, problem_for(*k, o));
     return o;
@@ -113,7 +113,8 @@ Options parse_options(const std::vector<std::string>& args) {
 Problem problem_for(const Kernel& k, const Options& o) {
     Problem p = k.defaults;
     p.C = o.C.value_or(p.C);
-    if (!k.outputs) p.N = o.N.value_or(p.N), p.H = o.H.value_or(p.H), p.W = o.W.value_or(p.W);
+    p.N = o.N.value_or(p.N);
+    if (!k.outputs) p.H = o.H.value_or(p.H), p.W = o.W.value_or(p.W);
     if (k.filter) {
         p.R = o.R.value_or(p.R), p.S = o.S.value_or(p.S);
         p.stride = o.stride.value_or(p.stride), p.pad = o.pad.value_or(p.pad);

@@ -311,13 +311,16 @@ int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
     return N * C * K >= enough || C * K >= (1 << 16) ? p.threads : 1;
 }
 
-// In inference on 2 to 32 rows below AVX-512, linear_panels (as linear.cpp's classifiers): its
-// blocks of six rows over panels of 16 outputs reuse each weight vector six times, where
-// linear_rows' dot products read it once a row. regnet_y_400mf's block4 squeezes (440 -> 110) at
-// batch 16 on the 2-core Zen 3 had taken 37 to 42 us on linear_rows against a bound of 9.
-bool panel_rows(const Plan& p, int64_t N) {
-    return !p.train && N > 1 && N <= simd::max_panel_rows && !avx512_core_here();
-}
+// In inference on 2 to 32 rows below AVX-512, and 2 to 16 with it (panel_rows_most),
+// linear_panels (as linear.cpp's classifiers): its blocks of rows over panels of 16 outputs reuse
+// each weight vector for every row of the block, where linear_rows' dot products read it once a
+// row. regnet_y_400mf's block4 squeezes (440 -> 110) at batch 16 on the 2-core Zen 3 had taken 37
+// to 42 us on linear_rows against a bound of 9. With AVX-512 once its blocks took 16-lane columns
+// (kernels/simd/linear.cpp): efficientnet_b7 at batch 16 and 300x300 on the 2-core Zen 5,
+// `ridge profile`, 4 alternated rounds, its 55 squeezes 1.93-2.41 -> 1.57-2.04 ms (3840 -> 160:
+// 0.16-0.25 -> 0.10-0.18), the expansions level (1.87-2.66 either way); 3840 -> 160 alone on 16
+// rows, 2 threads, warm: 79 us against 108 on 8-lane halves.
+bool panel_rows(const Plan& p, int64_t N) { return !p.train && N > 1 && N <= panel_rows_most(); }
 
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());

@@ -1,6 +1,6 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and one row
-// (below AVX-512 up to 64) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
+// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and up to 64
+// rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
 // oneDNN's eltwise in place.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
@@ -107,7 +107,7 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
 // processes: vit_b_16's fc1 (197 x 768 -> 3072) 0.75 to 0.81 of the inner product's time at batch
 // 1, 0.99 at batch 16 (linear_gemm); convnext_tiny's fc1 at batch 1 (2026-12-01), stage 3 (196 x
 // 384 -> 1536) 1.84 against 3.3 ms, stage 1 (3136 x 96 -> 384) 2.56 against 2.79, at batch 16
-// 2 to 7 % faster in every stage. With AVX-512 (one row on linear_panels) it stays the inner
+// 2 to 7 % faster in every stage. With AVX-512 (up to 16 rows on linear_panels) it stays the inner
 // product's post-op: not measured there.
 bool gelu_alone(const Plan& p, const Layer& l) {
     return l.group && l.group->post.size() == 1 && post_ops_all(p, l, Activation::Fn::gelu) && !avx512_core_here();
@@ -119,19 +119,21 @@ void gelu_after(Plan& p, int y) {
     p.primitive(dnnl::eltwise_forward::primitive_desc(d, p.attr(), p.eng), {{DNNL_ARG_SRC, y}, {DNNL_ARG_DST, y}});
 }
 
-// Up to 64 rows in inference (a classifier up to batch 64): kernels/simd's linear_panels over
-// weights in panels of 16 rows, one contiguous stream a thread, read once for all rows. For one row
-// oneDNN's brgemm inner product read them at about four fifths of memory speed (alexnet's fc1: 4.2
-// to 4.7 against 5.6 ms); from the caches it was level or faster too (regnet_y_400mf's 440 ->
-// 1000). On more rows, below AVX-512, oneDNN's gemm:jit inner product read the weights at half
+// Up to 64 rows in inference (a classifier up to batch 64; 16 with AVX-512): kernels/simd's
+// linear_panels over weights in panels of 16 rows, one contiguous stream a thread, read once for
+// all rows. For one row oneDNN's brgemm inner product read them at about four fifths of memory
+// speed (alexnet's fc1: 4.2 to 4.7 against 5.6 ms); from the caches it was level or faster too
+// (regnet_y_400mf's 440 -> 1000). On more rows, below AVX-512, oneDNN's gemm:jit inner product read the weights at half
 // the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's fc1 took 18.8 ms and vgg11's
-// 52.6 against bounds of 6.0 and 16.3. With AVX-512, where oneDNN's brgemm takes several rows and
-// this kernel's 8-lane FMAs would be half width on cores with two full AVX-512 units, several rows
-// stay oneDNN's (not measured there). The group may add a ReLU, or below AVX-512 a GELU alone
-// (gelu_after); any other post-op keeps the inner product.
+// 52.6 against bounds of 6.0 and 16.3. With AVX-512, whose blocks of rows take 16-lane columns,
+// up to 16 rows (panel_rows_most): vgg11's classifier on the 2-core Zen 5 against oneDNN's brgemm
+// inner product, per layer, alternated runs, fc1 (25088 -> 4096) at batch 8 13.6-14.1 -> 9.2-11.3
+// ms, fc2 2.2-2.7 -> 1.5-1.8, fc3 0.60-0.69 -> 0.38-0.48; at 16 15.9-17.6 -> 12.5-14.7; at 32
+// level or slower (fc2 4.5-4.6 -> 4.8), at 64 slower (fc1 44 -> 50-52 ms), where the brgemm's
+// register blocking of several outputs a row pays. The group may add a ReLU, or below AVX-512 a
+// GELU alone (gelu_after); any other post-op keeps the inner product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
-    if (p.train || s.M > simd::max_panel_rows) return false;
-    if (s.M > 1 && avx512_core_here()) return false;
+    if (p.train || s.M > panel_rows_most()) return false;
     const bool gelu = gelu_alone(p, l);
     if (!gelu && !post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = !gelu && l.group && !l.group->post.empty();

@@ -6,6 +6,8 @@
 
 #include <omp.h>
 
+#include "kernels/simd/simd.h"
+
 namespace ridge::onednn {
 
 using dnnl::memory;
@@ -73,6 +75,8 @@ bool has_avx512_core(dnnl::cpu_isa isa) { return includes(isa, dnnl::cpu_isa::av
 bool avx512_core_here() { return has_avx512_core(dnnl::get_effective_cpu_isa()); }
 
 bool avx2_here() { return includes(dnnl::get_effective_cpu_isa(), dnnl::cpu_isa::avx2); }
+
+int64_t panel_rows_most() { return avx512_core_here() ? 16 : simd::max_panel_rows; }
 
 bool matmul_reads(const Md& md) {
     if (!unblocked(md) || md.data.ndims < 2) return false;

@@ -90,6 +90,10 @@ bool avx512_core_here();
 // Whether the ISA oneDNN runs here includes AVX2 with FMA (oneDNN's avx2 bits): the paths for
 // AVX2 hosts, whose kernels were measured there only.
 bool avx2_here();
+// The most rows on which a linear layer's product (a classifier, a squeeze-excitation's 1x1 conv on
+// the pooled map) runs kernels/simd's linear_panels in inference: simd::max_panel_rows below
+// AVX-512, 16 with it (linear.cpp's row_forward has the figures).
+int64_t panel_rows_most();
 
 class Plan {
 public:

@@ -345,9 +345,9 @@ std::vector<OpCase> elementwise() {
                  return mul(gate, h);
              }},
         // They run kernels/simd's linear_rows (conv2d.cpp; in inference on 2 to 16 rows, or below
-        // AVX-512 to 32, its linear_panels), in inference the SiLU and sigmoid in place after it, in training with its
-        // gradients: 9 rows, 40 and 20 columns
-        // leave partial vectors in every kernel; from 256k multiply-adds on every thread, whose
+        // AVX-512 to 32, its linear_panels), in inference the SiLU and sigmoid in place after it,
+        // in training with its gradients: 9 rows, 40 and 20 columns leave partial vectors in every
+        // kernel; from 256k multiply-adds on every thread, whose
         // shares are uneven (600 columns: 38 vectors of 16 and 8 left over).
         {.name = "se_rows", .what = "squeeze-excitation of 40 channels through 20, silu and sigmoid, 9 images",
          .x = {9, 6, 3, 3},

@@ -393,8 +393,10 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"softmax", "--layout", "nhwc"},
         {"gap-grad", "--r", "3"},
         {"silu", "--layout", "nhwc"},
-        {"linear-row", "--n", "65"},
-        {"linear-row", "--h", "2"},
+        {"linear-row", "--n", "2"},
+        {"linear-row", "--rows", "65"},
+        {"linear-row", "--rows", "0"},
+        {"se-scale", "--rows", "2"},
         {"linear-row", "--k", "0"},
         {"se-scale", "--k", "10"},
         {"linear-row", "--c", "1000000", "--k", "1000000"},
@@ -435,6 +437,12 @@ TEST_CASE("ridge-kernels: --list, a small run of every CPU kernel, and CUDA kern
     }
     CHECK(rows == int(cpu_kernels.size() * runnable_simd_variants().size()));
     CHECK(ok == rows);
+    // linear-row on several rows (--rows), its shape in the row: N3 ... -> K20.
+    spawn::Result several = spawn::run({RIDGE_KERNELS, "linear-row", "--rows", "3", "--c", "40", "--k", "20",
+                                        "--warmup", "0", "--repeats", "2", "--ref-repeats", "1", "--csv"});
+    CHECK(several.code == 0);
+    CHECK(several.out.find("N3 C40") != std::string::npos);
+    CHECK(several.out.find(",fail") == std::string::npos);
 
     spawn::Result cuda = spawn::run({RIDGE_KERNELS, "cuda-se-scale", "--n", "1", "--c", "3", "--h", "2", "--w", "2",
                                      "--repeats", "1", "--ref-repeats", "0"});
@@ -543,8 +551,9 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
 
 // linear_panels of every build against sums in double, its weights packed here into panels of 16
 // rows (AB16b16a, zeros past K and C): one row (its own two-chain kernel), and 2 to 64 rows in
-// blocks of six with every tail of 1 to 5 (AVX-512: equal blocks of up to 12, 12 one block, 13 and
-// 16 two, 25 three, 64 six of 11 and 9); 300 and 600 columns span two and three chunks of 256, 45
+// blocks of six with every tail of 1 to 5 (AVX-512: equal blocks of up to 12, 2 to 7, 11 and 12 one
+// block, 13, 16 and 20 two, 25 three, 64 six, five of 11 and one of 9); 300 and 600 columns span
+// two and three chunks of 256, 45
 // leaves a partial panel's tail; 37 and 1 outputs a partial last panel, 64 and 96 whole panels
 // only. With the ReLU a NaN row gives 0, as the reference takes it, and an infinity in a weight
 // stays in its own outputs.
@@ -552,8 +561,9 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
     struct Shape {
         int64_t N, C, K;
     };
-    const Shape shapes[] = {{1, 45, 37},  {1, 600, 16},  {2, 300, 37}, {5, 45, 1},    {6, 300, 20}, {7, 600, 37},
-                            {13, 45, 50}, {16, 300, 33}, {64, 45, 16}, {11, 257, 17}, {12, 40, 64}, {25, 20, 96}};
+    const Shape shapes[] = {{1, 45, 37},  {1, 600, 16}, {2, 300, 37},  {3, 45, 20},  {4, 300, 17},
+                            {5, 45, 1},   {6, 300, 20}, {7, 600, 37},  {13, 45, 50}, {16, 300, 33},
+                            {20, 45, 37}, {64, 45, 16}, {11, 257, 17}, {12, 40, 64}, {25, 20, 96}};
     for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes)
             for (bool relu : {false, true})

@@ -33,8 +33,9 @@ agree, then timings of both. No KERNEL: every CPU kernel; 'all': every kernel, C
 
   --list                 the kernels, what each computes and its default shape
   --n N --c C --h H --w W  the activation's shape (default: each kernel's, a zoo size)
-  --k K                  the outputs of linear-row (its inputs: --c, its rows: --n; --h and --w
-                         do not apply to it)
+  --k K                  the outputs of linear-row (its inputs: --c; --n, --h and --w leave it
+                         alone)
+  --rows N               the rows of linear-row, 1 to 64 (default 1: a classifier at batch 1)
   --r R --s S --stride U --pad P  the filter of the convolution kernels
   --layout L             nchw, nhwc, nChw8c or nChw16c, where the kernel takes several
   --isa I                all (default: the dispatched build and each single-ISA build this CPU runs),
@@ -68,6 +69,7 @@ Options parse_options(const std::vector<std::string>& args) {
         else if (a == "--h") o.H = parse_int(a, value(), 1, big);
         else if (a == "--w") o.W = parse_int(a, value(), 1, big);
         else if (a == "--k") o.K = parse_int(a, value(), 1, big);
+        else if (a == "--rows") o.rows = parse_int(a, value(), 1, simd::max_panel_rows);
         else if (a == "--r") o.R = parse_int(a, value(), 1, 11);
         else if (a == "--s") o.S = parse_int(a, value(), 1, 11);
         else if (a == "--stride") o.stride = parse_int(a, value(), 1, 16);
@@ -103,8 +105,10 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     if (!filter && (o.R || o.S || o.stride || o.pad))
         throw bench::UsageError("--r, --s, --stride and --pad apply to a convolution kernel, and none is selected");
-    if (!outputs && o.K) throw bench::UsageError("--k applies to linear-row, which is not selected");
-    if (!maps && (o.H || o.W)) throw bench::UsageError("--h and --w do not apply to linear-row (rows of one vector)");
+    if (!outputs && (o.K || o.rows))
+        throw bench::UsageError(std::string(o.K ? "--k" : "--rows") + " applies to linear-row, which is not selected");
+    if (!maps && (o.N || o.H || o.W))
+        throw bench::UsageError("--n, --h and --w do not apply to linear-row (its rows: --rows)");
     if (!layouts && o.layout) throw bench::UsageError("--layout applies to none of the selected kernels");
     for (const Kernel* k : o.kernels) validate(*k, problem_for(*k, o));
     return o;
@@ -113,14 +117,13 @@ Options parse_options(const std::vector<std::string>& args) {
 Problem problem_for(const Kernel& k, const Options& o) {
     Problem p = k.defaults;
     p.C = o.C.value_or(p.C);
-    p.N = o.N.value_or(p.N);
-    if (!k.outputs) p.H = o.H.value_or(p.H), p.W = o.W.value_or(p.W);
+    if (!k.outputs) p.N = o.N.value_or(p.N), p.H = o.H.value_or(p.H), p.W = o.W.value_or(p.W);
     if (k.filter) {
         p.R = o.R.value_or(p.R), p.S = o.S.value_or(p.S);
         p.stride = o.stride.value_or(p.stride), p.pad = o.pad.value_or(p.pad);
     }
     if (!k.layouts.empty() && o.layout) p.layout = *o.layout;
-    if (k.outputs) p.K = o.K.value_or(p.K);
+    if (k.outputs) p.K = o.K.value_or(p.K), p.N = o.rows.value_or(p.N);
     return p;
 }
 

@@ -13,6 +13,7 @@ struct Options {
     std::vector<const Kernel*> kernels;  // none named: every CPU kernel
     // Shape overrides; a kernel's own default where not given.
     std::optional<int64_t> N, C, H, W, K, R, S, stride, pad;
+    std::optional<int64_t> rows;  // linear-row's (its N); --n stays the maps' batch
     std::optional<std::string> layout;
     std::string isa = "all";  // all: dispatch and each single-ISA build this CPU runs
     int threads = 0;          // 0: OpenMP's default

@@ -131,7 +131,7 @@ RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, const float* w, int64_t N, 
     constexpr int64_t chunk = 256;  // columns: 16 KB of the panel
     constexpr int block = 6;
     constexpr int64_t wide_block = 12;
-    const int64_t blocks = (N + wide_block - 1) / wide_block, rows = (N + blocks - 1) / blocks;
+    const int64_t blocks = std::max<int64_t>(1, (N + wide_block - 1) / wide_block), rows = (N + blocks - 1) / blocks;
     for (int64_t i = 0; i < N * panel; ++i) out[i] = 0.0f;
     for (int64_t c0 = 0; c0 < C; c0 += chunk) {
         const int64_t c1 = std::min(C, c0 + chunk);
@@ -147,6 +147,29 @@ RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, const float* w, int64_t N, 
     }
 }
 
+// y[n, k0 + j] = out[n, j] + b[k0 + j], then the ReLU (of NaN 0, as the reference takes it), for
+// the panel's outputs below K; a whole panel's rows as vectors (an expansion's hundreds of panels
+// had spent more on a scalar copy than on their products).
+RIDGE_SIMD_LEAF void finish_panel(const float* out, const float* b, bool relu, float* y, int64_t N, int64_t K,
+                                  int64_t k0) {
+    if (k0 + panel <= K) {
+        using V = Vec<8>;
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t j = 0; j < panel; j += 8) {
+                V v = load<V>(out + n * panel + j);
+                if (b) v += load<V>(b + k0 + j);
+                if (relu) v = v > 0 ? v : V{};
+                store(y + n * K + k0 + j, v);
+            }
+        return;
+    }
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t j = 0, k = k0; k < K; ++j, ++k) {
+            const float v = b ? out[n * panel + j] + b[k] : out[n * panel + j];
+            y[n * K + k] = relu && !(v > 0) ? 0.0f : v;
+        }
+}
+
 }  // namespace
 
 void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
@@ -159,23 +182,7 @@ void linear_panels(const float* x, const float* w, const float* b, bool relu, fl
             panel_dots(x, w + i * panel_floats(C), C, out);
         else
             panel_dots_rows(x, w + i * panel_floats(C), N, C, out);
-        const int64_t k0 = i * panel;
-        if (k0 + panel <= K) {  // a whole panel: its rows as vectors (wide expansions have hundreds)
-            using V = Vec<8>;
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t j = 0; j < panel; j += 8) {
-                    V v = load<V>(out + n * panel + j);
-                    if (b) v += load<V>(b + k0 + j);
-                    if (relu) v = v > 0 ? v : V{};  // ReLU of NaN is 0, as the reference takes it
-                    store(y + n * K + k0 + j, v);
-                }
-            continue;
-        }
-        for (int64_t n = 0; n < N; ++n)
-            for (int64_t j = 0, k = k0; k < K; ++j, ++k) {
-                const float v = b ? out[n * panel + j] + b[k] : out[n * panel + j];
-                y[n * K + k] = relu && !(v > 0) ? 0.0f : v;
-            }
+        finish_panel(out, b, relu, y, N, K, i * panel);
     }
 }
 

@@ -123,15 +123,16 @@ void gelu_after(Plan& p, int y) {
 // linear_panels over weights in panels of 16 rows, one contiguous stream a thread, read once for
 // all rows. For one row oneDNN's brgemm inner product read them at about four fifths of memory
 // speed (alexnet's fc1: 4.2 to 4.7 against 5.6 ms); from the caches it was level or faster too
-// (regnet_y_400mf's 440 -> 1000). On more rows, below AVX-512, oneDNN's gemm:jit inner product read the weights at half
-// the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's fc1 took 18.8 ms and vgg11's
-// 52.6 against bounds of 6.0 and 16.3. With AVX-512, whose blocks of rows take 16-lane columns,
-// up to 16 rows (panel_rows_most): vgg11's classifier on the 2-core Zen 5 against oneDNN's brgemm
-// inner product, per layer, alternated runs, fc1 (25088 -> 4096) at batch 8 13.6-14.1 -> 9.2-11.3
-// ms, fc2 2.2-2.7 -> 1.5-1.8, fc3 0.60-0.69 -> 0.38-0.48; at 16 15.9-17.6 -> 12.5-14.7; at 32
-// level or slower (fc2 4.5-4.6 -> 4.8), at 64 slower (fc1 44 -> 50-52 ms), where the brgemm's
-// register blocking of several outputs a row pays. The group may add a ReLU, or below AVX-512 a
-// GELU alone (gelu_after); any other post-op keeps the inner product.
+// (regnet_y_400mf's 440 -> 1000). On more rows, below AVX-512, oneDNN's gemm:jit inner product
+// read the weights at half the memory speed or less: on the 2-core Zen 3 at batch 16, alexnet's
+// fc1 took 18.8 ms and vgg11's 52.6 against bounds of 6.0 and 16.3. With AVX-512, whose blocks of
+// rows take 16-lane columns, up to 16 rows (panel_rows_most): vgg11's classifier on the 2-core
+// Zen 5 against oneDNN's brgemm inner product, per layer, alternated runs, fc1 (25088 -> 4096) at
+// batch 8 13.6-14.1 -> 9.2-11.3 ms, fc2 2.2-2.7 -> 1.5-1.8, fc3 0.60-0.69 -> 0.38-0.48; at 16
+// 15.9-17.6 -> 12.5-14.7; at 32 level or slower (fc2 4.5-4.6 -> 4.8), at 64 slower (fc1 44 ->
+// 50-52 ms), where the brgemm's register blocking of several outputs a row pays. That is the Zen 5
+// only: on Intel's AVX-512 cores the brgemm was not measured against it. The group may add a
+// ReLU, or below AVX-512 a GELU alone (gelu_after); any other post-op keeps the inner product.
 bool row_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape& s) {
     if (p.train || s.M > panel_rows_most()) return false;
     const bool gelu = gelu_alone(p, l);

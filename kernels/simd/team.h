@@ -24,6 +24,10 @@ inline bool idle_threads_spin() {
     return !n || std::strtoll(n, nullptr, 10) > 0;
 }
 
+// Whether a team of `threads` may spin while its threads wait for one another: idle threads spin
+// anyway, and no two of them share a core (a spinning thread would take the core another runs on).
+inline bool team_may_spin(int threads) { return threads <= omp_get_num_procs() && idle_threads_spin(); }
+
 // A thread spinning on a flag: pause lets the core's other hardware thread and the memory
 // system breathe between reads.
 inline void relax() {
@@ -42,7 +46,7 @@ public:
     void arrive() {
         const int threads = omp_get_num_threads();
         if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) return;
-        if (threads > omp_get_num_procs() || !idle_threads_spin()) return;
+        if (!team_may_spin(threads)) return;
         const auto give_up = std::chrono::steady_clock::now() + most_;
         for (int i = 1; finished_.load(std::memory_order_acquire) < threads; ++i) {
             relax();

@@ -200,7 +200,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     // A spinning thread must not take the core a held step runs on, and a team is held (run())
     // only where idle threads spin anyway: a held thread spins for the held steps' time, which may
     // exceed OpenMP's own spin.
-    plan_.teams_held = !shared_ && simd::idle_threads_spin() && threads_ > 1 && threads_ <= omp_get_num_procs();
+    plan_.teams_held = !shared_ && threads_ > 1 && simd::team_may_spin(threads_);
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);

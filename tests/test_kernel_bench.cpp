@@ -1176,13 +1176,14 @@ namespace {
 // magnitudes (a NaN fails too), and one more if any of the 64 floats after y changed.
 int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d, bool relu, int threads) {
     const int64_t N = d.N, C = d.C, H = d.H, W = d.W, P = d.P, Q = d.Q, G = d.width, B = d.block, tail = 64;
+    const int64_t Cp = (C + B - 1) / B * B;  // a blocked image's channels, its last block's padding included
     auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t rows, int64_t cols) {
         return size_t(B == C ? ((n * rows + h) * cols + w) * C + c
-                             : (n * C + c / B * B) * rows * cols + (h * cols + w) * B + c % B);
+                             : (n * Cp + c / B * B) * rows * cols + (h * cols + w) * B + c % B);
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
-    const size_t n = size_t(N * C * H * W), nw = size_t(C * G * 9);
-    std::vector<float> x(n), w(nw), b(static_cast<size_t>(C)), y(size_t(N * C * P * Q + tail), -7.0f);
+    const size_t n = size_t(N * Cp * H * W), nw = size_t(C * G * 9);
+    std::vector<float> x(n), w(nw), b(static_cast<size_t>(C)), y(size_t(N * Cp * P * Q + tail), -7.0f);
     for (size_t i = 0; i < n; ++i) x[i] = value(int64_t(i), 17);
     for (size_t i = 0; i < nw; ++i) w[i] = value(int64_t(i), 13);
     for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
@@ -1207,21 +1208,30 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
                     const double bound = 1e-5 * (1 + std::min(scale, std::abs(want)));
                     wrong += !(std::abs(y[at(i, k, p, q, P, Q)] - want) <= bound);
                 }
+    // The padding lanes of a last block C does not fill are written as zeros.
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = C; k < Cp; ++k)
+            for (int64_t p = 0; p < P * Q; ++p) wrong += y[at(i, k, p / Q, p % Q, P, Q)] != 0.0f;
     return wrong + (std::count(y.end() - tail, y.end(), -7.0f) != tail);
 }
 
 }  // namespace
 
-// The grouped conv's forward alone on every build this CPU runs: groups of 4 and 8, stride 1 and 2,
-// nChw16c, nChw8c and channels-last, with and without the ReLU, 1 and 3 threads. 37 columns give
-// rows of 37 and 19 outputs, so the strips of 8 (groups of 4) and 16 (groups of 8) end part-way and
-// meet both edges; maps of 2x1 and 1x2 are all edge. 48 channels are three blocks of 16, six groups
-// of 8, so a group read from its block's other half shows. The planar form runs below AVX-512 at
-// stride 1 (the x86-64-v3 and x86-64 builds on any host, the dispatch build where the CPU has no
-// AVX-512): 40 channels, a multiple of 8 only, are its alone, in nChw8c and channels-last
-// (regnet_y_400mf's 104 and 440); rows of 16 and 32 positions take its tiles of 16 positions of a
-// row, the others (37 and 21 rounded up to 40 and 24, 7 and fewer to 8) its tiles of 8 positions of
-// two rows, 5 and 19 rows ending on one; 17 and 19 rows make a second unit of work.
+// The grouped conv's forward alone on every build this CPU runs: groups of 4, 8, 16 and 24, stride
+// 1 and 2, nChw16c, nChw8c and channels-last, with and without the ReLU, 1 and 3 threads. 37
+// columns give rows of 37 and 19 outputs, so the strips of 8 (groups of 4) and 16 (groups of 8) end
+// part-way and meet both edges; maps of 2x1 and 1x2 are all edge. 48 channels are three blocks of
+// 16, six groups of 8, so a group read from its block's other half shows. The planar form runs
+// below AVX-512 at stride 1 (the x86-64-v3 and x86-64 builds on any host, the dispatch build where
+// the CPU has no AVX-512): 40 channels, a multiple of 8 only, are its alone there, in nChw8c and
+// channels-last (regnet_y_400mf's 104 and 440); rows of 16 and 32 positions take its tiles of 16
+// positions of a row, the others (37 and 21 rounded up to 40 and 24, 7 and fewer to 8) its tiles of
+// 8 positions of two rows, 5 and 19 rows ending on one; 17 and 19 rows make a second unit of work.
+// With AVX-512 groups of 16 and more, and groups of 8 at stride 1, run the 16-lane planar form, 40
+// channels in nChw16c too (the last block's padding lanes must come out zero). Its units run rows
+// together and end on tiles of 1 vector (2x1, 1x2, 40x40 at stride 1), 2 (17x16 at stride 2), 3
+// (6x37 and 19x7 at stride 1) and 4; 40x40 at stride 1 makes three units of 14, 14 and 12 rows, and
+// odd and even sizes meet stride 2's phases both ways.
 TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set this CPU runs") {
     struct Map {
         int64_t N, H, W;
@@ -1229,14 +1239,16 @@ TEST_CASE("grouped_conv3x3 agrees with sums in double, on each instruction set t
     for (const SimdVariant& v : runnable_simd_variants()) {
         const bool wide = v.isa == "x86-64-v4" || (v.isa == "dispatch" && __builtin_cpu_supports("x86-64-v4"));
         for (int64_t C : {48, 40})
-            for (int64_t width : {4, 8})
+            for (int64_t width : {4, 8, 16, 24})
                 for (int64_t stride : {1, 2})
                     for (int64_t block : {int64_t(8), int64_t(16), C})
                         for (Map m : {Map{2, 6, 37}, Map{1, 2, 1}, Map{1, 1, 2}, Map{1, 19, 7}, Map{2, 17, 16},
-                                      Map{1, 5, 21}, Map{1, 3, 32}}) {
+                                      Map{1, 5, 21}, Map{1, 3, 32}, Map{1, 40, 40}}) {
                             const int64_t P = (m.H - 1) / stride + 1, Q = (m.W - 1) / stride + 1;
                             const simd::GroupedConv3x3 d{m.N, C, m.H, m.W, P, Q, stride, block, width};
-                            const bool want = C % 16 == 0 || (!wide && stride == 1 && block != 16);
+                            const bool narrow = width == 4 || (width == 8 && (!wide || stride == 2));
+                            const bool want = C % width == 0 &&
+                                              (narrow ? C % 16 == 0 || (!wide && stride == 1 && block != 16) : wide);
                             CHECK_MESSAGE(v.grouped_conv3x3_supported(d) == want, v.isa, " C ", C, " stride ",
                                           stride, " block ", block);
                             if (!want) continue;

@@ -1048,10 +1048,11 @@ TEST_CASE("grouped convs of 4 channels infer and train on kernels/simd in their 
 // (conv2d.cpp: oneDNN wants nChw8c there): in inference in nChw16c at batch 2, and channels-last at
 // batch 1 where C is a multiple of 256 (elsewhere oneDNN's channels-last kernel is faster); in
 // training in the nChw16c of their neighbours, with their gradients kernels too. Nothing is
-// reordered for them. At stride 1 they stay oneDNN's convolutions there. Below AVX-512 it is the
-// other way round: stride 1 runs the kernel's planar form (in training with oneDNN's gradients),
-// stride 2 oneDNN's. The op table's grouped8_* cases check the numbers.
-TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, at stride 1 below it") {
+// reordered for them. At stride 1 they run its 16-lane planar form in inference from batch 2, in
+// nChw16c, and stay oneDNN's convolutions at batch 1 and in training. Below AVX-512 stride 1 runs
+// the kernel's planar form (in training with oneDNN's gradients), stride 2 oneDNN's. The op
+// table's grouped8_* cases check the numbers.
+TEST_CASE("grouped convs of 8 channels run kernels/simd where it pays, by stride, batch and mode") {
     const bool avx512 = onednn::avx512_core_here();
     for (int64_t C : {32, 256})
         for (int64_t N : {1, 2})
@@ -1116,6 +1117,13 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                                 CAPTURE(int(phase));
                                 CHECK(primitives_of(phase) == std::vector<std::string>{"kernel"});
                             }
+                    } else if (avx512 && stride == 1 && !train && N == 2) {
+                        REQUIRE(at.size() == 1);
+                        REQUIRE(at[0] > 0);
+                        REQUIRE(at[0] + 1 < all.size());
+                        CHECK(all[at[0] - 1].rfind("convolution:", 0) == 0);
+                        CHECK(all[at[0]] == "kernel:aBcd16b");
+                        CHECK(all[at[0] + 1] == "convolution:aBcd16b");
                     } else if (!avx512 && stride == 1) {
                         // Below AVX-512 at stride 1: the planar form, in nChw8c between the two
                         // convs (in training between the batchnorms, kernels/simd's on these small
@@ -1143,6 +1151,44 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd at stride 2 on AVX-512, 
                         CHECK(convs == 1);
                     }
                 }
+}
+
+// With AVX-512, grouped convs of 16 channels and more a group run kernels/simd's 16-lane planar
+// form in inference from batch 2 where the map is at least 56 wide at stride 1, 28 at stride 2
+// (conv2d.cpp: oneDNN's brgconv won on smaller maps, and at batch 1 and in training); below AVX-512
+// they never do (at stride 1 they run ridge's Winograd kernel in inference). The first two graphs
+// are the op table's grouped16_wide and grouped24_stride2_wide, which check the numbers.
+TEST_CASE("grouped convs of 16 and 24 channels a group run kernels/simd on wide maps with AVX-512") {
+    const bool avx512 = onednn::avx512_core_here();
+    struct Case {
+        int64_t width, stride, H, W, N;
+        Mode mode;
+        bool kernel;  // with AVX-512
+    };
+    for (const Case c : {Case{16, 1, 5, 56, 2, Mode::infer, true}, Case{24, 2, 7, 29, 2, Mode::infer, true},
+                         Case{16, 1, 5, 28, 2, Mode::infer, false}, Case{24, 2, 7, 27, 2, Mode::infer, false},
+                         Case{16, 1, 5, 56, 1, Mode::infer, false}, Case{16, 1, 5, 56, 2, Mode::train, false}}) {
+        CAPTURE(c.width);
+        CAPTURE(c.stride);
+        CAPTURE(c.W);
+        CAPTURE(c.N);
+        CAPTURE(int(c.mode));
+        Graph g("grouped_wide");
+        g.input({c.N, 3, c.H, c.W}) | conv(96, 1) | bn() | relu() |
+            conv(96, 3, {.stride = c.stride, .pad = 1, .groups = 96 / c.width}) | bn() | relu() | conv(16, 1);
+        auto ex = make_executor("onednn", g, {.mode = c.mode});
+        ex->prepare();
+        int grouped = 0, steps = 0;
+        std::string ran;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.phase != StepPhase::fwd) continue;
+            if (s.node == 3) grouped += s.impl == "ridge:grouped_conv3x3", ++steps;
+            ran += s.impl + ":" + (s.args.empty() ? "" : s.args[0].layout) + " ";
+        }
+        INFO("forward steps: ", ran);
+        CHECK(steps >= 1);  // oneDNN may reorder the input first, a step charged to the conv
+        CHECK(grouped == (avx512 && c.kernel ? 1 : 0));
+    }
 }
 
 // In inference a conv on a channels-last input reads and writes channels-last where oneDNN has

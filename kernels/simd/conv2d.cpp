@@ -1,6 +1,7 @@
 // A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
 // at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 or 8 channels a
-// group: its forward (below AVX-512 at stride 1 on planar copies of its rows), and its data and
+// group (with AVX-512 any multiple of 8): its forward (on planar copies of its rows below AVX-512
+// at stride 1, and with AVX-512 for groups of 8 at stride 1 and of 16 and more), and its data and
 // weight gradient for groups of 4 at stride 1 (the data gradient a forward over dy, planar below
 // AVX-512 too) and groups of 8 at stride 2 (simd.h).
 //
@@ -468,8 +469,7 @@ RIDGE_SIMD_LEAF void grouped_strip(const float* const* rows, int64_t ps, int64_t
         if (stride == 1) return grouped4_strip_fixed<1, V16>(rows, ps, q0, W, wp, bias, relu, y, count);
         return grouped4_strip_fixed<2, V16>(rows, ps, q0, W, wp, bias, relu, y, count);
     }
-    if (stride == 1) return grouped8_strip_fixed<1>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
-    grouped8_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);
+    grouped8_strip_fixed<2>(rows, ps, q0, W, wp, bias, relu, y, count, zeros);  // stride 1 runs a planar form
 }
 
 // One image's share of a block's weight gradient at stride 1, where the output map is the input's:
@@ -614,10 +614,11 @@ RIDGE_SIMD_LEAF void grouped8_wgrad_image(const float* x, const float* dy, float
         }
 }
 
-// Position (n, h, w) of channel c (16j, or 16j + 8 for a block's second group of 8) in a map of
-// H x W: channel-blocked by 8 or 16 or channels-last alike.
+// Position (n, h, w) of channel c (a multiple of 8) in a map of H x W: channel-blocked by 8 or 16
+// or channels-last alike; an image holds C rounded up to whole blocks.
 inline int64_t grouped_at(const GroupedConv3x3& d, int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
-    return (n * d.C + c / d.block * d.block) * H * W + (h * W + w) * d.block + c % d.block;
+    const int64_t Cp = (d.C + d.block - 1) / d.block * d.block;
+    return (n * Cp + c / d.block * d.block) * H * W + (h * W + w) * d.block + c % d.block;
 }
 
 // The lanes groups of 4 take: 16 where the host runs AVX-512 and the layout's blocks hold 16
@@ -848,6 +849,187 @@ void planar_run(const float* x, const float* w, const float* b, bool relu, float
     }
 }
 
+// ---- grouped 3x3 conv with AVX-512: output positions as 16 lanes, rows run together ----
+//
+// With AVX-512 the forms above hold a group of 8 in 8-lane vectors, half an FMA's width, and
+// oneDNN 2.6's kernels for groups of 8 to 24 ran at 4 to 7 times their bound on the 2-core Zen 5
+// (regnet_x_1_6gf's groups of 24, regnet_y_400mf's and resnext50's stride-2 convs). This form is
+// the planar one's with 16 lanes, for groups of a multiple of 8 channels. A unit, one image's
+// group over up to `rows` output rows, copies its input into planes, channel by channel; at stride
+// 2 into four phase planes (odd and even rows by odd and even columns), so that every tap reads
+// contiguous positions. A plane row holds L = W + 2 (stride 1) or Q + 1 (stride 2) positions, the
+// padding's included, and output positions are numbered across rows the same way (f = i L + q),
+// so a vector runs on into the next row: a 7-wide map fills its vectors nearly as well as a
+// 56-wide one, at the cost of computing the padding's 1 or 2 columns. Plane row j holds input row
+// stride (p0 + j) + e and its column u input column stride u + e, e -1 (stride 1, and stride 2's
+// odd planes) or 0 (stride 2's even planes): tap (r, s) of output (i, q) then reads its plane at f
+// plus an offset (stride 1: r L + s; stride 2: L where r = 2, 1 where s = 2).
+struct Wide {
+    int64_t G = 0;       // channels a group
+    int64_t stride = 1;  // 1 or 2
+    int64_t L = 0;       // floats of a plane row
+    int64_t rows = 0;    // output rows of a unit (an image's last unit may have fewer)
+    int64_t F = 0;       // output positions of a unit: rows L rounded up to 16
+    int64_t planes() const { return stride == 1 ? 1 : 4; }
+    // The farthest a tap reads past an output position, and 8 for the copy's and zeros' overrun.
+    int64_t plane() const { return F + (stride == 1 ? 2 * L + 2 : L + 1) + 8; }
+    int64_t rows_in(int64_t rows_out) const { return rows_out + (stride == 1 ? 2 : 1); }
+    int64_t floats() const { return G * (planes() * plane() + F) + 16; }  // + 16: the epilogue's overrun
+};
+
+// About 768 output positions a unit (48 vectors), in as many units an image as that takes,
+// balanced: a group of 24 at stride 2 on a 112-wide map then holds 24 x 4 planes of 754 floats
+// (290 KB, in L2), while what a tile reads, 64 + L floats of a plane, stays in L1.
+Wide wide_of(const GroupedConv3x3& d) {
+    Wide s;
+    s.G = d.width;
+    s.stride = d.stride;
+    s.L = d.stride == 1 ? d.W + 2 : d.Q + 1;
+    const int64_t chunks = std::max<int64_t>(1, (d.P * s.L + 767) / 768);
+    s.rows = (d.P + chunks - 1) / chunks;
+    s.F = (s.rows * s.L + 15) / 16 * 16;
+    return s;
+}
+
+// Whether the 16-lane planar form runs: with AVX-512, for groups of 16, 24 ... channels, and
+// groups of 8 at stride 1. Groups of 8 at stride 2 keep the strip form above: this form took 6.7
+// to 8.7 ms for 16x256x56x56 (resnext50's layer2.0) against its 4.3 to 5.3 (2 threads, the 2-core
+// Zen 5). There each input value meets only 18 products, so the copy costs as much as the sums, and
+// more than its own time: copy and sums took 2.5 and 1.9 ms apart and 6.3 together (2.0 more where
+// the sums read planes another copy had written). Why was not found.
+bool wide_here(const GroupedConv3x3& d) {
+    return wide_vectors() && d.width >= 8 && d.width % 8 == 0 && (d.width > 8 || d.stride == 1);
+}
+
+// The unit's planes (channel c's plane k at planes + c * cs + k * P) from image n's channels c0..c0
+// + G - 1, input row by input row, each read once for all of the planes it goes to: at stride 2
+// row h = 2 (p0 + j) - 1 is row j of the odd-row planes (k = 0, 1), h = 2 (p0 + j) row j of the
+// even-row ones (k = 2, 3). Column u of a plane holds input column stride u + e (e -1 for the
+// odd-column planes k = 0, 2, and at stride 1; 0 for k = 1, 3), 8 columns a transpose, zeros
+// outside the map. A row's last transpose writes up to 7 zeros past it, into the rows after it,
+// which are filled after it, or the plane's slack.
+RIDGE_SIMD_INLINE void wide_fill(const float* x, const GroupedConv3x3& d, const Wide& s, int64_t n, int64_t c0,
+                                 int64_t p0, int64_t rows_in, float* planes, int64_t cs, int64_t P) {
+    // Locals: the stores below are memcpys, which may alias d and s, and would reload them.
+    const int64_t L = s.L, st = s.stride, W = d.W, H = d.H, ps = d.block, G = s.G;
+    const int64_t h0 = st * p0 - 1, rows = st * rows_in;
+    for (int64_t t = 0; t < rows; ++t) {
+        const int64_t h = h0 + t, j = t / st, k0 = st == 1 ? 0 : t % 2 * 2;
+        for (int64_t e = -1; e < st - 1; ++e) {
+            float* row = planes + (k0 + e + 1) * P + j * L;
+            const int64_t u_lo = e < 0 ? 1 : 0;  // from u_lo on, st u + e >= 0
+            for (int64_t c8 = 0; c8 < G; c8 += 8) {
+                float* dst = row + c8 * cs;
+                if (h < 0 || h >= H) {
+                    for (int c = 0; c < 8; ++c) zeros_from(dst + c * cs, L);
+                    continue;
+                }
+                const float* src = x + grouped_at(d, n, c0 + c8, h, 0, H, W);
+                for (int64_t u0 = 0; u0 < L; u0 += 8) {
+                    Vec8 r[8];
+                    if (u0 >= u_lo && st * (u0 + 7) + e < W) {
+                        const float* at = src + (st * u0 + e) * ps;
+                        for (int i = 0; i < 8; ++i) r[i] = load<Vec8>(at + i * st * ps);
+                    } else {
+                        for (int i = 0; i < 8; ++i) {
+                            const int64_t w = st * (u0 + i) + e;
+                            r[i] = w >= 0 && w < W ? load<Vec8>(src + w * ps) : Vec8{};
+                        }
+                    }
+                    transpose8(r);
+                    for (int c = 0; c < 8; ++c) store(dst + c * cs + u0, r[c]);
+                }
+            }
+        }
+    }
+}
+
+// Output channels k0..k0 + 3 of the unit's group at VQ vectors of positions from f0, into yt
+// (channel k's F sums at yt + k F): wk their weights, PyTorch's (4, G, 3, 3); tap[t] where tap t
+// reads channel 0's planes, cs floats on for each next channel. Each position vector is loaded
+// once for 4 channels and each weight broadcast once for VQ vectors: 4 VQ independent sums.
+template <int VQ>
+RIDGE_SIMD_INLINE void wide_tile(const float* planes, const int64_t (&tap)[9], int64_t cs, int64_t G, const float* wk,
+                                 int64_t f0, float* yt, int64_t F) {
+    V16 acc[VQ][4] = {};
+    for (int64_t c = 0; c < G; ++c) {
+        const float* in = planes + c * cs + f0;
+        const float* wc = wk + c * 9;
+#pragma GCC unroll 9
+        for (int t = 0; t < 9; ++t) {
+            V16 xv[VQ];
+            for (int v = 0; v < VQ; ++v) xv[v] = load<V16>(in + tap[t] + 16 * v);
+            for (int k = 0; k < 4; ++k) {
+                const float wt = wc[k * G * 9 + t];
+                for (int v = 0; v < VQ; ++v) acc[v][k] += wt * xv[v];
+            }
+        }
+    }
+    for (int k = 0; k < 4; ++k)
+        for (int v = 0; v < VQ; ++v) store(yt + k * F + f0 + 16 * v, acc[v][k]);
+}
+
+// One unit: image n, group g, output rows p0.. (up to s.rows); buf: Wide::floats().
+RIDGE_SIMD_LEAF void wide_unit(const float* x, const float* w, const float* b, bool relu, float* y,
+                               const GroupedConv3x3& d, const Wide& s, int64_t n, int64_t g, int64_t p0, float* buf) {
+    const int64_t G = s.G, P = s.plane(), cs = s.planes() * P, c0 = g * G;
+    const int64_t rows = std::min(s.rows, d.P - p0), rows_in = s.rows_in(rows), F = (rows * s.L + 15) / 16 * 16;
+    wide_fill(x, d, s, n, c0, p0, rows_in, buf, cs, P);
+    // The positions past the rows feed only sums that are never stored; zeros keep them finite.
+    for (int64_t c = 0; c < G; ++c)
+        for (int64_t k = 0; k < s.planes(); ++k)
+            zeros_from(buf + c * cs + k * P + rows_in * s.L, P - 8 - rows_in * s.L);
+    int64_t tap[9];
+    for (int r = 0; r < 3; ++r)
+        for (int t = 0; t < 3; ++t)
+            tap[r * 3 + t] = s.stride == 1 ? r * s.L + t : (2 * (r == 1) + (t == 1)) * P + (r == 2) * s.L + (t == 2);
+    float* yt = buf + G * cs;
+    for (int64_t k0 = 0; k0 < G; k0 += 4) {
+        const float* wk = w + (c0 + k0) * G * 9;
+        float* out = yt + k0 * s.F;
+        int64_t f0 = 0;
+        for (; f0 + 64 <= F; f0 += 64) wide_tile<4>(buf, tap, cs, G, wk, f0, out, s.F);
+        if (F - f0 == 48) wide_tile<3>(buf, tap, cs, G, wk, f0, out, s.F);
+        if (F - f0 == 32) wide_tile<2>(buf, tap, cs, G, wk, f0, out, s.F);
+        if (F - f0 == 16) wide_tile<1>(buf, tap, cs, G, wk, f0, out, s.F);
+    }
+    // nChw16c with C an odd multiple of 8: the last block's padding lanes are written as zeros,
+    // which a blocked layout's readers assume.
+    const bool pad = d.block == 16 && d.C % 16 == 8;
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t c8 = 0; c8 < G; c8 += 8) {
+            const Vec8 bias = b ? load<Vec8>(b + c0 + c8) : Vec8{};
+            const bool last = pad && c0 + c8 == d.C - 8;
+            float* out = y + grouped_at(d, n, c0 + c8, p0 + i, 0, d.P, d.Q);
+            const float* sums = yt + c8 * s.F + i * s.L;
+            for (int64_t q = 0; q < d.Q; q += 8) {
+                Vec8 r[8];
+                for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(sums + c * s.F + q);
+                transpose8(r);
+                for (int j = 0; j < 8 && q + j < d.Q; ++j) {
+                    const Vec8 v = r[j] + bias;
+                    store(out + (q + j) * d.block, relu ? (v > 0 ? v : Vec8{}) : v);  // NaN > 0 is false: 0
+                    if (last) store(out + (q + j) * d.block + 8, Vec8{});
+                }
+            }
+        }
+}
+
+void wide_run(const float* x, const float* w, const float* b, bool relu, float* y, const GroupedConv3x3& d,
+              float* scratch, int threads) {
+    const Wide s = wide_of(d);
+    const int64_t groups = d.C / d.width, chunks = (d.P + s.rows - 1) / s.rows;
+#pragma omp parallel num_threads(threads)
+    {
+        float* buf = scratch + omp_get_thread_num() * s.floats();
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < d.N * groups * chunks; ++u) {
+            const int64_t n = u / (groups * chunks), g = u / chunks % groups, p0 = u % chunks * s.rows;
+            wide_unit(x, w, b, relu, y, d, s, n, g, p0, buf);
+        }
+    }
+}
+
 // y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
 // Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
@@ -963,20 +1145,25 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
 }
 
 bool grouped_conv3x3_supported(const GroupedConv3x3& d) {
-    // The planar form takes blocks of 8 channels: C a multiple of 8 where the layout's blocks are 8
-    // or all C (regnet_y_400mf's 104 and 440 channels).
+    const bool layout = d.block == 8 || d.block == 16 || d.block == d.C;
+    const bool map = d.N >= 1 && d.H >= 1 && d.W >= 1 && (d.stride == 1 || d.stride == 2) &&
+                     d.P == (d.H - 1) / d.stride + 1 && d.Q == (d.W - 1) / d.stride + 1;
+    // The planar forms take sets of 8 channels: C a multiple of 8 (regnet_y_400mf's 104 and 440
+    // channels) where the layout's blocks are 8 or all C, or with AVX-512 16 as well (the last
+    // block's padding written as zeros).
+    if (wide_here(d)) return layout && map && d.C % d.width == 0;
     const bool channels = d.C % 16 == 0 || (planar_here(d) && d.C % 8 == 0 && d.block != 16);
-    return (d.width == 4 || d.width == 8) && (d.stride == 1 || d.stride == 2) && channels &&
-           (d.block == 8 || d.block == 16 || d.block == d.C) && d.P == (d.H - 1) / d.stride + 1 &&
-           d.Q == (d.W - 1) / d.stride + 1;
+    return (d.width == 4 || d.width == 8) && channels && layout && map;
 }
 
 size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads) {
+    if (wide_here(d)) return size_t(threads * wide_of(d).floats());
     return size_t(planar_here(d) ? threads * planar_of(d).floats() : 9 * d.width * d.C);
 }
 
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,
                      const GroupedConv3x3& d, int threads) {
+    if (wide_here(d)) return wide_run(x, w, b, relu, y, d, scratch, threads);
     if (planar_here(d)) return planar_run(x, w, b, relu, y, d, scratch, threads);
     // packed[j][r][s][c][lane] = w[16j + lane][c][r][s]
     float* packed = scratch;

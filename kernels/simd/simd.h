@@ -63,13 +63,13 @@ struct MaxPool {
     int64_t block = 8;
 };
 
-// A grouped 3x3 convolution with padding 1 and 4 or 8 channels a group (grouped_conv3x3): x
-// (N,C,H,W), y (N,C,P,Q).
+// A grouped 3x3 convolution with padding 1 and 4 or 8 channels a group, or with AVX-512 any
+// multiple of 8 (grouped_conv3x3): x (N,C,H,W), y (N,C,P,Q).
 struct GroupedConv3x3 {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0;
     int64_t stride = 1;  // both axes
     int64_t block = 16;  // 16: nChw16c; 8: nChw8c; C: channels-last
-    int64_t width = 4;   // channels a group, 4 or 8
+    int64_t width = 4;   // channels a group: 4, 8, or with AVX-512 16, 24 ...
 };
 
 // A convolution of few input channels, a net's first on the image (image_conv, image_conv_wgrad):

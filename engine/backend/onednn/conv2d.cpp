@@ -744,9 +744,24 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // forward beside oneDNN's gradients: regnet_y_400mf at batch 8, block3's 0.65-0.67 -> 0.46-0.48
 // ms, block4's 0.39-0.41 -> 0.29-0.31, the data gradient's reorder of the plain weights within the
 // noise. At stride 2 groups of 8 stay oneDNN's below AVX-512: their 24 8-lane registers spill in
-// the AVX2 build of the forms above, and the planar form was no faster. The group may add a folded
-// batchnorm (the bias) and a ReLU in inference; false, planning nothing, for any other conv or
-// chain.
+// the AVX2 build of the forms above, and the planar form was no faster.
+// With AVX-512, in inference and in nChw16c (batch 2 and more), groups of 8 at stride 1 and groups
+// of 16 and more (resnext50's layer3 and 4, regnet_x_1_6gf's 24) on maps at least 56 wide, 28 at
+// stride 2, run the kernel's 16-lane planar form. On the 2-core Zen 5, per layer, 2 alternated
+// pairs against the build before: regnet_x_1_6gf b16 block1-0 14.7-15.0 -> 10.2-10.3 ms (bound
+// 3.5), block1-1 7.8-8.0 -> 6.1, block2-0 8.0-8.1 -> 6.6 (bound 2.1), b8 block1-0 7.4-7.7 -> 5.4;
+// resnext50 b16 layer2.1-2.3 3.3-4.1 -> 2.7-3.4 ms, layer3.0 6.1-7.1 -> 5.4-5.5 (bound 1.05), and
+// the convs after it in the stage then took oneDNN's jit kernels in nChw16c instead of brgconv,
+// its later grouped convs (oneDNN's) 2.0-2.4 -> 1.3-1.5; regnet_y_400mf b8 block3's 0.26-0.46 ->
+// 0.24-0.34. Steps at b16: regnet_x_1_6gf 195-201 -> 189, resnext50 429-447 -> 404-419,
+// regnet_y_400mf 55.6-56.3 -> 53.8-53.9 ms. On smaller maps brgconv won (regnet_x_1_6gf's block2-1,
+// 28x28 on 24 a group: 3.65-3.82 against 3.92-3.96 ms, block3-1 at 14x14 2.51-2.52 against
+// 2.77-2.82; resnext50's 14x14 on 16 a group 1.9-2.4 against 2.6-2.8; 14 -> 7 on 32, 1.8-2.1
+// against 3.3-3.4), channels-last at batch 1 (regnet_x_1_6gf's
+// block2-0 0.29-0.31 against 0.63-0.67 ms) and in training beside oneDNN's gradients
+// (regnet_y_400mf's step at b8 122-127 against 128-140 ms, regnet_x_1_6gf's 364-372 against
+// 381-401). The group may add a folded batchnorm (the bias) and a ReLU in inference; false,
+// planning nothing, for any other conv or chain.
 // The channel block grouped_conv3x3 and its gradients take for a map of C channels in layout m: C
 // channels-last, 8 nChw8c, 16 nChw16c; 0 for any other layout.
 int64_t grouped_block(const Md& m, int64_t C) {
@@ -761,13 +776,13 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
-    if (width != 4 && width != 8) return false;
+    const bool avx512 = avx512_core_here();
+    if (width != 4 && width != 8 && !(avx512 && width % 8 == 0)) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
     if (op.pad.top != 1 || op.pad.bottom != 1 || op.pad.left != 1 || op.pad.right != 1) return false;
-    const bool avx512 = avx512_core_here();
-    if (width == 8 && (op.stride.h == 2) != avx512) return false;
+    if (width == 8 && op.stride.h == 2 && !avx512) return false;
     if (!post_ops_all(p, l, Activation::Fn::relu)) return false;
     const bool relu = l.group && !l.group->post.empty();
     const int x = p.value[size_t(l.x())];
@@ -776,9 +791,11 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (block == 0 || (block == 8 && avx512)) return false;  // nChw8c is the AVX2 convs' layout
     const bool nhwc = block == C;
     if (avx512 && width == 8 && nhwc && C % 256 != 0) return false;
+    const bool wide = avx512 && (width >= 16 || (width == 8 && op.stride.h == 1));
+    if (wide && (p.train || nhwc || (width >= 16 && xs[3] < (op.stride.h == 2 ? 28 : 56)))) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
-    // Groups of 8 at stride 1 (below AVX-512 only, by the test above) train on oneDNN's gradients,
+    // Groups of 8 at stride 1 (below AVX-512 only, by the tests above) train on oneDNN's gradients,
     // which beat the planar form's (grouped_backward says by how much). They need a forward
     // descriptor as their hint: built below, never run.
     const bool onednn_gradients = p.train && width == 8 && op.stride.h == 1;

@@ -879,7 +879,8 @@ struct Wide {
 
 // About 768 output positions a unit (48 vectors), in as many units an image as that takes,
 // balanced: a group of 24 at stride 2 on a 112-wide map then holds 24 x 4 planes of 754 floats
-// (290 KB, in L2), while what a tile reads, 64 + L floats of a plane, stays in L1.
+// (290 KB, in L2), while what a tile reads of a plane, 64 floats and its taps' reach (2L + 2, or
+// L + 1 at stride 2), stays in L1.
 Wide wide_of(const GroupedConv3x3& d) {
     Wide s;
     s.G = d.width;

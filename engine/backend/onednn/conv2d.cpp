@@ -746,14 +746,14 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // noise. At stride 2 groups of 8 stay oneDNN's below AVX-512: their 24 8-lane registers spill in
 // the AVX2 build of the forms above, and the planar form was no faster.
 // With AVX-512, in inference and in nChw16c (batch 2 and more), groups of 8 at stride 1 and groups
-// of 16 and more (resnext50's layer3 and 4, regnet_x_1_6gf's 24) on maps at least 56 wide, 28 at
-// stride 2, run the kernel's 16-lane planar form. On the 2-core Zen 5, per layer, 2 alternated
+// of 16 to 32 (resnext50's layer3.0, regnet_x_1_6gf's 24) on maps at least 56 wide, 28 at stride
+// 2, run the kernel's 16-lane planar form. On the 2-core Zen 5, per layer, 2 alternated
 // pairs against the build before: regnet_x_1_6gf b16 block1-0 14.7-15.0 -> 10.2-10.3 ms (bound
 // 3.5), block1-1 7.8-8.0 -> 6.1, block2-0 8.0-8.1 -> 6.6 (bound 2.1), b8 block1-0 7.4-7.7 -> 5.4;
 // resnext50 b16 layer2.1-2.3 3.3-4.1 -> 2.7-3.4 ms, layer3.0 6.1-7.1 -> 5.4-5.5 (bound 1.05), and
 // the convs after it in the stage then took oneDNN's jit kernels in nChw16c instead of brgconv,
-// its later grouped convs (oneDNN's) 2.0-2.4 -> 1.3-1.5; regnet_y_400mf b8 block3's 0.26-0.46 ->
-// 0.24-0.34. Steps at b16: regnet_x_1_6gf 195-201 -> 189, resnext50 429-447 -> 404-419,
+// its later grouped convs (oneDNN's) 2.0-2.4 -> 1.3-1.5; regnet_y_400mf b8 block3-1 0.40-0.46 ->
+// 0.31-0.34. Steps at b16: regnet_x_1_6gf 195-201 -> 189, resnext50 429-447 -> 404-419,
 // regnet_y_400mf 55.6-56.3 -> 53.8-53.9 ms. On smaller maps brgconv won (regnet_x_1_6gf's block2-1,
 // 28x28 on 24 a group: 3.65-3.82 against 3.92-3.96 ms, block3-1 at 14x14 2.51-2.52 against
 // 2.77-2.82; resnext50's 14x14 on 16 a group 1.9-2.4 against 2.6-2.8; 14 -> 7 on 32, 1.8-2.1
@@ -777,7 +777,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
     const bool avx512 = avx512_core_here();
-    if (width != 4 && width != 8 && !(avx512 && width % 8 == 0)) return false;
+    if (width != 4 && width != 8 && !(avx512 && width % 8 == 0 && width >= 16 && width <= 32)) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;

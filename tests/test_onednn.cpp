@@ -1153,10 +1153,10 @@ TEST_CASE("grouped convs of 8 channels run kernels/simd where it pays, by stride
                 }
 }
 
-// With AVX-512, grouped convs of 16 to 32 channels a group run kernels/simd's 16-lane planar form in
-// inference from batch 2 where the map is at least 56 wide at stride 1, 28 at stride 2 (conv2d.cpp:
-// oneDNN's brgconv won on smaller maps, and at batch 1 and in training; wider groups were not
-// measured); below AVX-512 they never do (at stride 1 they run ridge's Winograd kernel in
+// With AVX-512, grouped convs of 16 to 32 channels a group run kernels/simd's 16-lane planar form
+// in inference from batch 2 where the map is at least 56 wide at stride 1, 28 at stride 2
+// (conv2d.cpp: oneDNN's brgconv won on smaller maps, and at batch 1 and in training; wider groups
+// were not measured); below AVX-512 they never do (at stride 1 they run ridge's Winograd kernel in
 // inference). Groups of 8 at stride 1 take it on any map, 40 channels leaving the last block half
 // padding. The first three graphs are the op table's grouped16_wide, grouped24_stride2_wide and
 // grouped8_wide_padded, which check the numbers.

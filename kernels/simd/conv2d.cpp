@@ -796,6 +796,23 @@ RIDGE_SIMD_INLINE void planar_sums(const float* plane, const Planar& s, const fl
     }
 }
 
+// One output row of 8 channels from planar sums (channel c's Q positions at sums + c * cs, read 8 at
+// a time, up to 7 past Q) into y's layout at out (positions ps floats apart), with the bias and the
+// ReLU; pad: zeros into the 8 lanes after the channels too (a last nChw16c block half padding).
+RIDGE_SIMD_INLINE void planar_row_out(const float* sums, int64_t cs, int64_t Q, Vec8 bias, bool relu, float* out,
+                                      int64_t ps, bool pad) {
+    for (int64_t q = 0; q < Q; q += 8) {
+        Vec8 r[8];
+        for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(sums + c * cs + q);
+        transpose8(r);
+        for (int j = 0; j < 8 && q + j < Q; ++j) {
+            const Vec8 v = r[j] + bias;
+            store(out + (q + j) * ps, relu ? (v > 0 ? v : Vec8{}) : v);  // NaN > 0 is false: 0
+            if (pad) store(out + (q + j) * ps + 8, Vec8{});
+        }
+    }
+}
+
 // One unit: image n, channels c0..c0+7, output rows p0..p0+rows-1; buf: Planar::floats().
 RIDGE_SIMD_LEAF void planar_unit(const float* x, const float* w, const float* b, bool relu, float* y,
                                  const GroupedConv3x3& d, int64_t n, int64_t c0, int64_t p0, int64_t rows, float* buf) {
@@ -814,19 +831,9 @@ RIDGE_SIMD_LEAF void planar_unit(const float* x, const float* w, const float* b,
         planar_sums<8>(plane, s, wg, rows, yt);
 
     const Vec8 bias = b ? load<Vec8>(b + c0) : Vec8{};
-    for (int64_t i = 0; i < rows; ++i) {
-        float* out = y + grouped_at(d, n, c0, p0 + i, 0, d.P, d.Q);
-        const float* sums = yt + i * s.Qp;
-        for (int64_t q = 0; q < d.Q; q += 8) {  // Qp holds Q rounded up to 8
-            Vec8 r[8];
-            for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(sums + c * s.out_channel() + q);
-            transpose8(r);
-            for (int j = 0; j < 8 && q + j < d.Q; ++j) {
-                const Vec8 v = r[j] + bias;
-                store(out + (q + j) * d.block, relu ? (v > 0 ? v : Vec8{}) : v);  // NaN > 0 is false: 0
-            }
-        }
-    }
+    for (int64_t i = 0; i < rows; ++i)  // Qp holds Q rounded up to 8
+        planar_row_out(yt + i * s.Qp, s.out_channel(), d.Q, bias, relu, y + grouped_at(d, n, c0, p0 + i, 0, d.P, d.Q),
+                       d.block, false);
 }
 
 // Whether the planar form runs: below AVX-512 (where the channel-vector forms' 8-lane variants are
@@ -998,22 +1005,9 @@ RIDGE_SIMD_LEAF void wide_unit(const float* x, const float* w, const float* b, b
     // which a blocked layout's readers assume.
     const bool pad = d.block == 16 && d.C % 16 == 8;
     for (int64_t i = 0; i < rows; ++i)
-        for (int64_t c8 = 0; c8 < G; c8 += 8) {
-            const Vec8 bias = b ? load<Vec8>(b + c0 + c8) : Vec8{};
-            const bool last = pad && c0 + c8 == d.C - 8;
-            float* out = y + grouped_at(d, n, c0 + c8, p0 + i, 0, d.P, d.Q);
-            const float* sums = yt + c8 * s.F + i * s.L;
-            for (int64_t q = 0; q < d.Q; q += 8) {
-                Vec8 r[8];
-                for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(sums + c * s.F + q);
-                transpose8(r);
-                for (int j = 0; j < 8 && q + j < d.Q; ++j) {
-                    const Vec8 v = r[j] + bias;
-                    store(out + (q + j) * d.block, relu ? (v > 0 ? v : Vec8{}) : v);  // NaN > 0 is false: 0
-                    if (last) store(out + (q + j) * d.block + 8, Vec8{});
-                }
-            }
-        }
+        for (int64_t c8 = 0; c8 < G; c8 += 8)
+            planar_row_out(yt + c8 * s.F + i * s.L, s.F, d.Q, b ? load<Vec8>(b + c0 + c8) : Vec8{}, relu,
+                           y + grouped_at(d, n, c0 + c8, p0 + i, 0, d.P, d.Q), d.block, pad && c0 + c8 == d.C - 8);
 }
 
 void wide_run(const float* x, const float* w, const float* b, bool relu, float* y, const GroupedConv3x3& d,

@@ -358,6 +358,37 @@ std::vector<OpCase> elementwise() {
                                 conv(40, 1, {.bias = true}) | sigmoid(),
                             h);
              }},
+        // In fused inference the SiLU over the map writes the pool's means in the same pass
+        // (activation.cpp's silu_means_forward): 40 channels pad the last block of nChw16c (3
+        // images) and leave channels-last a run of 8 (one image, AVX-512); 2100 channels split
+        // over the threads in runs of at most 1024.
+        {.name = "se_after_silu", .what = "squeeze-excitation reading a SiLU over a 40-channel map, 3 images",
+         .x = {3, 6, 5, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(40, 1) | silu();
+                 return mul(h | adaptive_avgpool(1) | conv(10, 1, {.bias = true}) | silu() |
+                                conv(40, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
+        {.name = "se_after_silu_one_image", .what = "squeeze-excitation reading a SiLU over a 40-channel map, 1 image",
+         .x = {1, 6, 5, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(40, 1) | silu();
+                 return mul(h | adaptive_avgpool(1) | conv(10, 1, {.bias = true}) | silu() |
+                                conv(40, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
+        {.name = "se_after_silu_wide", .what = "squeeze-excitation reading a SiLU over 2100 channels of 2x2, 1 image",
+         .x = {1, 4, 2, 2},
+         .body =
+             [](Tensor x) {
+                 Tensor h = x | conv(2100, 1) | silu();
+                 return mul(h | adaptive_avgpool(1) | conv(8, 1, {.bias = true}) | silu() |
+                                conv(2100, 1, {.bias = true}) | sigmoid(),
+                            h);
+             }},
         {.name = "se_rows_threads", .what = "squeeze-excitation of 600 channels through 60 on 9 rows (two threads)",
          .x = {9, 6, 1, 1}, .body = [](Tensor x) { return squeeze_excited(x, 600, 60); }},
         // One image, but 256 KB of weights or more: every thread too (776 x 96 = 74.5k weights).

@@ -1385,6 +1385,35 @@ TEST_CASE("squeeze-excitation's inner products train on kernels/simd on few rows
     CHECK(kinds(33, Mode::infer, false)[{4, StepPhase::fwd}] == "inner_product ");
 }
 
+// In fused inference a SiLU over a map that a global average pool reads writes the pool's means
+// in its own step (activation.cpp's silu_means_forward), and the pool plans none; unfused, and in
+// training, the two keep a step each. The op table's se_after_silu cases check the numbers.
+TEST_CASE("a SiLU over a map writes the means of the global pool after it, in fused inference only") {
+    auto steps = [](int64_t N, Mode mode, bool fused) {
+        Graph g("se");
+        // nodes: conv, silu, pool, conv, sigmoid, mul
+        Tensor h = g.input({N, 8, 4, 4}) | conv(48, 1) | silu();
+        mul(h | adaptive_avgpool(1) | conv(48, 1, {.bias = true}) | sigmoid(), h);
+        auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
+        ex->prepare();
+        std::map<int, std::string> impl;
+        for (const StepInfo& s : ex->steps())
+            if ((s.node == 1 || s.node == 2) && s.phase == StepPhase::fwd) impl[s.node] += s.impl + " ";
+        return impl;
+    };
+    for (int64_t N : {1, 3}) {
+        CAPTURE(N);
+        auto fused = steps(N, Mode::infer, true);
+        CHECK(fused[1] == "ridge:silu_channel_means ");
+        CHECK(fused.count(2) == 0);
+        for (const auto& [mode, on] : {std::pair{Mode::infer, false}, std::pair{Mode::train, true}}) {
+            auto apart = steps(N, mode, on);
+            CHECK(apart[1].find("silu_channel_means") == std::string::npos);
+            CHECK(apart.count(2) == 1);
+        }
+    }
+}
+
 // A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's
 // concat_affine in its input's layout (norm.cpp), with no reorder around it: 58 channels in plain
 // nchw (the graph's input), 32 after a 1x1 conv (channels-last or nChw16c / nChw8c, as oneDNN's

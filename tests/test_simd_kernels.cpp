@@ -885,6 +885,56 @@ TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities 
     }
 }
 
+// kernels/simd's silu_channel_means (a SiLU and the global pool after it, activation.cpp) in each
+// layout, in place and into another buffer, against silu_forward's values and their means in
+// double: channels that pad the last block (whose padding stays 0), channels-last with fewer
+// images than threads (its channels split over the threads: 40 leaves a run of 8, 2100 runs of
+// the most 1024 and a tail), maps of 1 and of 37 positions (a plain row's tail), on 1 to 3 threads.
+TEST_CASE("silu_channel_means writes silu_forward's values and their means in every layout") {
+    struct Case {
+        int64_t N, C, HW;
+    };
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{2, 40, 1}, Case{1, 2100, 3}})
+            for (int64_t block : {int64_t(1), k.C, int64_t(8), int64_t(16)})
+                for (int threads : {1, 2, 3})
+                    for (bool in_place : {true, false}) {
+                        CAPTURE(v.isa);
+                        CAPTURE(k.N);
+                        CAPTURE(k.C);
+                        CAPTURE(k.HW);
+                        CAPTURE(block);
+                        CAPTURE(threads);
+                        CAPTURE(in_place);
+                        const simd::ChannelLayout l{k.N, k.C, k.HW, block};
+                        std::vector<float> x(size_t(k.N * l.batch_stride()), 0.0f), out(size_t(k.N * k.C), NAN);
+                        for (int64_t n = 0; n < k.N; ++n)
+                            for (int64_t c = 0; c < k.C; ++c)
+                                for (int64_t s = 0; s < k.HW; ++s)
+                                    x[size_t(l.offset(n, c, s))] =
+                                        float((n * 131 + c * 17 + s * 7) % 101) * 0.1f - 5.0f;
+                        std::vector<float> want(x.size());
+                        v.silu_forward(x.data(), want.data(), int64_t(x.size()));
+                        std::vector<float> y = in_place ? x : std::vector<float>(x.size(), NAN);
+                        const int before = omp_get_max_threads();
+                        omp_set_num_threads(threads);
+                        v.silu_channel_means(x.data(), in_place ? x.data() : y.data(), out.data(), l);
+                        omp_set_num_threads(before);
+                        if (in_place) y = x;
+                        int64_t wrong_y = 0, wrong_mean = 0;
+                        // The padding too: silu(0) is 0.
+                        for (size_t i = 0; i < y.size(); ++i) wrong_y += !(y[i] == want[i]);
+                        for (int64_t n = 0; n < k.N; ++n)
+                            for (int64_t c = 0; c < k.C; ++c) {
+                                double sum = 0;
+                                for (int64_t s = 0; s < k.HW; ++s) sum += want[size_t(l.offset(n, c, s))];
+                                wrong_mean += !(std::abs(out[size_t(n * k.C + c)] - sum / double(k.HW)) <= 1e-5);
+                            }
+                        CHECK(wrong_y == 0);
+                        CHECK(wrong_mean == 0);
+                    }
+}
+
 // kernels/simd's sigmoid_forward, in place, against 1 / (1 + e^-x) in double, and its gradient
 // from the output against dy * s * (1 - s): near 0, around |x| = 87 where the exp is clamped,
 // beyond, on the infinities (0 and 1) and NaN (NaN, as PyTorch's), over a tail of 7 lanes.

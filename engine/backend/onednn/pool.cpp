@@ -220,6 +220,8 @@ void backward(Plan& p, const Layer& l, const Pool2d& op) {
 // Where the classifier reads the map as it lies (training at one or two images, linear.cpp), the
 // pool is a view and its gradient the classifier's.
 void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
+    // The SiLU before it wrote the means (activation.cpp's silu_means_forward).
+    if (p.value[size_t(l.n.output)] >= 0) return;
     if (to_own_size(p, l)) {
         int x = p.value[size_t(l.x())];
         if (classifier_reads_map(p, l.n.output, p.md(x))) {

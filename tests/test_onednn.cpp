@@ -507,7 +507,7 @@ int nhwc_convs(const Executor& ex) {
 
 // At batch 2 and more on AVX-512, inference convs run nChw16c from the image on (conv2d.cpp):
 // every conv after the first reads nChw16c in place, and the numbers match the reference. The zoo's
-// other checks run batch 1, where channels-last stays but for SqueezeNet.
+// other checks run batch 1, where channels-last stays but for SqueezeNet, the ResNets and the VGGs.
 TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on, and match the reference") {
     const bool avx512 = onednn::avx512_core_here();
     for (const char* net : {"mobilenet_v2", "mnasnet1_0", "squeezenet1_1", "resnet18", "shufflenet_v2_x1_0",
@@ -538,11 +538,13 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
             const std::string want = convs++ == 0 ? "abcd" : "aBcd16b";
             CHECK_MESSAGE(s.args[0].layout == want, net, ": node ", s.node, " reads ", s.args[0].layout);
         }
-        // The batch-1 plan stays channels-last, but for SqueezeNet's fires (conv2d.cpp's blocked_fires).
+        // The batch-1 plan stays channels-last, but for SqueezeNet's fires and the stacks of
+        // ungrouped 1x1 and 3x3 convs (conv2d.cpp's blocked_one_image).
         Graph one = build(e, 1, r, r);
         auto ex1 = make_executor("onednn", one, {.mode = Mode::infer});
         ex1->prepare();
-        CHECK_MESSAGE((nhwc_convs(*ex1) > 0) == (std::string(net) != "squeezenet1_1"), net, " at batch 1");
+        const bool blocked_one = std::string(net) == "squeezenet1_1" || std::string(net) == "resnet18";
+        CHECK_MESSAGE((nhwc_convs(*ex1) > 0) == !blocked_one, net, " at batch 1");
         // One image of as many pixels as two of 224x224 (efficientnet_b7's 600x600) runs nChw16c.
         Graph big = build(e, 1, 320, 320);
         auto exb = make_executor("onednn", big, {.mode = Mode::infer});
@@ -560,7 +562,7 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
 }
 
 // On one image, a concatenation of channels in nChw16c (AVX-512, where SqueezeNet-like nets run it:
-// conv2d.cpp's blocked_fires) or nChw8c (below) whose inputs fill whole blocks is written in place
+// conv2d.cpp's blocked_one_image) or nChw8c (below) whose inputs fill whole blocks is written in place
 // by the convs that produce them (layout.cpp's concat_in_place): its layer has no step, and the
 // numbers match the reference. A concatenation one of whose inputs another layer reads too, a
 // batch of two, and training copy.

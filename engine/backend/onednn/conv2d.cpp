@@ -881,28 +881,44 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
 }
 
 // Whether inference on one image runs in nChw16c on AVX-512 too, as larger batches do (forward()
-// below): where the net concatenates channels and every conv that reads more than 4 channels (all
-// but the one on the image) is a 1x1 or an ungrouped 3x3 on at most 64 channels (SqueezeNet's
-// fires). There oneDNN's direct jit kernel on
-// nChw16c keeps level with brgconv on channels-last, the Winograd expands on 27x27 maps need no
-// reorders, and the concatenations are written in place (layout.cpp's concat_in_place). On the
-// 2-core Zen 5, per conv: 16 -> 64 at 55x55 171 against 172 to 186 us, 64 -> 256 at 13x13 149 to
-// 160 against 163 to 168. On more channels or larger kernels the direct kernel lost to brgconv by
-// 10 to 40 % (googlenet's 96 -> 208 to 192 -> 384 at 14x14 and 7x7, inception_v3's 5x5 on 48
-// channels and its 1x7s), and those steps were 0.3 to 2.4 ms slower in nChw16c.
-bool blocked_fires(const Graph& g) {
-    bool concat = false;
+// below), for two kinds of net, judged by every conv that reads more than 4 channels (all but the
+// one on the image).
+//
+// SqueezeNet's fires: the net concatenates channels and each such conv is a 1x1 or an ungrouped
+// 3x3 on at most 64 channels. There oneDNN's direct jit kernel on nChw16c keeps level with brgconv
+// on channels-last, the Winograd expands on 27x27 maps need no reorders, and the concatenations are
+// written in place (layout.cpp's concat_in_place). On the 2-core Zen 5, per conv: 16 -> 64 at
+// 55x55 171 against 172 to 186 us, 64 -> 256 at 13x13 149 to 160 against 163 to 168. On more
+// channels or larger kernels the direct kernel lost to brgconv by 10 to 40 % (googlenet's 96 ->
+// 208 to 192 -> 384 at 14x14 and 7x7, inception_v3's 5x5 on 48 channels and its 1x7s), and those
+// steps were 0.3 to 2.4 ms slower in nChw16c.
+//
+// Stacks of ungrouped 1x1 and 3x3 convs without concatenations (the ResNets and VGGs): in
+// channels-last each 3x3 conv that runs Winograd, which has no channels-last kernel, had its input
+// reordered into nChw16c and its output back (resnet50's conv2 and conv3 of every block but the
+// first of a stage). On the 2-core Zen 5, both plans made in one process and stepped alternately,
+// 30 steps, the effect the geometric mean of the two orders of making them (the one made second
+// ran up to 2 % faster with equal plans): resnet18 0.98, resnet34 0.98, resnet50 0.97, resnet101
+// 0.95, resnet152 0.94, vgg11 0.95, vgg16 0.96, wide_resnet50_2 level. Grouped convs, depthwise
+// ones and larger kernels keep channels-last (one order, the blocked plan made second:
+// resnext50_32x4d 0.98 but regnet_x_1_6gf 1.04, regnet_y_400mf 1.01, mobilenet_v2 1.08, mnasnet1_0
+// 1.03, inception_v3 1.03, alexnet 1.02), and so do concatenations of wider 3x3 convs (densenet169
+// 1.02, densenet121 level).
+bool blocked_one_image(const Graph& g) {
+    bool concat = false, fires = true, any = false;
     for (const Node& n : g.nodes()) {
         concat = concat || concat_of_channels(g, n.op, n.output);
         const auto* conv = std::get_if<Conv2d>(&n.op);
         if (!conv || n.inputs.empty()) continue;
         const Shape& xs = g.tensor(n.inputs[0]).shape;
         if (xs.size() != 4 || xs[1] <= 4) continue;
-        const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1;
-        const bool few = conv->kernel.h == 3 && conv->kernel.w == 3 && conv->G == 1 && xs[1] <= 64;
-        if (!pointwise && !few) return false;
+        const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1 && conv->G == 1;
+        const bool three = conv->kernel.h == 3 && conv->kernel.w == 3 && conv->G == 1;
+        if (!pointwise && !three) return false;
+        fires = fires && (pointwise || xs[1] <= 64);
+        any = true;
     }
-    return concat;
+    return concat ? fires : any;
 }
 
 }  // namespace
@@ -991,8 +1007,8 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     // rounds). At batch 1 it was mixed (mobilenet_v2 1.06x, efficientnet_b0 1.05x, mnasnet1_0
     // 1.02x, googlenet 0.95x, squeezenet1_1 0.95x), so channels-last stays there for an image of
     // fewer pixels than two of 224x224: efficientnet_b7's one 600x600 image has as many as 7, and
-    // in nChw16c its step took 0.84x the time (508 against 604 ms, 3 rounds). SqueezeNet's one
-    // image runs nChw16c too (blocked_fires).
+    // in nChw16c its step took 0.84x the time (508 against 604 ms, 3 rounds). SqueezeNet's, the
+    // ResNets' and the VGGs' one image runs nChw16c too (blocked_one_image).
     auto keep = [&](const Md& x, Tag y) {
         try {
             auto kept = describe(x, Md(c.y.dims(), f32, y));
@@ -1019,7 +1035,7 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_now, Tag::nhwc);
         if (canonical(pd.dst_desc()) != y_nhwc) keep(x_nhwc, Tag::nhwc);
     } else if (!wino && !p.train && avx512 && pd.src_desc() != x_now &&
-               (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c))) && (large || blocked_fires(p.g))) {
+               (image || x_now == canonical(Md(c.x.dims(), f32, Tag::nChw16c))) && (large || blocked_one_image(p.g))) {
         keep(x_now, Tag::nChw16c);
     }
     // A depthwise conv on a channels-last input (convnext's blocks, after the permutation back) keeps

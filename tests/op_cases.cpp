@@ -306,6 +306,15 @@ std::vector<OpCase> pooling() {
              Tensor h = x | conv(32, 3, {.pad = 1});
              return add(h | adaptive_avgpool(6), h) | flatten() | linear(10);
          }},
+        // In inference on AVX-512 (nChw16c from batch 2) the classifier reads the map as its rows,
+        // the identity pool and the flatten views, its weights in the map's order (linear.cpp's
+        // map_rows_forward): fc1 with its ReLU, a dropout, fc2 on 1000 outputs, a partial panel.
+        {.name = "classifier_on_map", .what = "identity pool, flatten and two linears on a 48x5x5 map, 3 images",
+         .x = {3, 3, 5, 5},
+         .body = [](Tensor x) {
+             return x | conv(48, 3, {.pad = 1}) | relu() | adaptive_avgpool(5) | flatten() | linear(40) | relu() |
+                    dropout(0.5) | linear(1000);
+         }},
         // On oneDNN a global pool's gradient runs kernels/simd's broadcast_channels in x's layout.
         {.name = "global_pool", .what = "adaptive to 1x1 (global), plain", .x = {2, 8, 5, 7},
          .body = [](Tensor x) { return x | adaptive_avgpool(1); }},

@@ -686,8 +686,9 @@ TEST_CASE("in training the q, k and v selects' gradients are regions of one buff
 // the classifier's flatten is a view. In training at one or two images from channel blocks the
 // channels fill (linear.cpp's classifier_reads_map), neither copies: the linear reads the map as
 // it lies, through a dropout as alexnet's does, with weights (K,C,H,W) in its blocks; elsewhere in
-// training at one or two rows its weights are plain (K,C) rows. 24 channels do not fill a block of
-// 16 (AVX-512) but fill three of 8 (AVX2).
+// training at one or two rows its weights are plain (K,C) rows. So does inference on AVX-512 from
+// nChw16c (up to 16 images, linear_panels). 24 channels do not fill a block of 16 (AVX-512) but
+// fill three of 8 (AVX2).
 TEST_CASE("an identity adaptive pool before a flatten is a copy into plain rows, or none where the linear reads the map") {
     int maps = 0, copies = 0;
     for (int64_t N : {1, 2, 3, 8})
@@ -719,7 +720,8 @@ TEST_CASE("an identity adaptive pool before a flatten is a copy into plain rows,
                                 std::holds_alternative<Pool2d>(g.nodes()[size_t(s.node)].op))
                                 map_layout = s.args.back().layout;
                         const int64_t block = map_layout == "aBcd16b" ? 16 : map_layout == "aBcd8b" ? 8 : 0;
-                        const bool map = train && N <= 2 && block > 0 && K % block == 0;
+                        const bool map = (train && N <= 2 && block > 0 && K % block == 0) ||
+                                         (!train && onednn::avx512_core_here() && block == 16 && K % 16 == 0);
                         (map ? maps : copies) += 1;
                         int pool_fwd = 0, pool_bwd = 0, linear_fwd = 0;
                         for (const StepInfo& s : ex->steps()) {
@@ -730,7 +732,7 @@ TEST_CASE("an identity adaptive pool before a flatten is a copy into plain rows,
                             if (std::holds_alternative<Linear>(op) && s.phase == StepPhase::fwd) {
                                 ++linear_fwd;
                                 CHECK(s.args[0].layout == (map ? map_layout : "ab"));
-                                if (map) CHECK(s.args[1].layout == map_layout);
+                                if (map) CHECK(s.args[1].layout == (train ? map_layout : "ABcd16b16a"));
                                 if (train && N <= 2 && !map) CHECK(s.args[1].layout == "ab");
                             }
                             if (!std::holds_alternative<AdaptiveAvgPool2d>(op)) continue;
@@ -1412,6 +1414,37 @@ TEST_CASE("a SiLU over a map writes the means of the global pool after it, in fu
             auto apart = steps(N, mode, on);
             CHECK(apart[1].find("silu_channel_means") == std::string::npos);
             CHECK(apart.count(2) == 1);
+        }
+    }
+}
+
+// In inference on AVX-512 a classifier on up to 16 images reads an nChw16c map as its rows: the
+// identity pool and the flatten plan no step and linear_panels reads the map (linear.cpp's
+// map_rows_forward); on more images, or below AVX-512, the pool copies the map into plain rows.
+// The op table's classifier_on_map checks the numbers.
+TEST_CASE("a classifier in inference reads a blocked map as its rows on up to 16 images") {
+    for (int64_t N : {2, 16, 17}) {
+        CAPTURE(N);
+        Graph g("classifier");
+        // nodes: conv, relu, pool, flatten, linear, relu, linear
+        g.input({N, 3, 5, 5}) | conv(48, 3, {.pad = 1}) | relu() | adaptive_avgpool(5) | flatten() | linear(40) |
+            relu() | linear(10);
+        for (bool fused : {true, false}) {
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+            ex->prepare();
+            std::map<int, std::string> impl, read;
+            for (const StepInfo& s : ex->steps())
+                if (s.phase == StepPhase::fwd) {
+                    impl[s.node] += s.impl + " ";
+                    if (s.node == 4) read[s.node] = s.args.empty() ? "" : s.args[0].layout;
+                }
+            const bool map = onednn::avx512_core_here() && N <= 16;
+            CHECK(impl.count(2) == !map);
+            CHECK(impl.count(3) == 0);
+            if (map) {
+                CHECK(impl[4] == "ridge:linear_panels ");
+                CHECK(read[4] == "aBcd16b");
+            }
         }
     }
 }

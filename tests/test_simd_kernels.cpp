@@ -781,30 +781,42 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
 // index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
 // every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
-// branches, and channels-last is checked here.
+// branches, and channels-last is checked here, with fewer images than threads too, on 1 to 3
+// threads.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
-    for (const SimdVariant& v : runnable_simd_variants()) {
-        CAPTURE(v.isa);
-        const int64_t N = 3, C = 20, HW = 37;
-        for (int64_t block : {int64_t(1), C, int64_t(8), int64_t(16)}) {
-            const simd::ChannelLayout l{N, C, HW, block};
-            std::vector<float> x(size_t(N * l.batch_stride()), 0.0f), out(size_t(N * C), -1.0f);
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t c = 0; c < C; ++c)
-                    for (int64_t s = 0; s < HW; ++s)
-                        x[size_t(n * l.batch_stride() + c / block * l.block_stride() + s * block + c % block)] =
-                            float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
-            v.channel_means(x.data(), out.data(), l);
-            int64_t wrong = 0;
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t c = 0; c < C; ++c) {
-                    double sum = 0;
-                    for (int64_t s = 0; s < HW; ++s) sum += float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
-                    wrong += !(std::abs(out[size_t(n * C + c)] - sum / double(HW)) <= 1e-5);  // a NaN fails too
+    struct Case {
+        int64_t N, C, HW;
+    };
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{1, 2100, 3}})
+            for (int64_t block : {int64_t(1), k.C, int64_t(8), int64_t(16)})
+                for (int threads : {1, 2, 3}) {
+                    CAPTURE(v.isa);
+                    CAPTURE(k.N);
+                    CAPTURE(k.C);
+                    CAPTURE(block);
+                    CAPTURE(threads);
+                    const simd::ChannelLayout l{k.N, k.C, k.HW, block};
+                    std::vector<float> x(size_t(k.N * l.batch_stride()), 0.0f), out(size_t(k.N * k.C), -1.0f);
+                    auto value = [](int64_t n, int64_t c, int64_t s) {
+                        return float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+                    };
+                    for (int64_t n = 0; n < k.N; ++n)
+                        for (int64_t c = 0; c < k.C; ++c)
+                            for (int64_t s = 0; s < k.HW; ++s) x[size_t(l.offset(n, c, s))] = value(n, c, s);
+                    const int before = omp_get_max_threads();
+                    omp_set_num_threads(threads);
+                    v.channel_means(x.data(), out.data(), l);
+                    omp_set_num_threads(before);
+                    int64_t wrong = 0;
+                    for (int64_t n = 0; n < k.N; ++n)
+                        for (int64_t c = 0; c < k.C; ++c) {
+                            double sum = 0;
+                            for (int64_t s = 0; s < k.HW; ++s) sum += value(n, c, s);
+                            wrong += !(std::abs(out[size_t(n * k.C + c)] - sum / double(k.HW)) <= 1e-5);  // NaN fails
+                        }
+                    CHECK(wrong == 0);
                 }
-            CHECK_MESSAGE(wrong == 0, "block ", block);
-        }
-    }
 }
 
 // kernels/simd's broadcast_channels (the global pool's gradient) and add_broadcast_channels (the
@@ -888,8 +900,9 @@ TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities 
 // kernels/simd's silu_channel_means (a SiLU and the global pool after it, activation.cpp) in each
 // layout, in place and into another buffer, against silu_forward's values and their means in
 // double: channels that pad the last block (whose padding stays 0), channels-last with fewer
-// images than threads (its channels split over the threads: 40 leaves a run of 8, 2100 runs of
-// the most 1024 and a tail), maps of 1 and of 37 positions (a plain row's tail), on 1 to 3 threads.
+// images than threads (positions split, 40 channels leaving a run of 8, or channels from 256 a
+// thread: 2100 in runs of at most 1024 and a tail), maps of 1 and of 37 positions (a plain row's
+// tail), on 1 to 3 threads.
 TEST_CASE("silu_channel_means writes silu_forward's values and their means in every layout") {
     struct Case {
         int64_t N, C, HW;

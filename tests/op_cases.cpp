@@ -315,6 +315,24 @@ std::vector<OpCase> pooling() {
              return x | conv(48, 3, {.pad = 1}) | relu() | adaptive_avgpool(5) | flatten() | linear(40) | relu() |
                     dropout(0.5) | linear(1000);
          }},
+        // A GELU after the first linear keeps oneDNN's inner product on AVX-512 (row_forward takes
+        // a ReLU alone there), which then reads the map with (K,C,H,W) weights in its blocks.
+        {.name = "classifier_on_map_gelu", .what = "classifier_on_map with a GELU after fc1, 2 images",
+         .x = {2, 3, 5, 5},
+         .body = [](Tensor x) {
+             return x | conv(48, 3, {.pad = 1}) | relu() | adaptive_avgpool(5) | flatten() | linear(40) | gelu() |
+                    linear(10);
+         }},
+        // A SiLU of the map on a branch of its own after the identity pool: the pool copies, as the
+        // SiLU, the map's last reader, writes over it in place (pool.cpp).
+        {.name = "classifier_on_map_branch", .what = "identity pool of a map a later SiLU also reads, 2 images",
+         .x = {2, 3, 5, 5},
+         .body = [](Tensor x) {
+             Tensor h = x | conv(48, 3, {.pad = 1}) | relu();
+             Tensor p = h | adaptive_avgpool(5);
+             Tensor s = h | silu() | adaptive_avgpool(1) | flatten();
+             return add(p | flatten() | linear(10), s | linear(10));
+         }},
         // On oneDNN a global pool's gradient runs kernels/simd's broadcast_channels in x's layout.
         {.name = "global_pool", .what = "adaptive to 1x1 (global), plain", .x = {2, 8, 5, 7},
          .body = [](Tensor x) { return x | adaptive_avgpool(1); }},

@@ -905,20 +905,21 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // 1.03, inception_v3 1.03, alexnet 1.02), and so do concatenations of wider 3x3 convs (densenet169
 // 1.02, densenet121 level).
 bool blocked_one_image(const Graph& g) {
-    bool concat = false, fires = true, any = false;
+    bool concat = false, fires = true, stack = true, any = false;
     for (const Node& n : g.nodes()) {
         concat = concat || concat_of_channels(g, n.op, n.output);
         const auto* conv = std::get_if<Conv2d>(&n.op);
         if (!conv || n.inputs.empty()) continue;
         const Shape& xs = g.tensor(n.inputs[0]).shape;
         if (xs.size() != 4 || xs[1] <= 4) continue;
-        const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1 && conv->G == 1;
+        const bool pointwise = conv->kernel.h == 1 && conv->kernel.w == 1;
         const bool three = conv->kernel.h == 3 && conv->kernel.w == 3 && conv->G == 1;
         if (!pointwise && !three) return false;
         fires = fires && (pointwise || xs[1] <= 64);
+        stack = stack && conv->G == 1;
         any = true;
     }
-    return concat ? fires : any;
+    return concat ? fires : any && stack;
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
 // oneDNN's eltwise in place.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
-// picks; in training a flattened map may stay a map (classifier_reads_map), w (K,C,H,W) with it.
+// picks; in training at one or two rows, and in inference on AVX-512 up to 16, a flattened map
+// may stay a map (classifier_reads_map), w (K,C,H,W) with it.
 #include <algorithm>
 #include <optional>
 

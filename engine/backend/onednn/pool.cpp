@@ -217,14 +217,16 @@ void backward(Plan& p, const Layer& l, const Pool2d& op) {
 // training a gradient reordered back into the input's layout. From nChw16c (batch 2 and more) that
 // one reorder replaces the pool's copy and the flatten's (0.05 to 0.1 ms each at batch 16); in
 // training oneDNN's pooling backward on the 1x1 window took 4x its bound (0.2 ms at batch 8).
-// Where the classifier reads the map as it lies (training at one or two images, linear.cpp), the
-// pool is a view and its gradient the classifier's.
+// Where the classifier reads the map as it lies (training at one or two images, inference on
+// AVX-512 up to 16: linear.cpp), the pool is a view and its gradient the classifier's; only where
+// the pool reads the map last: the view's readers do not count as the map's, so a later reader
+// could overwrite it in place (a SiLU of it on a branch of its own) before the classifier reads it.
 void forward(Plan& p, const Layer& l, const AdaptiveAvgPool2d& op) {
     // The SiLU before it wrote the means (activation.cpp's silu_means_forward).
     if (p.value[size_t(l.n.output)] >= 0) return;
     if (to_own_size(p, l)) {
         int x = p.value[size_t(l.x())];
-        if (classifier_reads_map(p, l.n.output, p.md(x))) {
+        if (read_last_by(p, l, l.x()) && classifier_reads_map(p, l.n.output, p.md(x))) {
             p.value[size_t(l.n.output)] = x;
             return;
         }

@@ -38,6 +38,13 @@ Tensor squeeze_excited(Tensor x, int64_t C, int64_t S) {
                h);
 }
 
+// The same after a SiLU over the map, as in efficientnet: silu, then sigmoid.
+Tensor silu_squeeze_excited(Tensor x, int64_t C, int64_t S) {
+    Tensor h = x | conv(C, 1) | silu();
+    return mul(h | adaptive_avgpool(1) | conv(S, 1, {.bias = true}) | silu() | conv(C, 1, {.bias = true}) | sigmoid(),
+               h);
+}
+
 std::vector<OpCase> convolutions() {
     return {
         {.name = "conv3x3", .what = "3x3, padding 1", .x = {2, 8, 9, 9},
@@ -391,31 +398,13 @@ std::vector<OpCase> elementwise() {
         // over the threads in runs of at most 1024.
         {.name = "se_after_silu", .what = "squeeze-excitation reading a SiLU over a 40-channel map, 3 images",
          .x = {3, 6, 5, 5},
-         .body =
-             [](Tensor x) {
-                 Tensor h = x | conv(40, 1) | silu();
-                 return mul(h | adaptive_avgpool(1) | conv(10, 1, {.bias = true}) | silu() |
-                                conv(40, 1, {.bias = true}) | sigmoid(),
-                            h);
-             }},
+         .body = [](Tensor x) { return silu_squeeze_excited(x, 40, 10); }},
         {.name = "se_after_silu_one_image", .what = "squeeze-excitation reading a SiLU over a 40-channel map, 1 image",
          .x = {1, 6, 5, 5},
-         .body =
-             [](Tensor x) {
-                 Tensor h = x | conv(40, 1) | silu();
-                 return mul(h | adaptive_avgpool(1) | conv(10, 1, {.bias = true}) | silu() |
-                                conv(40, 1, {.bias = true}) | sigmoid(),
-                            h);
-             }},
+         .body = [](Tensor x) { return silu_squeeze_excited(x, 40, 10); }},
         {.name = "se_after_silu_wide", .what = "squeeze-excitation reading a SiLU over 2100 channels of 2x2, 1 image",
          .x = {1, 4, 2, 2},
-         .body =
-             [](Tensor x) {
-                 Tensor h = x | conv(2100, 1) | silu();
-                 return mul(h | adaptive_avgpool(1) | conv(8, 1, {.bias = true}) | silu() |
-                                conv(2100, 1, {.bias = true}) | sigmoid(),
-                            h);
-             }},
+         .body = [](Tensor x) { return silu_squeeze_excited(x, 2100, 8); }},
         {.name = "se_rows_threads", .what = "squeeze-excitation of 600 channels through 60 on 9 rows (two threads)",
          .x = {9, 6, 1, 1}, .body = [](Tensor x) { return squeeze_excited(x, 600, 60); }},
         // One image, but 256 KB of weights or more: every thread too (776 x 96 = 74.5k weights).

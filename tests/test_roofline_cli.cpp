@@ -170,15 +170,14 @@ TEST_CASE("roofline place: each layer on the roof, totals equal ridge summary's"
 }
 
 TEST_CASE("roofline place --chip this measures the machine first") {
-    Run r = ridge("roofline place resnet18 --chip this --format json");
+    // One run: the probes stream gigabytes where the L3 reads as large (508 MiB on the Zen 5 VM).
+    Run r = ridge("roofline place resnet18 --chip this --level l1 --format json");
     REQUIRE(r.code == 0);
     testjson::Value j = testjson::parse(r.out);
     CHECK(j["chip"].text.starts_with("this machine"));
+    CHECK(j["level"].text == "L1");
     CHECK(j["peak_flops"].num() > 1e9);
     CHECK(j["bandwidth_bytes_per_s"].num() > 1e8);
-    Run l1 = ridge("roofline place resnet18 --chip this --level l1 --format csv");
-    REQUIRE(l1.code == 0);
-    CHECK(l1.out.find(",L1,(net),") != std::string::npos);
 }
 
 TEST_CASE("roofline measure --device cpu: the documented JSON keys, within the theoretical peak") {

@@ -9,7 +9,7 @@ ridge's own line and counted, not hidden. After the first pass, a pass reruns on
 which the pass before flagged a layer: the rest cannot have a layer flagged in every pass.
 
     /usr/bin/python3 bench/flag_survey.py --ridge build/cli/ridge --modes infer,train \
-        --batches 1,8,16 --passes 2 --roof 235,35 --out bench/flags_DATE
+        --batches 1,8,16 --passes 2 --roof 235,35 --out bench/runs/flags_DATE
 
 --out PREFIX writes PREFIX.csv (every flagged phase of every pass) and PREFIX.md (the summary).
 Without --roof every run measures the ceilings with ridge's quick probes (about 2 s), which then

@@ -149,8 +149,10 @@ recover() {
     fi
     put_back "$f"
     delete_objects "$f"
+    recovered=1
     echo "mutate: put back $f, which a killed run left mutated"
 }
+recovered=
 if [ -f "$CURRENT_FILE" ]; then
     { IFS= read -r f; IFS= read -r sum; } < "$CURRENT_FILE"
     recover "$f" "${sum:-}"
@@ -237,8 +239,9 @@ run_tests() { (cd "$BUILD" && ctest -j "$JOBS" -R "$(regex_of "$@")" --timeout 9
 echo "building the tests' targets in $BUILD (the first time takes minutes; log: $LOG)"
 build_targets $(targets_of $all_tests) || die "the unmutated tree does not build, see $LOG"
 # CI runs this right after `make test` passed every test on this very build (MUTATE_TESTED=1 with
-# MUTATE_BUILD): running the mutants' tests unmutated again would only repeat that.
-if [ -n "${MUTATE_TESTED:-}" ] && [ -n "${MUTATE_BUILD:-}" ]; then
+# MUTATE_BUILD): running the mutants' tests unmutated again would only repeat that. Not after a
+# line a killed run left mutated was put back: those tests may have passed on the mutant.
+if [ -n "${MUTATE_TESTED:-}" ] && [ -n "${MUTATE_BUILD:-}" ] && [ -z "$recovered" ]; then
     echo "the tests passed unmutated in this build just before (MUTATE_TESTED)"
 else
     echo "running the tests unmutated"

@@ -2,6 +2,7 @@
 // that agree with the roofline rule and with `ridge summary`, and one line + exit 2 for each kind
 // of bad input (unknown chip with the closest names, bad kind, malformed database).
 #include <doctest/doctest.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>

@@ -47,13 +47,12 @@ void CacheFlush::operator()() {
 
 Timing time_cpu(const std::function<void()>& call, const TimingOptions& o) {
     // One buffer for the process: twice the last-level cache can be a gigabyte (this VM reports its
-    // socket's 508 MiB L3), and allocating and faulting it in again for each timing took 4 s each.
+    // socket's 508 MiB L3), and allocating and faulting it in again took 4 s a timing. The old one
+    // is freed before another thread count's is made, so two never coexist.
     static std::unique_ptr<CacheFlush> kept;
-    static int kept_threads = 0;
-    if (o.flush && (!kept || kept_threads != o.threads)) {
+    if (o.flush && (!kept || kept->threads() != o.threads)) {
         kept.reset();
         kept = std::make_unique<CacheFlush>(o.threads);
-        kept_threads = o.threads;
     }
     CacheFlush* flush = o.flush ? kept.get() : nullptr;
     for (int i = 0; i < o.warmup; ++i) call();

@@ -40,6 +40,7 @@ class CacheFlush {
 public:
     explicit CacheFlush(int threads);
     void operator()();
+    int threads() const { return threads_; }
 
 private:
     std::vector<unsigned char> buffer_;

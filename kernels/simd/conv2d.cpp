@@ -664,8 +664,9 @@ void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int t
 // positions of one output channel. Each weight is then broadcast once for two position vectors,
 // and each input vector loaded once for 4 output channels: 8 independent sums, where the forms
 // above broadcast an input scalar (groups of 8) or spread it by a shuffle (groups of 4) for every
-// FMA. On the 2-core Zen 3 the groups of 8 that way ran slower than oneDNN's jit:avx2 (README); in
-// a test program this form's sums ran 65 to 70 GFLOP/s on one core, the broadcast-per-FMA loop 33.
+// FMA. On the 2-core Zen 3 the groups of 8 that way ran slower than oneDNN's jit:avx2
+// (bench/runs/README.md); in a test program this form's sums ran 65 to 70 GFLOP/s on one core, the
+// broadcast-per-FMA loop 33.
 // A unit of work is one image's block over up to planar_rows output rows: its input rows are
 // transposed into the copy 8x8 at a time, the outputs summed into planar rows, and those
 // transposed back into y's layout with the bias and ReLU.

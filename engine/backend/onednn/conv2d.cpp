@@ -239,7 +239,8 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
 // inner product of (N, C) rows with (K, C) weights. oneDNN's convolution kernels spend 40 to 80 us
 // on mobilenet_v3_small's 576 -> 144 -> 576 at batch 8 in each of forward, data and weight
 // gradient, 5 to 10 times what reading the 0.33 MB of weights takes; the inner product (measured
-// in bench/runs/README.md) is a GEMM with nothing to slide. A conv with a batchnorm folded in stays a conv.
+// in bench/runs/README.md) is a GEMM with nothing to slide. A conv with a batchnorm folded in stays
+// a conv.
 std::optional<InnerProduct> as_inner_product(const Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());
     if (xs[2] != 1 || xs[3] != 1 || op.kernel.h != 1 || op.kernel.w != 1 || op.G != 1) return std::nullopt;

@@ -17,17 +17,23 @@ namespace {
 constexpr int64_t kPlainRow = 4096;
 
 // m, or v where v is greater or a NaN: a NaN wins and then stays, as in PyTorch's max pooling
-// (vmaxps alone would keep m where v is a NaN). Eight lanes: GCC lowers a select on a vector wider
-// than the target lane by lane.
-RIDGE_SIMD_INLINE Vec<8> max_nan(Vec<8> m, Vec<8> v) { return (v > m) | (v != v) ? v : m; }
+// (vmaxps alone would keep m where v is a NaN). 16 lanes only where RIDGE_SIMD_WIDE: GCC lowers a
+// select on a vector wider than the target in pieces. Compiled for the target itself, as is every
+// helper that calls it: GCC lowers the select for the function it is written in, before inlining
+// it into a leaf (without, the 16-lane path below made squeezenet1_1's pools at batch 16 take 54,
+// 18 and 9 ms in place of 1.9, 1.1 and 0.3).
+template <class V>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V max_nan(V m, V v) {
+    return (v > m) | (v != v) ? v : m;
+}
 
 // Floats in max_row's column buffer, on the stack (32 KB).
 constexpr int64_t kColumns = 8192;
 
 // The window of output q (row h0's rows r_lo to r_hi) at every lane of one channel block,
 // positions `width` floats apart; the window's columns clipped to the map.
-RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, int64_t width, int64_t h0, int64_t r_lo,
-                                  int64_t r_hi, int64_t q) {
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, int64_t width,
+                                                  int64_t h0, int64_t r_lo, int64_t r_hi, int64_t q) {
     using V = Vec<8>;
     const int64_t w0 = q * d.stride_w - d.pad_l;
     const int64_t s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(d.S, d.W - w0);
@@ -42,8 +48,38 @@ RIDGE_SIMD_INLINE void max_window(const float* x, float* out, const MaxPool& d, 
     }
 }
 
+// The maximum down `rows` rows `row` floats apart, at one column from `top`.
+template <class V>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V max_down(const float* top, int64_t row, int64_t rows) {
+    V m = load<V>(top);
+    for (int64_t r = 1; r < rows; ++r) m = max_nan(m, load<V>(top + r * row));
+    return m;
+}
+// The 3x3 stride-2 windows of one output row that lie inside the map's columns, at `lanes` lanes
+// of a blocked map (positions `width` floats apart, the first window's top left at `top`): each
+// column's maximum down the rows taken once, in registers, the last column of a window kept as the
+// first of the next. max_row's column buffer stored every column's maximum and read it again, at
+// about 9 cycles an input position on the 2-core Zen 5 with the map in cache; squeezenet1_1 at
+// batch 16 (pools on 64x111x111, 128x55x55 and 256x27x27 in nChw16c), the unfused executor, two
+// alternated runs each: 1.6-2.7 -> 1.4-1.6 ms, 1.0-1.4 -> 0.62-0.74, 0.33-0.58 -> 0.17-0.33; the
+// whole net (ridge bench, three alternated runs) 41.2-43.9 -> 37.8-40.2 ms. Channels-last rows (64 to 256 floats a
+// column) keep the buffer: a pass per 16 lanes read each row again, 0.77 -> 1.18 ms on 16x128x55x55.
+template <int lanes>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void max_columns_3s2(const float* top, float* out, int64_t row, int64_t rows,
+                                                       int64_t windows, int64_t width) {
+    using V = Vec<lanes>;
+    V carry = max_down<V>(top, row, rows);
+    for (int64_t q = 0; q < windows; ++q) {
+        const V a = max_down<V>(top + (2 * q + 1) * width, row, rows),
+                b = max_down<V>(top + (2 * q + 2) * width, row, rows);
+        store(out + q * width, max_nan(max_nan(carry, a), b));
+        carry = b;
+    }
+}
+
 // One output row p of one channel block: positions `width` floats apart (8 or 16 lanes, or all C
 // channels-last), x the block's map and y its output map. The windows inside the map's columns:
+// - 3x3 at stride 2 in a blocked layout: max_columns_3s2;
 // - where they overlap (stride below the kernel), in two passes over a column buffer: the maxima
 //   down the window's rows at every column, then across each window's columns. A 3x3 window at
 //   stride 1 takes 4 maxima so instead of 8. googlenet's branch pool on 1x256x28x28 channels-last
@@ -78,7 +114,14 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     const int64_t qb = last < 0 ? qa : std::max(qa, std::min(d.Q, last / d.stride_w + 1));
     const int64_t wa = qa * d.stride_w - d.pad_l, cols = (qb - qa - 1) * d.stride_w + d.S;
     for (int64_t q = 0; q < qa; ++q) max_window(x, out, d, width, h0, r_lo, r_hi, q);
-    if (d.stride_w < d.S && qb > qa && cols * 8 <= kColumns) {
+    if (d.S == 3 && d.stride_w == 2 && width <= 16 && qb > qa) {
+        if (RIDGE_SIMD_WIDE && width == 16)
+            max_columns_3s2<16>(x + ((h0 + r_lo) * d.W + wa) * 16, out + qa * 16, d.W * 16, r_hi - r_lo, qb - qa, 16);
+        else
+            for (int64_t j = 0; j < width; j += 8)
+                max_columns_3s2<8>(x + ((h0 + r_lo) * d.W + wa) * width + j, out + qa * width + j, d.W * width,
+                                   r_hi - r_lo, qb - qa, width);
+    } else if (d.stride_w < d.S && qb > qa && cols * 8 <= kColumns) {
         alignas(32) float down[kColumns];
         const int64_t lanes = std::min(width, kColumns / cols / 8 * 8);
         for (int64_t j0 = 0; j0 < width; j0 += lanes) {

@@ -30,6 +30,10 @@ namespace ridge::simd {
 // the leaf's ABI; an AVX-512 leaf then passes 64-byte vectors in zmm registers that the lambda
 // reads from the stack (a sanitized -Og build's SiLU gave garbage and crashed on AVX-512 hosts).
 #define RIDGE_SIMD_LAMBDA __attribute__((always_inline))
+// A helper that compares 16-lane vectors and selects takes RIDGE_SIMD_LEAF as well: GCC 12 lowers
+// such a select for the target of the function it is written in, before inlining it into a leaf.
+// pool.cpp's max_nan as a baseline helper made squeezenet1_1's pools at batch 16 take 25 times as
+// long (its 8-lane select came out whole, as vcmpps and vblendvps on ymm registers).
 
 // Whether the leaves run their AVX-512 code (RIDGE_SIMD_WIDE, set with the build's target).
 // Elsewhere a 16-lane vector is two 8-lane halves, and GCC 12 keeps a kernel's many 16-lane

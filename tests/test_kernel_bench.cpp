@@ -555,8 +555,10 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
 // block, 13, 16 and 20 two, 25 three, 64 six, five of 11 and one of 9); 300 and 600 columns span
 // two and three chunks of 256, 45
 // leaves a partial panel's tail; 37 and 1 outputs a partial last panel, 64 and 96 whole panels
-// only. With the ReLU a NaN row gives 0, as the reference takes it, and an infinity in a weight
-// stays in its own outputs.
+// only. On 1, 2 and 3 threads: where the panels do not share out evenly (one to three panels on
+// two or three threads) the rows go in groups, one thread each (1 to 32 rows a group). With the
+// ReLU a NaN row gives 0, as the reference takes it, and an infinity in a weight stays in its own
+// outputs.
 TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, K;
@@ -564,51 +566,56 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
     const Shape shapes[] = {{1, 45, 37},  {1, 600, 16}, {2, 300, 37},  {3, 45, 20},  {4, 300, 17},
                             {5, 45, 1},   {6, 300, 20}, {7, 600, 37},  {13, 45, 50}, {16, 300, 33},
                             {20, 45, 37}, {64, 45, 16}, {11, 257, 17}, {12, 40, 64}, {25, 20, 96}};
-    for (const SimdVariant& v : runnable_simd_variants())
-        for (const Shape& s : shapes)
-            for (bool relu : {false, true})
-                for (bool bias : {true, false}) {
-                    const int64_t N = s.N, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
-                    CAPTURE(v.isa);
-                    CAPTURE(N);
-                    CAPTURE(C);
-                    CAPTURE(K);
-                    CAPTURE(relu);
-                    unsigned seed = unsigned(N * 7 + C * 3 + K);
-                    auto next = [&seed] {
-                        seed = seed * 1664525u + 1013904223u;
-                        return float(seed >> 8) / float(1 << 24) - 0.5f;
-                    };
-                    std::vector<float> x(size_t(N * C)), w(size_t(K * C)), b(static_cast<size_t>(K));
-                    for (float& e : x) e = 2 * next();
-                    for (float& e : w) e = next();
-                    for (float& e : b) e = next();
-                    if (N > 2) x[size_t(2 * C + C / 2)] = NAN;         // row 2: NaN in every output
-                    if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
-                    std::vector<float> panels(size_t(Kp * Cp), 0.0f);
-                    for (int64_t k = 0; k < K; ++k)
-                        for (int64_t c = 0; c < C; ++c)
-                            panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
-                    std::vector<float> y(size_t(N * K), -7.0f);
-                    v.linear_panels(x.data(), panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C, K);
-                    int wrong = 0;
-                    for (int64_t n = 0; n < N; ++n)
-                        for (int64_t k = 0; k < K; ++k) {
-                            double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
-                            for (int64_t c = 0; c < C; ++c) {
-                                const double p = double(x[size_t(n * C + c)]) * w[size_t(k * C + c)];
-                                sum += p;
-                                mag += std::fabs(p);
+    const int threads_before = omp_get_max_threads();
+    for (int threads : {1, 2, 3})
+        for (const SimdVariant& v : runnable_simd_variants())
+            for (const Shape& s : shapes)
+                for (bool relu : {false, true})
+                    for (bool bias : {true, false}) {
+                        omp_set_num_threads(threads);
+                        const int64_t N = s.N, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
+                        CAPTURE(threads);
+                        CAPTURE(v.isa);
+                        CAPTURE(N);
+                        CAPTURE(C);
+                        CAPTURE(K);
+                        CAPTURE(relu);
+                        unsigned seed = unsigned(N * 7 + C * 3 + K);
+                        auto next = [&seed] {
+                            seed = seed * 1664525u + 1013904223u;
+                            return float(seed >> 8) / float(1 << 24) - 0.5f;
+                        };
+                        std::vector<float> x(size_t(N * C)), w(size_t(K * C)), b(static_cast<size_t>(K));
+                        for (float& e : x) e = 2 * next();
+                        for (float& e : w) e = next();
+                        for (float& e : b) e = next();
+                        if (N > 2) x[size_t(2 * C + C / 2)] = NAN;         // row 2: NaN in every output
+                        if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
+                        std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                        for (int64_t k = 0; k < K; ++k)
+                            for (int64_t c = 0; c < C; ++c)
+                                panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
+                        std::vector<float> y(size_t(N * K), -7.0f);
+                        v.linear_panels(x.data(), panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C, K);
+                        int wrong = 0;
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t k = 0; k < K; ++k) {
+                                double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
+                                for (int64_t c = 0; c < C; ++c) {
+                                    const double p = double(x[size_t(n * C + c)]) * w[size_t(k * C + c)];
+                                    sum += p;
+                                    mag += std::fabs(p);
+                                }
+                                if (relu && !(sum > 0)) sum = 0.0, mag = 0.0;  // NaN > 0 is false: 0
+                                const float got = y[size_t(n * K + k)];
+                                const bool ok = std::isnan(sum)    ? std::isnan(got)
+                                                : std::isinf(sum) ? double(got) == sum
+                                                                  : std::fabs(got - sum) <= 1e-5 * mag + 1e-6;
+                                if (!ok && wrong++ < 3) MESSAGE("y[", n, ", ", k, "] ", got, " against ", sum);
                             }
-                            if (relu && !(sum > 0)) sum = 0.0, mag = 0.0;  // NaN > 0 is false: 0
-                            const float got = y[size_t(n * K + k)];
-                            const bool ok = std::isnan(sum)    ? std::isnan(got)
-                                            : std::isinf(sum) ? double(got) == sum
-                                                              : std::fabs(got - sum) <= 1e-5 * mag + 1e-6;
-                            if (!ok && wrong++ < 3) MESSAGE("y[", n, ", ", k, "] ", got, " against ", sum);
-                        }
-                    CHECK(wrong == 0);
-                }
+                        CHECK(wrong == 0);
+                    }
+    omp_set_num_threads(threads_before);
 }
 
 // linear_gemm of every build against sums in double, on linear_panels' weights: 197 and 245 rows

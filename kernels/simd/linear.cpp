@@ -171,11 +171,27 @@ RIDGE_SIMD_LEAF void finish_panel(const float* out, const float* b, bool relu, f
         }
 }
 
+// Units of work: each panel for a group of the rows. One group while the panels share out evenly
+// among the threads, or there are many of them (the thread with one panel more then waits at most
+// an eighth); otherwise the rows go in as many groups as there are threads, so that no thread
+// multiplies a whole panel more than another. efficientnet_b7's 960 -> 40 squeezes at batch 16
+// have three panels: on two threads one did two (nine of them flagged slow in both passes of a
+// survey on the 2-core Zen 4, 22 to 36 us against a bound of 5). Rows in halves, each thread
+// three half panels, one of them read by both threads: alone, 16 rows, 2 threads, warm 10.5 ->
+// 8.0 us, weights evicted 16.6 -> 14.6; in `ridge profile efficientnet_b7 --batch 16`, 2
+// alternated runs, features.4's nine squeezes 202 and 214 -> 195 and 180 us in all, 9 and 9 -> 7
+// and 5 of them over 20 us. Not all of them under it yet: the weights come from memory.
+int64_t row_groups(int64_t panels, int64_t N, int threads) {
+    if (N == 1 || panels % threads == 0 || panels >= 8 * threads) return 1;
+    return std::min<int64_t>(N, threads);
+}
+
 }  // namespace
 
 void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
                    int64_t K) {
     const int64_t panels = (K + panel - 1) / panel;
+    const int64_t groups = row_groups(panels, N, omp_get_max_threads());
     // The threads finish together (team.h): on the classifiers' hundreds of MB a thread ended far
     // enough ahead to sleep, and the small ReLU after waited for it to wake. vgg11 at batch 16 on
     // the 2-core Zen 5, two alternated runs: classifier.relu1 32-40 -> 14-15 us (its bound 9),
@@ -184,13 +200,15 @@ void linear_panels(const float* x, const float* w, const float* b, bool relu, fl
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
-        for (int64_t i = 0; i < panels; ++i) {
+        for (int64_t u = 0; u < panels * groups; ++u) {
+            const int64_t i = u / groups, g = u % groups;
+            const int64_t n0 = N * g / groups, rows = N * (g + 1) / groups - n0;
             float out[max_panel_rows * panel];
-            if (N == 1)
-                panel_dots(x, w + i * panel_floats(C), C, out);
+            if (rows == 1)
+                panel_dots(x + n0 * C, w + i * panel_floats(C), C, out);
             else
-                panel_dots_rows(x, w + i * panel_floats(C), N, C, out);
-            finish_panel(out, b, relu, y, N, K, i * panel);
+                panel_dots_rows(x + n0 * C, w + i * panel_floats(C), rows, C, out);
+            finish_panel(out, b, relu, y + n0 * K, rows, K, i * panel);
         }
         end.arrive();
     }

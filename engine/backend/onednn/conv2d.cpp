@@ -298,9 +298,14 @@ std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
 }
 
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or
-// weights of 256 KB or more, which two cores read faster even for one row: at batch 1,
+// weights of 128 KB or more, which two cores read faster even for one row: at batch 1,
 // efficientnet_b7's 2304 -> 96 -> 2304 (221k weights) forward, data and weight gradient 0.36 ->
-// 0.23 ms, mobilenet_v3_large's squeezes 2.5-2.6 -> 2.1 ms in all (2 alternated rounds). Below,
+// 0.23 ms, mobilenet_v3_large's squeezes 2.5-2.6 -> 2.1 ms in all (2 alternated rounds). From
+// 256 KB down to 128 KB, on the 2-core Zen 4 (`ridge profile`, batch 1, 2 alternated runs):
+// efficientnet_b0's 48 -> 1152 expansions (55k weights) 21-23 -> 13-14 us (bound 5; four were
+// flagged slow in the survey), its 32 squeeze inner products 220-267 -> 197-200 us in all;
+// regnet_y_400mf's 266-305 -> 217-225 us, mobilenet_v3_large's features.11 (480 -> 120) 24-26 ->
+// 12 us each; the whole nets level (mobilenet_v3_small 1.12-1.14 against 1.19 ms). Below,
 // one, as the plan's step threads would be: waking the second thread cost more than it saved
 // (mobilenet_v3_small's 96 -> 24, 18k: 40 us forward with two threads, 3 with one; regnet_y_400mf's
 // 208 -> 52 at batch 8, 86k: 10 against 50 us in one of two passes). Where the executor holds the
@@ -309,7 +314,7 @@ std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
 // cold) took 18-28 us forward on one thread and 10-12 on two (3 runs each).
 int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
     const int64_t enough = p.teams_held ? (1 << 16) : (1 << 18);
-    return N * C * K >= enough || C * K >= (1 << 16) ? p.threads : 1;
+    return N * C * K >= enough || C * K >= (1 << 15) ? p.threads : 1;
 }
 
 // In inference on 2 to 32 rows below AVX-512, and 2 to 16 with it (panel_rows_most),

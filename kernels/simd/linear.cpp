@@ -201,8 +201,10 @@ void linear_panels(const float* x, const float* w, const float* b, bool relu, fl
     {
 #pragma omp for schedule(static) nowait
         for (int64_t u = 0; u < panels * groups; ++u) {
-            const int64_t i = u / groups, g = u % groups;
-            const int64_t n0 = N * g / groups, rows = N * (g + 1) / groups - n0;
+            const int64_t i = u / groups;
+            int64_t n0, n1;
+            share(N, 1, int(u % groups), int(groups), n0, n1);
+            const int64_t rows = n1 - n0;
             float out[max_panel_rows * panel];
             if (rows == 1)
                 panel_dots(x + n0 * C, w + i * panel_floats(C), C, out);

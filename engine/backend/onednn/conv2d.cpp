@@ -752,9 +752,19 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // noise. At stride 2 groups of 8 stay oneDNN's below AVX-512: their 24 8-lane registers spill in
 // the AVX2 build of the forms above, and the planar form was no faster.
 // With AVX-512, in inference and in nChw16c (batch 2 and more), groups of 8 at stride 1 and groups
-// of 16 to 32 (resnext50's layer3.0, regnet_x_1_6gf's 24) on maps at least 56 wide, 28 at stride
-// 2, run the kernel's 16-lane planar form. On the 2-core Zen 5, per layer, 2 alternated
-// pairs against the build before: regnet_x_1_6gf b16 block1-0 14.7-15.0 -> 10.2-10.3 ms (bound
+// of 24 (regnet_x_1_6gf's) on maps at least 56 wide, 14 at stride 2, run the kernel's 16-lane
+// planar form. Groups of whole 16-channel blocks (16, 32: resnext50's layer3 and layer4) are
+// oneDNN's: its jit kernel in nChw16c ran them near the FMA peak, where 24 a group, which splits a
+// block, took brgconv. On the 2-core Zen 4 at batch 16, per layer, 4 alternated pairs (one oneDNN
+// run, beside a disturbed host, left out): resnext50's layer3.0 (16 a group, stride 2, 28 -> 14)
+// 5.8-7.5 ms on this kernel against 2.65-2.75 on oneDNN's (bound 1.98), 3.05-3.36 against
+// 1.35-1.36 at batch 8; its layer3.1 took 2.1-2.3 there. regnet_x_1_6gf's block4-0 (24 a group,
+// stride 2, 14 -> 7), 2 pairs: brgconv 4.39-4.61 ms, this kernel 3.37-3.79 (bound 1.32), 1.84-2.33
+// against 1.58-1.64 at batch 8, while the 1x1 conv after it took jit_1x1 in place of brgconv_1x1
+// and 0.3 to 0.5 ms more at batch 16; the whole net level (3 alternated pairs at batch 8 and 16,
+// within the host's 10 % drift). At stride 1 on 7x7 (block4-1) brgconv took 2.15-2.46 ms, the
+// kernel alone 2.54. Before that, on the 2-core Zen 5, per layer, 2 alternated pairs against the
+// build before: regnet_x_1_6gf b16 block1-0 14.7-15.0 -> 10.2-10.3 ms (bound
 // 3.5), block1-1 7.8-8.0 -> 6.1, block2-0 8.0-8.1 -> 6.6 (bound 2.1), b8 block1-0 7.4-7.7 -> 5.4;
 // resnext50 b16 layer2.1-2.3 3.3-4.1 -> 2.7-3.4 ms, layer3.0 6.1-7.1 -> 5.4-5.5 (bound 1.05), and
 // the convs after it in the stage then took oneDNN's jit kernels in nChw16c instead of brgconv,
@@ -783,7 +793,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& ys = p.shape(l.n.output);
     const int64_t C = xs[1], width = op.G < 2 || C != op.K || C % op.G ? 0 : C / op.G;
     const bool avx512 = avx512_core_here();
-    if (width != 4 && width != 8 && !(avx512 && width % 8 == 0 && width >= 16 && width <= 32)) return false;
+    if (width != 4 && width != 8 && !(avx512 && width == 24)) return false;
     if (p.train && (op.bias || (l.group && (l.group->bn >= 0 || !l.group->post.empty())))) return false;
     if (op.kernel.h != 3 || op.kernel.w != 3 || op.stride.h != op.stride.w) return false;
     if (op.dilation.h != 1 || op.dilation.w != 1) return false;
@@ -797,8 +807,8 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (block == 0 || (block == 8 && avx512)) return false;  // nChw8c is the AVX2 convs' layout
     const bool nhwc = block == C;
     if (avx512 && width == 8 && nhwc && C % 256 != 0) return false;
-    const bool wide = avx512 && (width >= 16 || (width == 8 && op.stride.h == 1));
-    if (wide && (p.train || nhwc || (width >= 16 && xs[3] < (op.stride.h == 2 ? 28 : 56)))) return false;
+    const bool wide = avx512 && (width == 24 || (width == 8 && op.stride.h == 1));
+    if (wide && (p.train || nhwc || (width == 24 && xs[3] < (op.stride.h == 2 ? 14 : 56)))) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};
     if (!simd::grouped_conv3x3_supported(d)) return false;
     // Groups of 8 at stride 1 (below AVX-512 only, by the tests above) train on oneDNN's gradients,

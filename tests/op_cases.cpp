@@ -724,6 +724,12 @@ std::vector<OpCase> fused_groups() {
              return x | conv(40, 1) | bn() | relu() | conv(40, 3, {.pad = 1, .groups = 5}) | bn() | relu() |
                     conv(16, 1);
          }},
+        {.name = "grouped8_stride2_padded",
+         .what = "grouped 3x3 stride 2 (40 channels in groups of 8) on 29 columns, between 1x1 convs (nChw16c's padding)",
+         .x = {2, 3, 7, 29}, .body = [](Tensor x) {
+             return x | conv(40, 1) | bn() | relu() | conv(40, 3, {.stride = 2, .pad = 1, .groups = 5}) | bn() |
+                    relu() | conv(16, 1);
+         }},
         {.name = "grouped8_one_image", .what = "1x1 conv, then grouped 3x3 (16 channels in groups of 8, oneDNN's), batchnorm",
          .x = {1, 8, 6, 11}, .body = [](Tensor x) { return x | conv(16, 1) | conv(16, 3, {.pad = 1, .groups = 2}) | bn(); }},
         {.name = "grouped8_stride2", .what = "1x1 conv, then grouped 3x3 stride 2 (48 channels in groups of 8), batchnorm, relu",

@@ -1034,7 +1034,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
                  int threads) {
     const int64_t width = d.width, strip = width == 4 ? strip4 : strip8, B = d.block;
     const int64_t lanes = width == 4 ? grouped4_lanes(d) : 8;  // output channels of one strip
-    const int64_t blocks = d.C / 16, strips = (d.Q + strip - 1) / strip;
+    const int64_t blocks = (d.C + 15) / 16, strips = (d.Q + strip - 1) / strip;
     const float zeros[8] = {};
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
@@ -1053,7 +1053,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
                 for (int64_t w = std::max<int64_t>(0, 2 * q0 - 1); w < std::min(d.W, 2 * (q0 + strip)); ++w)
                     __builtin_prefetch(row + w * B, 0, 1);
             }
-        for (int64_t c0 = 16 * j; c0 < 16 * j + 16; c0 += lanes) {
+        for (int64_t c0 = 16 * j; c0 < std::min(16 * j + 16, d.C); c0 += lanes) {
             const float* rows[3];
             for (int r = 0; r < 3; ++r) {
                 const int64_t h = p * d.stride - 1 + r;
@@ -1064,6 +1064,10 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
             grouped_strip(rows, B, q0, d.W, wp, bias, relu, y + grouped_at(d, n, c0, p, q0, d.P, d.Q), count,
                           d.stride, width, lanes, zeros);
         }
+        // nChw16c with C an odd multiple of 8 (groups of 8 only): the last block's padding lanes
+        // are written as zeros, which a blocked layout's readers assume.
+        if (B == 16 && d.C % 16 != 0 && j == blocks - 1)
+            for (int64_t q = 0; q < count; ++q) store(y + grouped_at(d, n, d.C, p, q0 + q, d.P, d.Q), Vec8{});
     }
 }
 
@@ -1148,13 +1152,16 @@ bool grouped_conv3x3_supported(const GroupedConv3x3& d) {
     // channels) where the layout's blocks are 8 or all C, or with AVX-512 16 as well (the last
     // block's padding written as zeros).
     if (wide_here(d)) return layout && map && d.C % d.width == 0;
-    const bool channels = d.C % 16 == 0 || (planar_here(d) && d.C % 8 == 0 && d.block != 16);
+    // The strip form takes whole blocks of 16, or with groups of 8 in nChw16c a last block of 8
+    // (regnet_y_400mf's stride-2 convs on 104 and 440 channels).
+    const bool channels = d.C % 16 == 0 || (planar_here(d) && d.C % 8 == 0 && d.block != 16) ||
+                          (d.width == 8 && d.block == 16 && d.C % 8 == 0 && !planar_here(d));
     return (d.width == 4 || d.width == 8) && channels && layout && map;
 }
 
 size_t grouped_conv3x3_scratch(const GroupedConv3x3& d, int threads) {
     if (wide_here(d)) return size_t(threads * wide_of(d).floats());
-    return size_t(planar_here(d) ? threads * planar_of(d).floats() : 9 * d.width * d.C);
+    return size_t(planar_here(d) ? threads * planar_of(d).floats() : 9 * d.width * ((d.C + 15) / 16 * 16));
 }
 
 void grouped_conv3x3(const float* x, const float* w, const float* b, bool relu, float* y, float* scratch,

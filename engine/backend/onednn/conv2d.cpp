@@ -729,6 +729,14 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
 // kernel for them wants nChw8c, into which nChw16c neighbours are reordered and back. In
 // inference, regnet_y_400mf at batch 16 (the 2-core Zen 4, 3 alternated runs): block1-0.conv2,
 // 16x48x112x112 in, 5.9-6.8 -> 3.5-3.8 ms (bound 1.48), block3-0.conv2 0.88-1.06 -> 0.71-0.73.
+// C may leave the last nChw16c block half padding (regnet_y_400mf's 104 and 440 channels, oneDNN's
+// before): its block2-0 (16x104x56x56) 2.82-3.79 -> 2.20-2.90 ms (bound 0.80; 4 alternated pairs,
+// the host drifting), the 1x1 conv after it then jit_1x1 in place of brgconv_1x1, 1.98-2.01 ->
+// 1.38-1.63. On fewer than 14 output columns the strips of 16 positions run half empty and oneDNN's
+// jit kernel stays (in inference; in training it was not measured): block4-0 (14 -> 7 on 440)
+// 0.23-0.29 ms against 0.35-0.62 at batch 8, 0.47-0.93 against 0.78-1.27 at batch 16; at 28 -> 14
+// (block3-0, 208 channels) the strips 0.54-0.64 against 0.55-0.78 at batch 8 and 1.06-1.28
+// against 1.47-1.65 at 16, resnext50's layer2.0 at 16 6.5-7.4 against 7.1-8.6.
 // Channels-last (batch 1) oneDNN's kernel is 1.3x faster than this one (1x48x112x112: 120 against
 // 162 us alone) except where C is a multiple of 256:
 // 1x256x56x56 took it 548 us against 161 at 240 channels and 182 at 272, and 1x512x28x28 270, as if
@@ -807,6 +815,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (block == 0 || (block == 8 && avx512)) return false;  // nChw8c is the AVX2 convs' layout
     const bool nhwc = block == C;
     if (avx512 && width == 8 && nhwc && C % 256 != 0) return false;
+    if (avx512 && width == 8 && op.stride.h == 2 && !p.train && ys[3] < 14) return false;  // see above
     const bool wide = avx512 && (width == 24 || (width == 8 && op.stride.h == 1));
     if (wide && (p.train || nhwc || (width == 24 && xs[3] < (op.stride.h == 2 ? 14 : 56)))) return false;
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, block, width};

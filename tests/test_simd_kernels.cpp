@@ -613,6 +613,8 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
             {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
             {5, 29, 3, 3, 2, 1, 3, 15},  // rows wider than a vector, a tail of 5 (alexnet's first pool)
             {4, 17, 3, 3, 1, 1, 4, 17},  // the same at stride 1
+            {3, 1, 3, 3, 1, 1, 3, 1},    // googlenet's window on one column: both edges at once
+            {1, 2, 3, 3, 1, 1, 1, 2},    // and on one row of two
             {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel
         };
         // And one whose axes differ in kernel, stride and padding: 3x2, stride (2, 1), padding (1, 0).
@@ -638,7 +640,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                         for (int64_t c = 0; c < C; ++c)
                             for (int64_t s = 0; s < w.H * w.W; ++s)
                                 x[at(xl, n, c, s)] = float((n * 131 + c * 17 + s * 29) % 103) - 60.0f;
-                    const int64_t nan_c = C - 1, nan_s = w.W + 1;  // one NaN in the last channel
+                    const int64_t nan_c = C - 1, nan_s = std::min(w.W + 1, w.H * w.W - 1);  // one NaN in the last channel
                     x[at(xl, 1, nan_c, nan_s)] = std::numeric_limits<float>::quiet_NaN();
                     v.max_pool(x.data(), y.data(), d);
                     int64_t wrong = 0, nans = 0;
@@ -671,7 +673,7 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
                     CHECK(padding == 0);
                     ++cases;
                 }
-        CHECK(cases == 135);
+        CHECK(cases == 165);
         simd::MaxPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 16};
         d.pad_t = 2;  // as large as the kernel: the first row of windows is all padding
         CHECK(!v.max_pool_supported(d));

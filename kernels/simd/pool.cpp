@@ -5,6 +5,7 @@
 // windows read a row again from cache), one write of y.
 // x (N,C,H,W)  y (N,C,P,Q)
 #include <algorithm>
+#include <limits>
 
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
@@ -77,15 +78,36 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void max_columns_3s2(const float* top, float* 
     }
 }
 
+// One output row of 3x3 stride-1 windows padded by 1 on each side, as many as the map's columns
+// (googlenet's branch pools), at `lanes` lanes from `top`, the windows' first row, positions
+// `width` floats apart: each column's maximum down the rows taken once, the last two kept for the
+// next window, and the padding's columns -inf, which no maximum keeps but a NaN still wins over.
+// max_row's column buffer stored each column's maximum and read it again, and the two edge windows
+// went one at a time. On the 2-core Zen 4, 2 threads, a warm map in a test program, 2 alternated
+// runs each: nChw16c 16x832x7x7 390-415 -> 153-159 us (bound 111), 16x192x28x28 1.19-1.28 ms ->
+// 0.48 (bound 0.41), 16x528x14x14 0.87-0.94 -> 0.35; channels-last (16 lanes a pass, the rows
+// read again for each) 1x192x28x28 47-52 -> 32-33 us, 1x480x14x14 35 -> 20, 1x832x7x7 20 -> 9-10.
+template <int lanes>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void max_row_3s1_same(const float* top, float* out, int64_t row, int64_t rows,
+                                                        int64_t W, int64_t width) {
+    using V = Vec<lanes>;
+    V a = V{} - std::numeric_limits<float>::infinity(), b = max_down<V>(top, row, rows);
+    for (int64_t q = 0; q + 1 < W; ++q) {
+        const V c = max_down<V>(top + (q + 1) * width, row, rows);
+        store(out + q * width, max_nan(max_nan(a, b), c));
+        a = b, b = c;
+    }
+    store(out + (W - 1) * width, max_nan(a, b));
+}
+
 // One output row p of one channel block: positions `width` floats apart (8 or 16 lanes, or all C
 // channels-last), x the block's map and y its output map. The windows inside the map's columns:
+// - 3x3 at stride 1 padded by 1, one output a column, in any layout: max_row_3s1_same;
 // - 3x3 at stride 2 in a blocked layout: max_columns_3s2;
 // - where they overlap (stride below the kernel), in two passes over a column buffer: the maxima
 //   down the window's rows at every column, then across each window's columns. A 3x3 window at
-//   stride 1 takes 4 maxima so instead of 8. googlenet's branch pool on 1x256x28x28 channels-last
-//   alone, 2-core Zen 5: one thread 127 -> 68 us, two 63 -> 51, two after 32 MB of other writes
-//   94-102 -> 67-70. In googlenet at batch 1 it stays at 68-70 us, as do its other pools (the
-//   map comes from where the convs before left it);
+//   stride 1 took 4 maxima so instead of 8 (googlenet's branch pool on 1x256x28x28 channels-last
+//   alone, 2-core Zen 5: one thread 127 -> 68 us, two 63 -> 51);
 // - else (no overlap, or a row too wide for the buffer: over 1024 columns) four at a time: one
 //   window's maxima form a chain of dependent selects whose latency, not the loads, set the pace
 //   (googlenet's 3x3 stride-1 pools on 192x28x28, one thread: 0.32 to 0.35 ms a window at a time).
@@ -113,6 +135,14 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     const int64_t last = d.W + d.pad_l - d.S;
     const int64_t qb = last < 0 ? qa : std::max(qa, std::min(d.Q, last / d.stride_w + 1));
     const int64_t wa = qa * d.stride_w - d.pad_l, cols = (qb - qa - 1) * d.stride_w + d.S;
+    if (d.S == 3 && d.stride_w == 1 && d.pad_l == 1 && d.Q == d.W) {
+        const float* top = x + (h0 + r_lo) * d.W * width;
+        int64_t j = 0;
+        for (; RIDGE_SIMD_WIDE && j + 16 <= width; j += 16)
+            max_row_3s1_same<16>(top + j, out + j, d.W * width, r_hi - r_lo, d.W, width);
+        for (; j < width; j += 8) max_row_3s1_same<8>(top + j, out + j, d.W * width, r_hi - r_lo, d.W, width);
+        return;
+    }
     for (int64_t q = 0; q < qa; ++q) max_window(x, out, d, width, h0, r_lo, r_hi, q);
     if (d.S == 3 && d.stride_w == 2 && width <= 16 && qb > qa) {
         if (RIDGE_SIMD_WIDE && width == 16)

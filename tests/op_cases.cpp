@@ -476,6 +476,17 @@ std::vector<OpCase> data_movement() {
                  Tensor a = x | slice(1, 0, 6), b = x | slice(1, 6, 6) | conv(6, 1);
                  return concat({a, b}) | channel_shuffle(2);
              }},
+        // Pieces of 58 channels (shufflenet_v2's stage 2) fill no whole block: in inference
+        // concat_plain joins the convs' blocked outputs (and later a plain half of the shuffle)
+        // into plain channels with no reorder first. test_onednn checks which steps run.
+        {.name = "concat_blocked_to_plain", .what = "shufflenet's downsampling unit and a basic unit on 58 channels",
+         .x = {2, 8, 7, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
+                 return concat({kept, convolved}) | channel_shuffle(2);
+             }},
         {.name = "concat_shuffle", .what = "concat, shuffle, a slice off the group boundary, flatten",
          .x = {2, 8, 3, 3},
          .body =

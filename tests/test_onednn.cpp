@@ -1455,6 +1455,43 @@ TEST_CASE("a classifier in inference reads a blocked map as its rows on up to 16
     }
 }
 
+// A concatenation of pieces that fill no whole channel block (shufflenet_v2's 58 channels) and
+// start in different layouts is plain; in inference kernels/simd's concat_plain reads each piece
+// in its own layout (a conv's blocked or channels-last output, a plain half of the shuffle) with
+// no reorder charged to it; in training the pieces are reordered to plain first. The op table's
+// concat_blocked_to_plain (this graph) checks the numbers.
+TEST_CASE("a plain concatenation reads blocked pieces as they lie in inference") {
+    for (Mode mode : {Mode::infer, Mode::train}) {
+        CAPTURE(int(mode));
+        Graph g("shuffle_units");
+        Tensor x = g.input({2, 8, 7, 5});
+        Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+        Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
+        concat({kept, convolved}) | channel_shuffle(2);
+        auto ex = make_executor("onednn", g, {.mode = mode});
+        ex->prepare();
+        std::vector<std::string> concats;  // each concatenation's forward steps
+        for (const Node& n : g.nodes())
+            if (std::holds_alternative<Concat>(n.op)) {
+                std::string steps;
+                for (const StepInfo& s : ex->steps())
+                    if (&g.nodes()[size_t(s.node)] == &n && s.phase == StepPhase::fwd) steps += s.impl + " ";
+                concats.push_back(steps);
+            }
+        REQUIRE(concats.size() == 2);
+        INFO("steps: ", concats[0], "/ ", concats[1]);
+        // The second joins the plain half with the conv's output in whatever layout oneDNN chose
+        // for it; the first is concat_affine where both convs wrote channels-last (which it keeps).
+        if (mode == Mode::infer) {
+            CHECK((concats[0] == "ridge:concat_plain " || concats[0] == "ridge:concat_affine "));
+            CHECK(concats[1] == "ridge:concat_plain ");
+        } else {
+            CHECK(concats[0].find("concat_plain") == std::string::npos);
+            CHECK(concats[1].find("concat_plain") == std::string::npos);
+        }
+    }
+}
+
 // A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's
 // concat_affine in its input's layout (norm.cpp), with no reorder around it: 58 channels in plain
 // nchw (the graph's input), 32 after a 1x1 conv (channels-last or nChw16c / nChw8c, as oneDNN's

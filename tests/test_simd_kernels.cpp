@@ -590,6 +590,49 @@ TEST_CASE(
     omp_set_num_threads(threads);
 }
 
+// kernels/simd's concat_plain against the layouts' index formula (simd.h): plain, nChw8c,
+// nChw16c and channels-last pieces of 58 (shufflenet_v2's), 5, 13 and 16 channels, whose last
+// blocks hold padding (filled with a value that must not show), the channels-last piece last, so a
+// run that read past its rows would read past the tensor (the sanitizer job's case), on maps
+// of 49 and 19 positions (transposes of 8 and a tail of 1 and 3), 3 images on 2 threads and 1.
+TEST_CASE("concat_plain joins pieces each in its own layout into plain channels") {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{3, 49}, {1, 19}, {2, 8}}) {
+            CAPTURE(v.isa);
+            CAPTURE(HW);
+            const std::vector<int64_t> channels = {58, 5, 13, 16, 58, 58}, blocks = {16, 1, 8, 16, 1, 58};
+            const int64_t pieces = int64_t(channels.size());
+            int64_t C = 0;
+            for (int64_t c : channels) C += c;
+            std::vector<std::vector<float>> x;
+            std::vector<const float*> in;
+            for (int64_t i = 0; i < pieces; ++i) {
+                const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
+                x.emplace_back(size_t(N * l.batch_stride()), 1e9f);  // the padding lanes keep 1e9
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < l.C; ++c)
+                        for (int64_t s = 0; s < HW; ++s)
+                            x.back()[size_t(l.offset(n, c, s))] = float(((n * 7 + i) * 131 + c * 17 + s) % 1009);
+                in.push_back(x.back().data());
+            }
+            std::vector<float> y(size_t(N * C * HW + 16), -7.0f);
+            v.concat_plain(in.data(), channels.data(), blocks.data(), pieces, y.data(), N, HW);
+            int64_t wrong = 0, c0 = 0;
+            for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
+                const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t c = 0; c < l.C; ++c)
+                        for (int64_t s = 0; s < HW; ++s)
+                            wrong += y[size_t((n * C + c0 + c) * HW + s)] != x[size_t(i)][size_t(l.offset(n, c, s))];
+            }
+            CHECK(wrong == 0);
+            CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);  // nothing written past y
+        }
+    omp_set_num_threads(threads);
+}
+
 // kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
 // channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), 480
 // channels-last on the 29-column map overflow max_row's column buffer (27 columns of 480 floats:

@@ -692,28 +692,6 @@ Planar planar_of(const GroupedConv3x3& d) {
     return s;
 }
 
-// r[i] = 8 values of position i becomes r[c] = 8 positions of value c.
-RIDGE_SIMD_INLINE void transpose8(Vec8 (&r)[8]) {
-    using L8 = Lanes8;
-    Vec8 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(r[i], r[i + 1], L8{0, 8, 1, 9, 4, 12, 5, 13});
-        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], L8{2, 10, 3, 11, 6, 14, 7, 15});
-    }
-    for (int i = 0; i < 8; i += 4)
-        for (int j = 0; j < 2; ++j) {
-            u[i + j] = __builtin_shuffle(t[i + j], t[i + j + 2], L8{0, 1, 8, 9, 4, 5, 12, 13});
-            u[i + j + 2] = __builtin_shuffle(t[i + j], t[i + j + 2], L8{2, 3, 10, 11, 6, 7, 14, 15});
-        }
-    // u[0], u[1], u[2], u[3] hold values 0 and 4, 2 and 6, 1 and 5, 3 and 7 of positions 0-3 in
-    // their 128-bit halves (u[4..7] of positions 4-7): the last step joins halves.
-    const int order[4] = {0, 2, 1, 3};
-    for (int j = 0; j < 4; ++j) {
-        r[j] = __builtin_shuffle(u[order[j]], u[order[j] + 4], L8{0, 1, 2, 3, 8, 9, 10, 11});
-        r[j + 4] = __builtin_shuffle(u[order[j]], u[order[j] + 4], L8{4, 5, 6, 7, 12, 13, 14, 15});
-    }
-}
-
 // Zeros over n floats from p, 8 at a time: up to 7 more past n. A std::fill of a few floats was a
 // call to memset, two a plane row, 8 planes and 18 rows a unit: 208 channels at 14x14, 8 images,
 // two threads took 0.80 ms with them and 0.70 with these stores.

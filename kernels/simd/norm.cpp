@@ -5,7 +5,8 @@
 // a channel range of another tensor only in their reference implementation, so the concatenation
 // cannot be built in place instead). Memory-bound: one read of x, one write of y. Without a and b
 // it is the concatenation alone, a copy that oneDNN 2.6's simple concat does at a third to a half
-// of the speed on channels-last rows of 64 to 256 channels.
+// of the speed on channels-last rows of 64 to 256 channels. concat_plain joins pieces each in a
+// layout of its own into plain y, a blocked piece by 8x8 transposes.
 // x[i] (N,C_i,H,W) in y's layout with C_i channels  y (N,C,H,W), C the sum of the C_i  a, b (C)
 #include <omp.h>
 
@@ -141,7 +142,44 @@ void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows
     }
 }
 
+// Channels lane..lane + count - 1 (count up to 8, within one block) of a channel block of HW
+// positions, B lanes each (channels-last: B all the channels), into plain rows from y, HW floats
+// apart: 8 positions a transpose, the last HW % 8 one at a time. The loads read a blocked layout's
+// padding lanes past the last channel; a channels-last run short of 8 at the row's end goes one at
+// a time, as its loads would read past the tensor.
+RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int64_t count, float* y, int64_t HW) {
+    int64_t s = 0;
+    for (; lane + 8 <= B && s + 8 <= HW; s += 8) {
+        Vec8 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = load<Vec8>(x + (s + i) * B + lane);
+        transpose8(r);
+        for (int64_t c = 0; c < count; ++c) store(y + c * HW + s, r[c]);
+    }
+    for (; s < HW; ++s)
+        for (int64_t c = 0; c < count; ++c) y[c * HW + s] = x[s * B + lane + c];
+}
+
 }  // namespace
+
+void concat_plain(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces, float* y,
+                  int64_t N, int64_t HW) {
+    int64_t C = 0, units = 0;  // units: runs of up to 8 of a piece's channels, an image's
+    for (int64_t i = 0; i < pieces; ++i) C += channels[i], units += (channels[i] + 7) / 8;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < N * units; ++u) {
+        const int64_t n = u / units;
+        int64_t g = u % units, i = 0, c0 = 0;  // c0: piece i's first channel in y
+        while (g >= (channels[i] + 7) / 8) g -= (channels[i] + 7) / 8, c0 += channels[i++];
+        const int64_t k = 8 * g, count = std::min<int64_t>(8, channels[i] - k), B = blocks[i];
+        float* out = y + (n * C + c0 + k) * HW;
+        if (B == 1) {
+            std::copy_n(x[i] + (n * channels[i] + k) * HW, count * HW, out);
+            continue;
+        }
+        const int64_t Cp = (channels[i] + B - 1) / B * B;
+        block_to_rows(x[i] + (n * Cp + k / B * B) * HW, B, k % B, count, out, HW);
+    }
+}
 
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,
                    bool relu, float* y, const ChannelLayout& yl) {

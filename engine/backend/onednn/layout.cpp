@@ -439,6 +439,36 @@ bool concat_in_place(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t
     return true;
 }
 
+// A plain concatenation (tag nchw: the pieces fill no whole blocks) of pieces each plain, nChw8c,
+// nChw16c or channels-last, in inference, as one pass of concat_plain, in place of a reorder of
+// each other piece to plain and a copy. shufflenet_v2's at batch 16 on the 2-core Zen 4 (`ridge
+// profile`, 2 alternated runs, the host then about twice as slow as an hour before): stage2.0 (two
+// nChw16c pieces of 58 channels at 28x28) 2.53-2.54 -> 0.82-0.92 ms (bound 0.25), stage2.1 (a
+// plain half of the shuffle and the branch's output) 1.48-1.52 -> 0.51-0.75, its 16 concatenations
+// 13.8-14.6 -> 6.1-7.7 ms; the whole net's fused steps level within the noise (3 alternated runs:
+// 32.8-39.6 against 33.8-37.8 ms at batch 16). False, planning nothing, for any other.
+bool concat_plain(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t>& channels) {
+    const Shape& ys = p.shape(l.n.output);
+    if (p.train || tag != Tag::nchw) return false;
+    std::vector<int64_t> blocks;
+    std::vector<int> args = {p.mem(plain(dims_of(ys)))};
+    for (int t : l.n.inputs) {
+        args.push_back(p.value[size_t(t)]);
+        // Channels-last is a block of all the channels (or, of 8 and 16, the same bytes as one).
+        const int64_t B = channel_block(p.md(args.back()));
+        if (B == 0) return false;
+        blocks.push_back(B);
+    }
+    p.kernel(
+        "concat_plain",
+        [channels, blocks, N = ys[0], HW = ys[2] * ys[3]](const std::vector<float*>& a) {
+            simd::concat_plain(a.data() + 1, channels.data(), blocks.data(), int64_t(channels.size()), a[0], N, HW);
+        },
+        args);
+    p.value[size_t(l.n.output)] = args[0];
+    return true;
+}
+
 // A concatenation of channels whose inputs are all in channel_concat's layout, in place where
 // concat_in_place allows, else as concat_affine without the affine; in inference also where the
 // inputs' layouts differ and oneDNN would run its reference, the others reordered (once each,
@@ -457,6 +487,7 @@ bool concat_copy(Plan& p, const Layer& l, int dim) {
         same = same && mds.back() == Md(dims_of(p.shape(t)), f32, tag);
     }
     if (same && concat_in_place(p, l, tag, channels)) return true;
+    if (!same && concat_plain(p, l, tag, channels)) return true;
     if (!same) {
         if (p.train || !reference_concat(p, mds, dim)) return false;
         for (size_t i = 0; i < l.n.inputs.size(); ++i)

@@ -142,21 +142,21 @@ void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows
     }
 }
 
-// Channels lane..lane + count - 1 (count up to 8, within one block) of a channel block of HW
-// positions, B lanes each (channels-last: B all the channels), into plain rows from y, HW floats
-// apart: 8 positions a transpose, the last HW % 8 one at a time. The loads read a blocked layout's
-// padding lanes past the last channel; a channels-last run short of 8 at the row's end goes one at
-// a time, as its loads would read past the tensor.
+// `count` channels (up to 8, within one block) of a channel block of HW positions, B lanes each
+// (channels-last: B all the channels), from x, the first one's lane at position 0, into plain rows
+// from y, HW floats apart: 8 positions a transpose, the last HW % 8 one at a time. The loads read a
+// blocked layout's padding lanes past the last channel; a channels-last run short of 8 at the row's
+// end (its first channel at `lane`) goes one at a time, as its loads would read past the tensor.
 RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int64_t count, float* y, int64_t HW) {
     int64_t s = 0;
     for (; lane + 8 <= B && s + 8 <= HW; s += 8) {
         Vec8 r[8];
-        for (int i = 0; i < 8; ++i) r[i] = load<Vec8>(x + (s + i) * B + lane);
+        for (int i = 0; i < 8; ++i) r[i] = load<Vec8>(x + (s + i) * B);
         transpose8(r);
         for (int64_t c = 0; c < count; ++c) store(y + c * HW + s, r[c]);
     }
     for (; s < HW; ++s)
-        for (int64_t c = 0; c < count; ++c) y[c * HW + s] = x[s * B + lane + c];
+        for (int64_t c = 0; c < count; ++c) y[c * HW + s] = x[s * B + c];
 }
 
 }  // namespace
@@ -171,13 +171,12 @@ void concat_plain(const float* const* x, const int64_t* channels, const int64_t*
         int64_t g = u % units, i = 0, c0 = 0;  // c0: piece i's first channel in y
         while (g >= (channels[i] + 7) / 8) g -= (channels[i] + 7) / 8, c0 += channels[i++];
         const int64_t k = 8 * g, count = std::min<int64_t>(8, channels[i] - k), B = blocks[i];
+        const float* in = x[i] + ChannelLayout{N, channels[i], HW, B}.offset(n, k, 0);
         float* out = y + (n * C + c0 + k) * HW;
-        if (B == 1) {
-            std::copy_n(x[i] + (n * channels[i] + k) * HW, count * HW, out);
-            continue;
-        }
-        const int64_t Cp = (channels[i] + B - 1) / B * B;
-        block_to_rows(x[i] + (n * Cp + k / B * B) * HW, B, k % B, count, out, HW);
+        if (B == 1)
+            std::copy_n(in, count * HW, out);
+        else
+            block_to_rows(in, B, k % B, count, out, HW);
     }
 }
 

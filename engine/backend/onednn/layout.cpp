@@ -451,7 +451,7 @@ bool concat_plain(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t>& 
     const Shape& ys = p.shape(l.n.output);
     if (p.train || tag != Tag::nchw) return false;
     std::vector<int64_t> blocks;
-    std::vector<int> args = {p.mem(plain(dims_of(ys)))};
+    std::vector<int> args = {-1};
     for (int t : l.n.inputs) {
         args.push_back(p.value[size_t(t)]);
         // Channels-last is a block of all the channels (or, of 8 and 16, the same bytes as one).
@@ -459,6 +459,7 @@ bool concat_plain(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t>& 
         if (B == 0) return false;
         blocks.push_back(B);
     }
+    args[0] = p.mem(plain(dims_of(ys)));  // only once every piece is taken: a refusal plans nothing
     p.kernel(
         "concat_plain",
         [channels, blocks, N = ys[0], HW = ys[2] * ys[3]](const std::vector<float*>& a) {

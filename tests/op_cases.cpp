@@ -487,6 +487,17 @@ std::vector<OpCase> data_movement() {
                  Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
                  return concat({kept, convolved}) | channel_shuffle(2);
              }},
+        // At batch 1 with AVX-512 the convs work channels-last, and so do the shuffles: each
+        // position's channels permuted into the halves and into the whole map the stride-2 unit's
+        // two branches read. test_onednn checks which steps run.
+        {.name = "shuffle_channels_last", .what = "shufflenet's units at batch 1, channels-last", .x = {1, 8, 9, 7},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
+                 Tensor z = concat({kept, convolved}) | channel_shuffle(2);
+                 return concat({z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116}), z | conv(116, 1, {.stride = 2})});
+             }},
         {.name = "concat_shuffle", .what = "concat, shuffle, a slice off the group boundary, flatten",
          .x = {2, 8, 3, 3},
          .body =

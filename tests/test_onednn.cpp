@@ -1459,12 +1459,16 @@ TEST_CASE("a classifier in inference reads a blocked map as its rows on up to 16
 // start in different layouts is plain; in inference kernels/simd's concat_plain reads each piece
 // in its own layout (a conv's blocked or channels-last output, a plain half of the shuffle) with
 // no reorder charged to it; in training the pieces are reordered to plain first. The op table's
-// concat_blocked_to_plain (this graph) checks the numbers.
+// concat_blocked_to_plain (this graph) checks the numbers. At batch 8 the convs read a 3-channel
+// image, which with AVX-512 they turn into nChw16c; on 8 channels at batch 2 they keep
+// channels-last there, and so does the shuffle (the test after this one).
 TEST_CASE("a plain concatenation reads blocked pieces as they lie in inference") {
-    for (Mode mode : {Mode::infer, Mode::train}) {
+    int plain_concats = 0;  // in inference, over both batches
+    for (auto [mode, N] : {std::pair{Mode::infer, 2}, {Mode::infer, 8}, {Mode::train, 2}}) {
         CAPTURE(int(mode));
+        CAPTURE(N);
         Graph g("shuffle_units");
-        Tensor x = g.input({2, 8, 7, 5});
+        Tensor x = g.input({N, N == 8 ? 3 : 8, 7, 5});
         Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
         Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
         concat({kept, convolved}) | channel_shuffle(2);
@@ -1480,15 +1484,63 @@ TEST_CASE("a plain concatenation reads blocked pieces as they lie in inference")
             }
         REQUIRE(concats.size() == 2);
         INFO("steps: ", concats[0], "/ ", concats[1]);
-        // The second joins the plain half with the conv's output in whatever layout oneDNN chose
-        // for it; the first is concat_affine where both convs wrote channels-last (which it keeps).
+        // The first is concat_affine where both convs wrote channels-last (which it keeps), and
+        // then the shuffle's halves are channels-last too and so is the second; else the second
+        // joins the plain half with the conv's output in whatever layout oneDNN chose for it.
         if (mode == Mode::infer) {
-            CHECK((concats[0] == "ridge:concat_plain " || concats[0] == "ridge:concat_affine "));
-            CHECK(concats[1] == "ridge:concat_plain ");
+            const bool nhwc = concats[0] == "ridge:concat_affine ";
+            CHECK((concats[0] == "ridge:concat_plain " || nhwc));
+            CHECK(concats[1] == (nhwc ? "ridge:concat_affine " : "ridge:concat_plain "));
+            plain_concats += concats[1] == "ridge:concat_plain ";
         } else {
             CHECK(concats[0].find("concat_plain") == std::string::npos);
             CHECK(concats[1].find("concat_plain") == std::string::npos);
         }
+    }
+    CHECK(plain_concats >= 1);  // a blocked batch somewhere, whichever layouts this ISA's convs take
+}
+
+// At batch 1 with AVX-512 oneDNN's convs around ShuffleNet's shuffles work channels-last, and the
+// shuffles permute each position's channels into channels-last halves (the stride-1 unit's split)
+// or a whole map (read by both branches of the next stride-2 unit): no step turns the map around
+// to plain nchw and back for the convs. The op table's shuffle_channels_last (this graph) checks
+// the numbers, in training too.
+TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout") {
+    if (!onednn::avx512_core_here()) return;  // below it the convs take nChw8c (AVX2) at batch 1
+    for (bool fused : {true, false}) {
+        CAPTURE(fused);
+        Graph g("shuffle_channels_last");
+        Tensor x = g.input({1, 8, 9, 7});
+        Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+        Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
+        Tensor z = concat({kept, convolved}) | channel_shuffle(2);
+        concat({z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116}), z | conv(116, 1, {.stride = 2})});
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
+        ex->prepare();
+        int shuffles = 0, convs = 0;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.node < 0 || s.phase != StepPhase::fwd) continue;
+            const Node& n = g.nodes()[size_t(s.node)];
+            std::string layouts;
+            for (const StepArg& a : s.args) layouts += " " + a.layout;
+            CAPTURE(n.name);
+            CAPTURE(layouts);
+            if (std::holds_alternative<ChannelShuffle>(n.op)) {
+                ++shuffles;
+                REQUIRE(s.args.size() == 2);
+                // (N, C/G, G, HW) over channels-last: the channels' strides inside each position's.
+                CHECK(s.primitive == "reorder");
+                CHECK(s.args[0].layout.substr(0, 4) == "adcb");  // a half's view: its strides follow
+                CHECK(s.args[1].layout == "adbc");
+            }
+            if (const auto* c = std::get_if<Conv2d>(&n.op); c && n.inputs[0] != x.id()) {
+                ++convs;
+                CHECK(s.primitive == "convolution");
+                CHECK(s.args[0].layout == "acdb");
+            }
+        }
+        CHECK(shuffles == 3);  // two halves, then the whole map
+        CHECK(convs == 3);
     }
 }
 

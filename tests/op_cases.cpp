@@ -487,6 +487,26 @@ std::vector<OpCase> data_movement() {
                  Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
                  return concat({kept, convolved}) | channel_shuffle(2);
              }},
+        // Three groups over channels-last (batch 1 with AVX-512): oneDNN's reorder from the
+        // shuffled view permutes each position's channels, into parts and into a whole map.
+        {.name = "shuffle3_channels_last", .what = "a shuffle of 3 groups at batch 1, cut and whole", .x = {1, 8, 5, 6},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x | conv(21, 1), x | conv(15, 1)});
+                 Tensor cut = y | channel_shuffle(3);
+                 Tensor a = cut | slice(1, 0, 12), b = cut | slice(1, 12, 24);
+                 Tensor whole = y | relu() | channel_shuffle(3) | conv(8, 1);
+                 return concat({b | conv(8, 1), a | conv(8, 1), whole});
+             }},
+        // The same units on a 3-channel image at batch 8: with AVX-512 the convs write nChw16c,
+        // which concat_channels_last joins into channels-last, and the shuffle keeps that.
+        {.name = "concat_blocked_to_rows", .what = "shufflenet's units from nChw16c pieces", .x = {8, 3, 7, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
+                 return concat({kept, convolved}) | channel_shuffle(2);
+             }},
         // At batch 1 with AVX-512 the convs work channels-last, and so do the shuffles: each
         // position's channels permuted into the halves and into the whole map the stride-2 unit's
         // two branches read. test_onednn checks which steps run.

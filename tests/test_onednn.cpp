@@ -1455,15 +1455,35 @@ TEST_CASE("a classifier in inference reads a blocked map as its rows on up to 16
     }
 }
 
+namespace {
+// Each concatenation's forward steps in g's inference or training plan, by their implementations.
+std::vector<std::string> concat_steps(Graph& g, Mode mode) {
+    auto ex = make_executor("onednn", g, {.mode = mode});
+    ex->prepare();
+    std::vector<std::string> concats;
+    for (const Node& n : g.nodes())
+        if (std::holds_alternative<Concat>(n.op)) {
+            std::string steps;
+            for (const StepInfo& s : ex->steps())
+                if (&g.nodes()[size_t(s.node)] == &n && s.phase == StepPhase::fwd) steps += s.impl + " ";
+            concats.push_back(steps);
+        }
+    return concats;
+}
+}  // namespace
+
 // A concatenation of pieces that fill no whole channel block (shufflenet_v2's 58 channels) and
-// start in different layouts is plain; in inference kernels/simd's concat_plain reads each piece
-// in its own layout (a conv's blocked or channels-last output, a plain half of the shuffle) with
-// no reorder charged to it; in training the pieces are reordered to plain first. The op table's
-// concat_blocked_to_plain (this graph) checks the numbers. At batch 8 the convs read a 3-channel
-// image, which with AVX-512 they turn into nChw16c; on 8 channels at batch 2 they keep
-// channels-last there, and so does the shuffle (the test after this one).
-TEST_CASE("a plain concatenation reads blocked pieces as they lie in inference") {
-    int plain_concats = 0;  // in inference, over both batches
+// start in different layouts reads each piece in its own layout in inference, with no reorder
+// charged to it: with AVX-512, where every piece is nChw16c or channels-last, into channels-last
+// (concat_channels_last), which the shuffle after it keeps (the test after this one), so the next
+// concatenation's pieces are channels-last too (concat_affine); else into plain (concat_plain:
+// nChw8c pieces below AVX-512, or a plain piece). In training the pieces are reordered to one
+// layout first. The op table's concat_blocked_to_plain (this graph) checks the numbers. At batch
+// 8 the convs read a 3-channel image, which with AVX-512 they turn into nChw16c; on 8 channels at
+// batch 2 they keep channels-last there (concat_affine all along).
+TEST_CASE("a concatenation of pieces in several layouts reads them as they lie in inference") {
+    const bool wide = onednn::avx512_core_here();
+    int plain_concats = 0, row_concats = 0;  // in inference, over the graphs
     for (auto [mode, N] : {std::pair{Mode::infer, 2}, {Mode::infer, 8}, {Mode::train, 2}}) {
         CAPTURE(int(mode));
         CAPTURE(N);
@@ -1472,38 +1492,35 @@ TEST_CASE("a plain concatenation reads blocked pieces as they lie in inference")
         Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
         Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
         concat({kept, convolved}) | channel_shuffle(2);
-        auto ex = make_executor("onednn", g, {.mode = mode});
-        ex->prepare();
-        std::vector<std::string> concats;  // each concatenation's forward steps
-        for (const Node& n : g.nodes())
-            if (std::holds_alternative<Concat>(n.op)) {
-                std::string steps;
-                for (const StepInfo& s : ex->steps())
-                    if (&g.nodes()[size_t(s.node)] == &n && s.phase == StepPhase::fwd) steps += s.impl + " ";
-                concats.push_back(steps);
-            }
+        const std::vector<std::string> concats = concat_steps(g, mode);
         REQUIRE(concats.size() == 2);
         INFO("steps: ", concats[0], "/ ", concats[1]);
-        // The first is concat_affine where both convs wrote channels-last (which it keeps), and
-        // then the shuffle's halves are channels-last too and so is the second; else the second
-        // joins the plain half with the conv's output in whatever layout oneDNN chose for it.
         if (mode == Mode::infer) {
-            const bool nhwc = concats[0] == "ridge:concat_affine ";
-            CHECK((concats[0] == "ridge:concat_plain " || nhwc));
-            CHECK(concats[1] == (nhwc ? "ridge:concat_affine " : "ridge:concat_plain "));
+            const bool rows = concats[0] == "ridge:concat_affine " || concats[0] == "ridge:concat_channels_last ";
+            CHECK((concats[0] == "ridge:concat_plain " || rows));
+            CHECK(concats[1] == (rows ? "ridge:concat_affine " : "ridge:concat_plain "));
             plain_concats += concats[1] == "ridge:concat_plain ";
+            row_concats += concats[0] == "ridge:concat_channels_last ";
         } else {
             CHECK(concats[0].find("concat_plain") == std::string::npos);
             CHECK(concats[1].find("concat_plain") == std::string::npos);
         }
     }
-    CHECK(plain_concats >= 1);  // a blocked batch somewhere, whichever layouts this ISA's convs take
+    CHECK(row_concats == (wide ? 1 : 0));  // the nChw16c pieces at batch 8
+    // The plain image beside a conv's output: plain, on any instruction set.
+    Graph g("image_beside_conv");
+    Tensor x = g.input({8, 3, 7, 5});
+    concat({x | conv(58, 1), x}) | conv(16, 1);
+    const std::vector<std::string> concats = concat_steps(g, Mode::infer);
+    REQUIRE(concats.size() == 1);
+    CHECK(concats[0] == "ridge:concat_plain ");
+    CHECK(plain_concats == (wide ? 0 : 2));  // nChw8c pieces
 }
 
 // At batch 1 with AVX-512 oneDNN's convs around ShuffleNet's shuffles work channels-last, and the
-// shuffles permute each position's channels into channels-last halves (the stride-1 unit's split)
-// or a whole map (read by both branches of the next stride-2 unit): no step turns the map around
-// to plain nchw and back for the convs. The op table's shuffle_channels_last (this graph) checks
+// shuffles permute each position's channels (kernels/simd's shuffle2_channels_last) into
+// channels-last halves (the stride-1 unit's split) or a whole map (read by both branches of the
+// next stride-2 unit): no step turns the map around to plain nchw and back for the convs. The op table's shuffle_channels_last (this graph) checks
 // the numbers, in training too.
 TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout") {
     if (!onednn::avx512_core_here()) return;  // below it the convs take nChw8c (AVX2) at batch 1
@@ -1528,10 +1545,9 @@ TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout
             if (std::holds_alternative<ChannelShuffle>(n.op)) {
                 ++shuffles;
                 REQUIRE(s.args.size() == 2);
-                // (N, C/G, G, HW) over channels-last: the channels' strides inside each position's.
-                CHECK(s.primitive == "reorder");
-                CHECK(s.args[0].layout.substr(0, 4) == "adcb");  // a half's view: its strides follow
-                CHECK(s.args[1].layout == "adbc");
+                CHECK(s.impl == "ridge:shuffle2_channels_last");
+                CHECK(s.args[0].layout == "acdb");
+                CHECK(s.args[1].layout == "acdb");
             }
             if (const auto* c = std::get_if<Conv2d>(&n.op); c && n.inputs[0] != x.id()) {
                 ++convs;

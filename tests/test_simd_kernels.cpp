@@ -590,18 +590,22 @@ TEST_CASE(
     omp_set_num_threads(threads);
 }
 
-// kernels/simd's concat_plain against the layouts' index formula (simd.h): plain, nChw8c,
-// nChw16c and channels-last pieces of 58 (shufflenet_v2's), 5, 13 and 16 channels, whose last
-// blocks hold padding (filled with a value that must not show), the channels-last piece last, so a
-// run that read past its rows would read past the tensor (the sanitizer job's case), on maps
-// of 49 and 19 positions (transposes of 8 and a tail of 1 and 3), 3 images on 2 threads and 1.
-TEST_CASE("concat_plain joins pieces each in its own layout into plain channels") {
+// kernels/simd's concat_plain and concat_channels_last against the layouts' index formula
+// (simd.h): plain, nChw8c, nChw16c and channels-last pieces of 58 (shufflenet_v2's), 5, 13 and 16
+// channels, whose last blocks hold padding (filled with a value that must not show), the
+// channels-last piece last, so a run that read past its rows would read past the tensor (the
+// sanitizer job's case), on maps of 49, 19 and 130 positions (transposes of 8 and a tail of 1 and
+// 3; 130: three units of concat_channels_last's 64 positions, the last of 2), 3 images on 2
+// threads and 1.
+TEST_CASE("concat_plain and concat_channels_last join pieces each in its own layout") {
     const int threads = omp_get_max_threads();
     omp_set_num_threads(2);
     for (const SimdVariant& v : runnable_simd_variants())
-        for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{3, 49}, {1, 19}, {2, 8}}) {
+        for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{3, 49}, {1, 19}, {2, 8}, {1, 130}})
+        for (bool rows : {false, true}) {
             CAPTURE(v.isa);
             CAPTURE(HW);
+            CAPTURE(rows);
             const std::vector<int64_t> channels = {58, 5, 13, 16, 58, 58}, blocks = {16, 1, 8, 16, 1, 58};
             const int64_t pieces = int64_t(channels.size());
             int64_t C = 0;
@@ -618,18 +622,52 @@ TEST_CASE("concat_plain joins pieces each in its own layout into plain channels"
                 in.push_back(x.back().data());
             }
             std::vector<float> y(size_t(N * C * HW + 16), -7.0f);
-            v.concat_plain(in.data(), channels.data(), blocks.data(), pieces, y.data(), N, HW);
+            (rows ? v.concat_channels_last : v.concat_plain)(in.data(), channels.data(), blocks.data(), pieces,
+                                                             y.data(), N, HW);
+            const simd::ChannelLayout yl{N, C, HW, rows ? C : 1};
             int64_t wrong = 0, c0 = 0;
             for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
                 const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
                 for (int64_t n = 0; n < N; ++n)
                     for (int64_t c = 0; c < l.C; ++c)
                         for (int64_t s = 0; s < HW; ++s)
-                            wrong += y[size_t((n * C + c0 + c) * HW + s)] != x[size_t(i)][size_t(l.offset(n, c, s))];
+                            wrong += y[size_t(yl.offset(n, c0 + c, s))] != x[size_t(i)][size_t(l.offset(n, c, s))];
             }
             CHECK(wrong == 0);
             CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);  // nothing written past y
         }
+    omp_set_num_threads(threads);
+}
+
+// kernels/simd's shuffle2_channels_last against the shuffle's index rule: the shuffled channel
+// 2j + g is channel g*C/2 + j, over 116 and 58 channels (shufflenet_v2's: halves of 29 pairs, so
+// 8-pair vectors and a tail; 58 cut at 28 as a part starts and ends on a group), parts from 0,
+// from the middle and the whole, on 37 positions, one float past each part that must stay as it
+// was.
+TEST_CASE("shuffle2_channels_last permutes each position's channels into a part of the shuffle") {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (int64_t C : {116, 58})
+            for (const auto& [start, L] : {std::pair<int64_t, int64_t>{0, C / 4 * 2}, {C / 4 * 2, C - C / 4 * 2},
+                                           {0, C}, {2, 6}}) {
+                CAPTURE(v.isa);
+                CAPTURE(C);
+                CAPTURE(start);
+                CAPTURE(L);
+                const int64_t positions = 37;
+                std::vector<float> x(size_t(positions * C)), y(size_t(positions * L + 1), -7.0f);
+                for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 29) % 1013);
+                v.shuffle2_channels_last(x.data(), C, positions, start, L, y.data());
+                int64_t wrong = 0;
+                for (int64_t s = 0; s < positions; ++s)
+                    for (int64_t i = 0; i < L; ++i) {
+                        const int64_t o = start + i, g = o % 2, j = o / 2;
+                        wrong += y[size_t(s * L + i)] != x[size_t(s * C + g * C / 2 + j)];
+                    }
+                CHECK(wrong == 0);
+                CHECK(y.back() == -7.0f);
+            }
     omp_set_num_threads(threads);
 }
 

@@ -6,7 +6,8 @@
 // cannot be built in place instead). Memory-bound: one read of x, one write of y. Without a and b
 // it is the concatenation alone, a copy that oneDNN 2.6's simple concat does at a third to a half
 // of the speed on channels-last rows of 64 to 256 channels. concat_plain joins pieces each in a
-// layout of its own into plain y, a blocked piece by 8x8 transposes.
+// layout of its own into plain y, a blocked piece by 8x8 transposes; concat_channels_last into
+// channels-last y, a blocked piece by copies of its blocks.
 // x[i] (N,C_i,H,W) in y's layout with C_i channels  y (N,C,H,W), C the sum of the C_i  a, b (C)
 #include <omp.h>
 
@@ -159,7 +160,82 @@ RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int6
         for (int64_t c = 0; c < count; ++c) y[c * HW + s] = x[s * B + c];
 }
 
+// Positions s0 to s1 of one image's piece `l` (x at the image's first float) into y's
+// channels-last rows from `y`, C floats apart: a block's lanes at a position are contiguous, so
+// a whole block (the last one holds padding in part) is 8-lane copies; channels-last rows are
+// copies; plain channels are turned around by 8x8 transposes, the edges one float at a time.
+RIDGE_SIMD_LEAF void piece_to_rows(const float* x, const ChannelLayout& l, int64_t s0, int64_t s1, float* y,
+                                   int64_t C) {
+    if (l.block == l.C) {
+        for (int64_t s = s0; s < s1; ++s) std::copy_n(x + s * l.C, l.C, y + s * C);
+    } else if (l.block == 1) {
+        for (int64_t k = 0; k < l.C; k += 8) {
+            const int64_t count = std::min<int64_t>(8, l.C - k);
+            int64_t s = s0;
+            for (; count == 8 && s + 8 <= s1; s += 8) {
+                Vec8 r[8];
+                for (int c = 0; c < 8; ++c) r[c] = load<Vec8>(x + (k + c) * l.HW + s);
+                transpose8(r);
+                for (int i = 0; i < 8; ++i) store(y + (s + i) * C + k, r[i]);
+            }
+            for (; s < s1; ++s)
+                for (int64_t c = 0; c < count; ++c) y[s * C + k + c] = x[(k + c) * l.HW + s];
+        }
+    } else {
+        for (int64_t cb = 0; cb < l.blocks(); ++cb) {
+            const int64_t count = std::min(l.block, l.C - cb * l.block);
+            const float* in = x + cb * l.block_stride();
+            float* out = y + cb * l.block;
+            for (int64_t s = s0; s < s1; ++s) {
+                if (count < l.block) {
+                    std::copy_n(in + s * l.block, count, out + s * C);
+                    continue;
+                }
+                for (int64_t j = 0; j < l.block; j += 8) store(out + s * C + j, load<Vec8>(in + s * l.block + j));
+            }
+        }
+    }
+}
+
+// One position's shuffled channels 2j + g from j0: a[j] and b[j] (x's two groups from j0) zipped
+// into y[2j] and y[2j + 1], 8 of each a vector pair, the last ones one at a time.
+RIDGE_SIMD_LEAF void zip_row(const float* a, const float* b, int64_t pairs, float* y) {
+    typedef int32_t L8 __attribute__((vector_size(32)));
+    int64_t j = 0;
+    for (; j + 8 <= pairs; j += 8) {
+        const Vec8 u = load<Vec8>(a + j), v = load<Vec8>(b + j);
+        store(y + 2 * j, __builtin_shuffle(u, v, L8{0, 8, 1, 9, 2, 10, 3, 11}));
+        store(y + 2 * j + 8, __builtin_shuffle(u, v, L8{4, 12, 5, 13, 6, 14, 7, 15}));
+    }
+    for (; j < pairs; ++j) y[2 * j] = a[j], y[2 * j + 1] = b[j];
+}
+
 }  // namespace
+
+void shuffle2_channels_last(const float* x, int64_t C, int64_t positions, int64_t start, int64_t L, float* y) {
+    const int64_t j0 = start / 2, half = C / 2;
+#pragma omp parallel for schedule(static)
+    for (int64_t s = 0; s < positions; ++s) zip_row(x + s * C + j0, x + s * C + half + j0, L / 2, y + s * L);
+}
+
+void concat_channels_last(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces,
+                          float* y, int64_t N, int64_t HW) {
+    int64_t C = 0;
+    for (int64_t i = 0; i < pieces; ++i) C += channels[i];
+    // Units of 64 positions: every piece's rows of a unit go to one thread, whose writes then fill
+    // whole rows of y.
+    constexpr int64_t chunk = 64;
+    const int64_t chunks = (HW + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static)
+    for (int64_t u = 0; u < N * chunks; ++u) {
+        const int64_t n = u / chunks, s0 = u % chunks * chunk, s1 = std::min(HW, s0 + chunk);
+        int64_t c0 = 0;
+        for (int64_t i = 0; i < pieces; c0 += channels[i++]) {
+            const ChannelLayout l{N, channels[i], HW, blocks[i]};
+            piece_to_rows(x[i] + l.offset(n, 0, 0), l, s0, s1, y + n * HW * C + c0, C);
+        }
+    }
+}
 
 void concat_plain(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces, float* y,
                   int64_t N, int64_t HW) {

@@ -118,7 +118,8 @@ struct Gemm {
 #define RIDGE_SIMD_KERNELS(X, ns) \
     X(ns, scale_channels) X(ns, channel_dots) X(ns, channel_means) X(ns, broadcast_channels) \
     X(ns, add_broadcast_channels) \
-    X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
+    X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) \
+    X(ns, shuffle2_channels_last) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \
     X(ns, relu_backward) \
     X(ns, hardsigmoid_forward) X(ns, hardsigmoid_backward) X(ns, softmax_forward) X(ns, softmax_backward) \

@@ -446,24 +446,35 @@ bool concat_in_place(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t
 // nChw16c pieces of 58 channels at 28x28) 2.53-2.54 -> 0.82-0.92 ms (bound 0.25), stage2.1 (a
 // plain half of the shuffle and the branch's output) 1.48-1.52 -> 0.51-0.75, its 16 concatenations
 // 13.8-14.6 -> 6.1-7.7 ms; the whole net's fused steps level within the noise (3 alternated runs:
-// 32.8-39.6 against 33.8-37.8 ms at batch 16). False, planning nothing, for any other.
+// 32.8-39.6 against 33.8-37.8 ms at batch 16). Where every piece is nChw16c or channels-last (an
+// AVX-512 plan's layouts) the concatenation is channels-last instead, each block of a piece copied
+// whole into its positions' rows (concat_channels_last): shufflenet_v2's stage 2 at batch 8 and 16
+// then stays channels-last, as its convs work, where the plain map went through a plain shuffle
+// and a reorder into channels-last for each 1x1 conv after it. With shuffle_nhwc's kernel, on the
+// 2-core Zen 4, 3 alternated pairs each: batch 16 29.5-30.2 -> 28.6-28.9 ms, batch 8 14.7-15.0 ->
+// 14.1-14.2 (one run of 18.6 left out), batch 1 level. False, planning nothing, for any other.
 bool concat_plain(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t>& channels) {
     const Shape& ys = p.shape(l.n.output);
     if (p.train || tag != Tag::nchw) return false;
     std::vector<int64_t> blocks;
     std::vector<int> args = {-1};
-    for (int t : l.n.inputs) {
-        args.push_back(p.value[size_t(t)]);
+    bool rows = true;  // every piece nChw16c or channels-last
+    for (size_t i = 0; i < l.n.inputs.size(); ++i) {
+        args.push_back(p.value[size_t(l.x(i))]);
         // Channels-last is a block of all the channels (or, of 8 and 16, the same bytes as one).
         const int64_t B = channel_block(p.md(args.back()));
         if (B == 0) return false;
         blocks.push_back(B);
+        rows = rows && (B == 16 || B == channels[i]);
     }
-    args[0] = p.mem(plain(dims_of(ys)));  // only once every piece is taken: a refusal plans nothing
+    const auto f32 = dnnl::memory::data_type::f32;
+    // Only once every piece is taken: a refusal plans nothing.
+    args[0] = p.mem(rows ? canonical(Md(dims_of(ys), f32, Tag::nhwc)) : plain(dims_of(ys)));
     p.kernel(
-        "concat_plain",
-        [channels, blocks, N = ys[0], HW = ys[2] * ys[3]](const std::vector<float*>& a) {
-            simd::concat_plain(a.data() + 1, channels.data(), blocks.data(), int64_t(channels.size()), a[0], N, HW);
+        rows ? "concat_channels_last" : "concat_plain",
+        [channels, blocks, rows, N = ys[0], HW = ys[2] * ys[3]](const std::vector<float*>& a) {
+            (rows ? simd::concat_channels_last : simd::concat_plain)(a.data() + 1, channels.data(), blocks.data(),
+                                                                    int64_t(channels.size()), a[0], N, HW);
         },
         args);
     p.value[size_t(l.n.output)] = args[0];
@@ -610,29 +621,47 @@ Md shuffled_nhwc(const Shape& xs, int64_t G, bool written) {
                    : strided({xs[0], C / G, G, HW}, {C * HW, 1, C / G, C});
 }
 
-// A channels-last x is shuffled into channels-last (ShuffleNet at batch 1 with AVX-512, where
-// oneDNN's convs around it work channels-last): each position's channels permuted, one oneDNN
-// reorder per part (jit:uni). The plain parts it wrote before were turned back into channels-last
-// by the 1x1 conv after them, and the conv's output into plain by the concatenation: at batch 1 on
-// the 2-core Zen 4, shufflenet_v2_x1_0 2.47-2.82 -> 2.22-2.39 ms (4 alternated pairs); stage3.0's
-// stride-2 depthwise conv with its reorder 36-54 us, against a bound of 10, now without it.
+// A channels-last x is shuffled into channels-last (ShuffleNet with AVX-512, where oneDNN's convs
+// around it work channels-last): each position's channels permuted, two groups by kernels/simd's
+// shuffle2_channels_last, others by a oneDNN reorder per part from the shuffled view. The plain
+// parts it wrote before were turned back into channels-last by the 1x1 conv after them, and the
+// conv's output into plain by the concatenation: at batch 1 on the 2-core Zen 4, shufflenet_v2_x1_0
+// 2.47-2.82 -> 2.22-2.39 ms (4 alternated pairs); stage3.0's stride-2 depthwise conv with its
+// reorder 36-54 us, against a bound of 10, now without it. oneDNN's reorder (jit:uni) took 0.20 to
+// 0.23 ms for each of stage 2's at batch 16 (16x116x28x28), 0.10 for stage 3's; the kernel 0.09 to
+// 0.18 and 0.05 (the stage's first reads a map just written, out of cache).
 bool shuffle_nhwc(Plan& p, const Layer& l, const ChannelShuffle& op, const std::vector<int>& readers) {
     const int x = p.value[size_t(l.x())];
     const Shape& xs = p.shape(l.x());
     const auto f32 = dnnl::memory::data_type::f32;
     if (p.md(x) != canonical(Md(dims_of(xs), f32, Tag::nhwc))) return false;
     const Md view = shuffled_nhwc(xs, op.G, false);
+    // The shuffled channels from `start` to start + L into y.
+    auto part = [&](int y, int64_t start, int64_t L) {
+        if (op.G == 2) {
+            p.kernel(
+                "shuffle2_channels_last",
+                [C = xs[1], positions = xs[0] * xs[2] * xs[3], start, L](const std::vector<float*>& a) {
+                    simd::shuffle2_channels_last(a[0], C, positions, start, L, a[1]);
+                },
+                {x, y});
+            return;
+        }
+        const Shape ys = {xs[0], L, xs[2], xs[3]};
+        const Slice s{.dim = 1, .start = start, .length = L};
+        p.reorder_into(p.alias(x, shuffled_part(view, s, op.G)), p.alias(y, shuffled_nhwc(ys, op.G, true)));
+    };
     if (readers.empty()) {
         const int y = p.mem(canonical(Md(dims_of(xs), f32, Tag::nhwc)));
-        p.reorder_into(p.alias(x, view), p.alias(y, shuffled_nhwc(xs, op.G, true)));
+        part(y, 0, xs[1]);
         p.value[size_t(l.n.output)] = y;
         return true;
     }
     for (int r : readers) {
         const Shape& ys = p.shape(p.g.nodes()[size_t(r)].output);
+        const auto& s = std::get<Slice>(p.g.nodes()[size_t(r)].op);
         const int y = p.mem(canonical(Md(dims_of(ys), f32, Tag::nhwc)));
-        p.reorder_into(p.alias(x, shuffled_part(view, std::get<Slice>(p.g.nodes()[size_t(r)].op), op.G)),
-                       p.alias(y, shuffled_nhwc(ys, op.G, true)));
+        part(y, s.start, s.length);
         p.part[size_t(r)].value = y;
     }
     return true;

@@ -516,7 +516,8 @@ std::vector<OpCase> data_movement() {
                  Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
                  Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
                  Tensor z = concat({kept, convolved}) | channel_shuffle(2);
-                 return concat({z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116}), z | conv(116, 1, {.stride = 2})});
+                 Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
+                 return concat({down, z | conv(116, 1, {.stride = 2})});
              }},
         {.name = "concat_shuffle", .what = "concat, shuffle, a slice off the group boundary, flatten",
          .x = {2, 8, 3, 3},

@@ -1158,8 +1158,10 @@ int64_t batchnorm_errors(const SimdVariant& v, const simd::ChannelLayout& l, boo
 
 TEST_CASE("batchnorm_forward and batchnorm_backward agree with their formulas in double, on each instruction set") {
     // (C, block): nChw8c and nChw16c with whole and partial blocks (40 in nChw16c leaves a last
-    // group of eight lanes all padding), and channels-last.
-    const std::vector<std::pair<int64_t, int64_t>> layouts = {{8, 8}, {20, 8}, {20, 16}, {40, 16}, {64, 16}, {24, 24}};
+    // group of eight lanes all padding; 16 one block, which one thread takes whole), and
+    // channels-last (48: groups taken in pairs, a 64-byte line each).
+    const std::vector<std::pair<int64_t, int64_t>> layouts = {{8, 8},   {20, 8},  {20, 16}, {40, 16},
+                                                              {64, 16}, {16, 16}, {24, 24}, {48, 48}};
     for (const SimdVariant& v : runnable_simd_variants())
         for (auto [C, block] : layouts)
             for (int64_t N : {int64_t(1), int64_t(3)})

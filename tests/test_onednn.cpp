@@ -1520,8 +1520,10 @@ TEST_CASE("a concatenation of pieces in several layouts reads them as they lie i
 // At batch 1 with AVX-512 oneDNN's convs around ShuffleNet's shuffles work channels-last, and the
 // shuffles permute each position's channels (kernels/simd's shuffle2_channels_last) into
 // channels-last halves (the stride-1 unit's split) or a whole map (read by both branches of the
-// next stride-2 unit): no step turns the map around to plain nchw and back for the convs. The op table's shuffle_channels_last (this graph) checks
-// the numbers, in training too.
+// next stride-2 unit): no step turns the map around to plain nchw and back for the convs. Three
+// groups go through oneDNN's reorder from the shuffled view of the channels-last map. The op
+// table's shuffle_channels_last and shuffle3_channels_last (these graphs) check the numbers, in
+// training too.
 TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout") {
     if (!onednn::avx512_core_here()) return;  // below it the convs take nChw8c (AVX2) at batch 1
     for (bool fused : {true, false}) {
@@ -1531,7 +1533,8 @@ TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout
         Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
         Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
         Tensor z = concat({kept, convolved}) | channel_shuffle(2);
-        concat({z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116}), z | conv(116, 1, {.stride = 2})});
+        Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
+        concat({down, z | conv(116, 1, {.stride = 2})});
         auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
         ex->prepare();
         int shuffles = 0, convs = 0;
@@ -1558,6 +1561,23 @@ TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout
         CHECK(shuffles == 3);  // two halves, then the whole map
         CHECK(convs == 3);
     }
+    Graph g("shuffle3_channels_last");
+    Tensor x = g.input({1, 8, 5, 6});
+    Tensor y = concat({x | conv(21, 1), x | conv(15, 1)});
+    Tensor cut = y | channel_shuffle(3);
+    Tensor a = cut | slice(1, 0, 12), b = cut | slice(1, 12, 24);
+    Tensor whole = y | relu() | channel_shuffle(3) | conv(8, 1);
+    concat({b | conv(8, 1), a | conv(8, 1), whole});
+    auto ex = make_executor("onednn", g, {.mode = Mode::infer});
+    ex->prepare();
+    int views = 0;
+    for (const StepInfo& s : ex->steps()) {
+        if (s.node < 0 || !std::holds_alternative<ChannelShuffle>(g.nodes()[size_t(s.node)].op)) continue;
+        CAPTURE(s.args[0].layout);
+        CHECK(s.primitive == "reorder");
+        views += s.args[0].layout.substr(0, 4) == "adcb";  // (N, C/G, G, HW) over channels-last
+    }
+    CHECK(views == 3);  // two parts, then the whole map
 }
 
 // A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's

@@ -602,40 +602,40 @@ TEST_CASE("concat_plain and concat_channels_last join pieces each in its own lay
     omp_set_num_threads(2);
     for (const SimdVariant& v : runnable_simd_variants())
         for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{3, 49}, {1, 19}, {2, 8}, {1, 130}})
-        for (bool rows : {false, true}) {
-            CAPTURE(v.isa);
-            CAPTURE(HW);
-            CAPTURE(rows);
-            const std::vector<int64_t> channels = {58, 5, 13, 16, 58, 58}, blocks = {16, 1, 8, 16, 1, 58};
-            const int64_t pieces = int64_t(channels.size());
-            int64_t C = 0;
-            for (int64_t c : channels) C += c;
-            std::vector<std::vector<float>> x;
-            std::vector<const float*> in;
-            for (int64_t i = 0; i < pieces; ++i) {
-                const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
-                x.emplace_back(size_t(N * l.batch_stride()), 1e9f);  // the padding lanes keep 1e9
-                for (int64_t n = 0; n < N; ++n)
-                    for (int64_t c = 0; c < l.C; ++c)
-                        for (int64_t s = 0; s < HW; ++s)
-                            x.back()[size_t(l.offset(n, c, s))] = float(((n * 7 + i) * 131 + c * 17 + s) % 1009);
-                in.push_back(x.back().data());
+            for (bool rows : {false, true}) {
+                CAPTURE(v.isa);
+                CAPTURE(HW);
+                CAPTURE(rows);
+                const std::vector<int64_t> channels = {58, 5, 13, 16, 58, 58}, blocks = {16, 1, 8, 16, 1, 58};
+                const int64_t pieces = int64_t(channels.size());
+                int64_t C = 0;
+                for (int64_t c : channels) C += c;
+                std::vector<std::vector<float>> x;
+                std::vector<const float*> in;
+                for (int64_t i = 0; i < pieces; ++i) {
+                    const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
+                    x.emplace_back(size_t(N * l.batch_stride()), 1e9f);  // the padding lanes keep 1e9
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < l.C; ++c)
+                            for (int64_t s = 0; s < HW; ++s)
+                                x.back()[size_t(l.offset(n, c, s))] = float(((n * 7 + i) * 131 + c * 17 + s) % 1009);
+                    in.push_back(x.back().data());
+                }
+                std::vector<float> y(size_t(N * C * HW + 16), -7.0f);
+                (rows ? v.concat_channels_last : v.concat_plain)(in.data(), channels.data(), blocks.data(), pieces,
+                                                                 y.data(), N, HW);
+                const simd::ChannelLayout yl{N, C, HW, rows ? C : 1};
+                int64_t wrong = 0, c0 = 0;
+                for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
+                    const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < l.C; ++c)
+                            for (int64_t s = 0; s < HW; ++s)
+                                wrong += y[size_t(yl.offset(n, c0 + c, s))] != x[size_t(i)][size_t(l.offset(n, c, s))];
+                }
+                CHECK(wrong == 0);
+                CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);  // nothing written past y
             }
-            std::vector<float> y(size_t(N * C * HW + 16), -7.0f);
-            (rows ? v.concat_channels_last : v.concat_plain)(in.data(), channels.data(), blocks.data(), pieces,
-                                                             y.data(), N, HW);
-            const simd::ChannelLayout yl{N, C, HW, rows ? C : 1};
-            int64_t wrong = 0, c0 = 0;
-            for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
-                const simd::ChannelLayout l{N, channels[size_t(i)], HW, blocks[size_t(i)]};
-                for (int64_t n = 0; n < N; ++n)
-                    for (int64_t c = 0; c < l.C; ++c)
-                        for (int64_t s = 0; s < HW; ++s)
-                            wrong += y[size_t(yl.offset(n, c0 + c, s))] != x[size_t(i)][size_t(l.offset(n, c, s))];
-            }
-            CHECK(wrong == 0);
-            CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);  // nothing written past y
-        }
     omp_set_num_threads(threads);
 }
 

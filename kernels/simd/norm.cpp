@@ -162,8 +162,9 @@ RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int6
 
 // Positions s0 to s1 of one image's piece `l` (x at the image's first float) into y's
 // channels-last rows from `y`, C floats apart: a block's lanes at a position are contiguous, so
-// a whole block (the last one holds padding in part) is 8-lane copies; channels-last rows are
-// copies; plain channels are turned around by 8x8 transposes, the edges one float at a time.
+// a full block is 8-lane copies, and a last block that holds padding in part copies its channels
+// alone (its padding would land on the next piece's); channels-last rows are copies; plain
+// channels are turned around by 8x8 transposes, the edges one float at a time.
 RIDGE_SIMD_LEAF void piece_to_rows(const float* x, const ChannelLayout& l, int64_t s0, int64_t s1, float* y,
                                    int64_t C) {
     if (l.block == l.C) {

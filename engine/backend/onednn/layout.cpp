@@ -448,7 +448,7 @@ bool concat_in_place(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t
 // 13.8-14.6 -> 6.1-7.7 ms; the whole net's fused steps level within the noise (3 alternated runs:
 // 32.8-39.6 against 33.8-37.8 ms at batch 16). Where every piece is nChw16c or channels-last (an
 // AVX-512 plan's layouts) the concatenation is channels-last instead, each block of a piece copied
-// whole into its positions' rows (concat_channels_last): shufflenet_v2's stage 2 at batch 8 and 16
+// into its positions' rows, its padding left out (concat_channels_last): shufflenet_v2's stage 2 at batch 8 and 16
 // then stays channels-last, as its convs work, where the plain map went through a plain shuffle
 // and a reorder into channels-last for each 1x1 conv after it. With shuffle_nhwc's kernel, on the
 // 2-core Zen 4, 3 alternated pairs each: batch 16 29.5-30.2 -> 28.6-28.9 ms, batch 8 14.7-15.0 ->
@@ -629,7 +629,9 @@ Md shuffled_nhwc(const Shape& xs, int64_t G, bool written) {
 // 2.47-2.82 -> 2.22-2.39 ms (4 alternated pairs); stage3.0's stride-2 depthwise conv with its
 // reorder 36-54 us, against a bound of 10, now without it. oneDNN's reorder (jit:uni) took 0.20 to
 // 0.23 ms for each of stage 2's at batch 16 (16x116x28x28), 0.10 for stage 3's; the kernel 0.09 to
-// 0.18 and 0.05 (the stage's first reads a map just written, out of cache).
+// 0.18 and 0.05 (the stage's first reads a map just written, out of cache). Training at batch 1,
+// whose backward takes the parts' gradients back to plain (backward below), was level: 10.7-12.6
+// against 10.7-12.9 ms a step, 3 alternated pairs.
 bool shuffle_nhwc(Plan& p, const Layer& l, const ChannelShuffle& op, const std::vector<int>& readers) {
     const int x = p.value[size_t(l.x())];
     const Shape& xs = p.shape(l.x());

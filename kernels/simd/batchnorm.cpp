@@ -7,7 +7,9 @@
 //
 // Eight channels at a time, one a lane: in nChw8c, nChw16c and channels-last (C a multiple of 8)
 // a position holds eight neighbouring channels contiguous, `block` floats from the next position's.
-// Lanes past C (a blocked layout's padding, zero) take gamma = beta = 0, so they write zeros.
+// With AVX-512, sixteen where they fill a 64-byte line (nChw16c, channels-last on a multiple of
+// 16): each pass then reads a line once, not once for each half. Lanes past C (a blocked
+// layout's padding, zero) take gamma = beta = 0, so they write zeros.
 //
 // The mean is two passes as in layernorm.cpp: the deviations' own sum corrects the first pass's
 // rounding, and the variance comes from the deviations, not from E[x^2] - mean^2. Each lane sums
@@ -28,33 +30,52 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 
 namespace {
 
-using V = Vec8;
+// The lanes of a vector type: 8 channels a group, or with AVX-512 16, a whole 64-byte line.
+template <class V>
+constexpr int lanes_in = int(sizeof(V) / sizeof(float));
 
-// The 8 values from channel c0 of a per-channel vector, zero past C.
+// The values from channel c0 of a per-channel vector, zero past C.
+template <class V>
 RIDGE_SIMD_INLINE V lanes_of(const float* v, int64_t c0, int64_t C) {
-    float t[8] = {};
-    for (int j = 0; j < 8 && c0 + j < C; ++j) t[j] = v[c0 + j];
+    float t[lanes_in<V>] = {};
+    for (int j = 0; j < lanes_in<V> && c0 + j < C; ++j) t[j] = v[c0 + j];
     return load<V>(t);
 }
 
+template <class V>
 RIDGE_SIMD_INLINE void store_lanes(float* v, V lanes, int64_t c0, int64_t C) {
-    for (int j = 0; j < 8 && c0 + j < C; ++j) v[c0 + j] = lanes[j];
+    for (int j = 0; j < lanes_in<V> && c0 + j < C; ++j) v[c0 + j] = lanes[j];
 }
 
 // 1 / sqrt(var + eps): the forward and the backward both take r, and gamma * r, from here.
+template <class V>
 RIDGE_SIMD_INLINE V inverse_std(V var, float eps) {
     V r;
-    for (int j = 0; j < 8; ++j) r[j] = 1.0f / std::sqrt(var[j] + eps);
+    for (int j = 0; j < lanes_in<V>; ++j) r[j] = 1.0f / std::sqrt(var[j] + eps);
     return r;
 }
 
 // The forward's output before its ReLU, which the backward recomputes for the mask.
-RIDGE_SIMD_INLINE V normalized(V x, V mean, V gain, V beta) { return (x - mean) * gain + beta; }
+template <class V>
+RIDGE_SIMD_INLINE V normalized(V x, V mean, V gain, V beta) {
+    return (x - mean) * gain + beta;
+}
 
-// f(offset, k) at each of the group's N*HW positions, channels c0..c0+7, k alternating 0 and 1 so
+// max(0, t), a NaN kept, and d where t is positive: selects, so compiled for the target (vec.h),
+// as are the lambdas of the passes that call them.
+template <class V>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V relu_of(V t) {
+    return t < V{} ? V{} : t;
+}
+template <class V>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V where_positive(V t, V d) {
+    return t > V{} ? d : V{};
+}
+
+// f(offset, k) at each of the group's N*HW positions, channels c0 on, k alternating 0 and 1 so
 // that a sum can run in two chains: a single one waits on the add's latency at every position.
 template <class F>
-RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int64_t c0, F f) {
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int64_t c0, F f) {
     for (int64_t n = 0; n < l.N; ++n) {
         int64_t o = l.offset(n, c0, 0), s = 0;
         for (; s + 2 <= l.HW; s += 2, o += 2 * l.block) f(o, 0), f(o + l.block, 1);
@@ -62,14 +83,15 @@ RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int64_t c0, F f) {
     }
 }
 
+template <class V>
 RIDGE_SIMD_LEAF void forward_group(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                    float* var, bool relu, const ChannelLayout& l, int64_t c0, float eps) {
     const float M = float(l.N * l.HW);
     V sum[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) { sum[k] += load<V>(x + o); });
+    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA { sum[k] += load<V>(x + o); });
     const V m0 = (sum[0] + sum[1]) / M;
     V err[2] = {}, sq[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) {
+    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V d = load<V>(x + o) - m0;
         err[k] += d, sq[k] += d * d;
     });
@@ -78,25 +100,26 @@ RIDGE_SIMD_LEAF void forward_group(const float* x, const float* gamma, const flo
     v = v < V{} ? V{} : v;
     store_lanes(mean, m, c0, l.C);
     store_lanes(var, v, c0, l.C);
-    const V gain = lanes_of(gamma, c0, l.C) * inverse_std(v, eps), b = lanes_of(beta, c0, l.C);
-    each_position(l, c0, [&](int64_t o, int) {
+    const V gain = lanes_of<V>(gamma, c0, l.C) * inverse_std(v, eps), b = lanes_of<V>(beta, c0, l.C);
+    each_position(l, c0, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V t = normalized(load<V>(x + o), m, gain, b);
-        store(y + o, relu ? (t < V{} ? V{} : t) : t);  // a NaN stays NaN
+        store(y + o, relu ? relu_of(t) : t);  // a NaN stays NaN
     });
 }
 
+template <class V>
 RIDGE_SIMD_LEAF void backward_group(const float* x, const float* dy, const float* gamma, const float* beta,
                                     const float* mean, const float* var, bool relu, float* dx, float* dgamma,
                                     float* dbeta, const ChannelLayout& l, int64_t c0, float eps) {
     const float M = float(l.N * l.HW);
-    const V m = lanes_of(mean, c0, l.C), r = inverse_std(lanes_of(var, c0, l.C), eps);
-    const V gain = lanes_of(gamma, c0, l.C) * r, b = lanes_of(beta, c0, l.C);
-    auto grad = [&](int64_t o, V xv) RIDGE_SIMD_LAMBDA {
+    const V m = lanes_of<V>(mean, c0, l.C), r = inverse_std(lanes_of<V>(var, c0, l.C), eps);
+    const V gain = lanes_of<V>(gamma, c0, l.C) * r, b = lanes_of<V>(beta, c0, l.C);
+    auto grad = [&](int64_t o, V xv) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V d = load<V>(dy + o);
-        return relu ? (normalized(xv, m, gain, b) > V{} ? d : V{}) : d;
+        return relu ? where_positive(normalized(xv, m, gain, b), d) : d;
     };
     V sd[2] = {}, sdx[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) {
+    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V xv = load<V>(x + o), d = grad(o, xv);
         sd[k] += d, sdx[k] += d * (xv - m);
     });
@@ -105,7 +128,7 @@ RIDGE_SIMD_LEAF void backward_group(const float* x, const float* dy, const float
     store_lanes(dgamma, dg, c0, l.C);
     if (!dx) return;
     const V k1 = db / M, k2 = dg * r / M;
-    each_position(l, c0, [&](int64_t o, int) {
+    each_position(l, c0, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V xv = load<V>(x + o);
         store(dx + o, gain * (grad(o, xv) - k1 - (xv - m) * k2));
     });
@@ -122,6 +145,10 @@ int64_t groups(const ChannelLayout& l) { return l.padded_channels() / 8; }
 // forward 78-84 -> 18-20 us, backward 33-40 -> 22-25; an even count of blocks level. In googlenet's
 // training step at batch 8 (2 alternated runs each), its map read cold from the conv before:
 // inception3a.branch3.0.bn forward 79-91 -> 62-63 us, inception4a's (8x16x14x14) 28-31 -> 22-25.
+// With AVX-512 such a pair is one group of 16 lanes, each line read once a pass: the same test
+// program, 8x16x28x28 forward 32 -> 18 us, backward 43 -> 23, 8x24x14x14 10 -> 7, 8x48x14x14 21 ->
+// 12; in googlenet's step (2 alternated runs) inception3a.branch3.0.bn 51-52 -> 36-38 us forward,
+// 71-72 -> 37 backward, inception4b's and 4c's (8x24x14x14) 31-32 -> 24-27 forward.
 int64_t per_thread(const ChannelLayout& l) { return l.block % 16 == 0 ? 2 : 1; }
 
 }  // namespace
@@ -129,20 +156,32 @@ int64_t per_thread(const ChannelLayout& l) { return l.block % 16 == 0 ? 2 : 1; }
 void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
                        bool relu, const ChannelLayout& l, float eps) {
     const int64_t per = per_thread(l);
+    const bool wide = RIDGE_SIMD_WIDE && per == 2;  // a line's two groups in one pass of 16 lanes
 #pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < groups(l) / per; ++u)
+    for (int64_t u = 0; u < groups(l) / per; ++u) {
+        if (wide) {
+            forward_group<Vec16>(x, gamma, beta, y, mean, var, relu, l, 16 * u, eps);
+            continue;
+        }
         for (int64_t g = u * per; g < (u + 1) * per; ++g)
-            forward_group(x, gamma, beta, y, mean, var, relu, l, 8 * g, eps);
+            forward_group<Vec8>(x, gamma, beta, y, mean, var, relu, l, 8 * g, eps);
+    }
 }
 
 void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
                         const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
                         float eps) {
     const int64_t per = per_thread(l);
+    const bool wide = RIDGE_SIMD_WIDE && per == 2;
 #pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < groups(l) / per; ++u)
+    for (int64_t u = 0; u < groups(l) / per; ++u) {
+        if (wide) {
+            backward_group<Vec16>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 16 * u, eps);
+            continue;
+        }
         for (int64_t g = u * per; g < (u + 1) * per; ++g)
-            backward_group(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 8 * g, eps);
+            backward_group<Vec8>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 8 * g, eps);
+    }
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -45,6 +45,13 @@ Tensor silu_squeeze_excited(Tensor x, int64_t C, int64_t S) {
                h);
 }
 
+// ShuffleNet's downsampling unit and a basic unit on 58 channels, without batchnorms.
+Tensor shuffle_units(Tensor x) {
+    Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+    Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
+    return concat({kept, convolved}) | channel_shuffle(2);
+}
+
 std::vector<OpCase> convolutions() {
     return {
         {.name = "conv3x3", .what = "3x3, padding 1", .x = {2, 8, 9, 9},
@@ -481,12 +488,7 @@ std::vector<OpCase> data_movement() {
         // into plain channels with no reorder first. test_onednn checks which steps run.
         {.name = "concat_blocked_to_plain", .what = "shufflenet's downsampling unit and a basic unit on 58 channels",
          .x = {2, 8, 7, 5},
-         .body =
-             [](Tensor x) {
-                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
-                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
-                 return concat({kept, convolved}) | channel_shuffle(2);
-             }},
+         .body = shuffle_units},
         // Three groups over channels-last (batch 1 with AVX-512): oneDNN's reorder from the
         // shuffled view permutes each position's channels, into parts and into a whole map.
         {.name = "shuffle3_channels_last", .what = "a shuffle of 3 groups at batch 1, cut and whole", .x = {1, 8, 5, 6},
@@ -501,12 +503,7 @@ std::vector<OpCase> data_movement() {
         // The same units on a 3-channel image at batch 8: with AVX-512 the convs write nChw16c,
         // which concat_channels_last joins into channels-last, and the shuffle keeps that.
         {.name = "concat_blocked_to_rows", .what = "shufflenet's units from nChw16c pieces", .x = {8, 3, 7, 5},
-         .body =
-             [](Tensor x) {
-                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
-                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1);
-                 return concat({kept, convolved}) | channel_shuffle(2);
-             }},
+         .body = shuffle_units},
         // At batch 1 with AVX-512 the convs work channels-last, and so do the shuffles: each
         // position's channels permuted into the halves and into the whole map the stride-2 unit's
         // two branches read. test_onednn checks which steps run.

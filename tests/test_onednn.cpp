@@ -57,9 +57,15 @@ void check_against_reference(const Graph& g, double tol, std::optional<double> g
     }
 }
 
+// Whether a step moves a map between layouts: oneDNN's reorder, or the kernels the plan runs in
+// its place between plain and channel blocks (plan.cpp's reorder_into).
+bool layout_move(const StepInfo& s) {
+    return s.primitive == "reorder" || s.impl == "ridge:plain_to_blocked" || s.impl == "ridge:blocked_to_plain";
+}
+
 // The primitive of each step the oneDNN executor plans for layers of type Op, in plan order
-// ("kernel" for kernels/simd's), of one phase or of all. The loss's step is charged to no layer
-// (node -1).
+// ("kernel" for kernels/simd's, "reorder" for any layout_move), of one phase or of all. The loss's
+// step is charged to no layer (node -1).
 template <class Op>
 std::vector<std::string> step_kinds(const Graph& g, Mode mode, std::optional<StepPhase> phase = {}) {
     auto ex = make_executor("onednn", g, {.mode = mode});
@@ -68,7 +74,7 @@ std::vector<std::string> step_kinds(const Graph& g, Mode mode, std::optional<Ste
     for (const StepInfo& s : ex->steps())
         if (s.node >= 0 && (!phase || s.phase == *phase) &&
             std::holds_alternative<Op>(g.nodes()[size_t(s.node)].op))
-            kinds.push_back(s.primitive);
+            kinds.push_back(layout_move(s) ? "reorder" : s.primitive);
     return kinds;
 }
 
@@ -285,7 +291,7 @@ TEST_CASE("3x3 stride-1 convs with 9CK / (C + K) of 128 or more run as Winograd:
         for (const StepInfo& s : ex->steps())
             if (s.phase == phase && s.primitive == "convolution")
                 kinds[size_t(s.node)] = s.impl.find("wino") != std::string::npos ? 'w' : 'd';
-            else if (s.phase == phase && s.primitive == "kernel" &&
+            else if (s.phase == phase && s.primitive == "kernel" && !layout_move(s) &&
                      std::holds_alternative<Conv2d>(net.nodes()[size_t(s.node)].op))
                 kinds[size_t(s.node)] = 'k';
         return kinds;
@@ -364,7 +370,8 @@ TEST_CASE("winograd3x3 runs below AVX-512 with its folded batchnorm, residual su
     auto direct = make_executor("onednn", g, {.mode = Mode::infer, .winograd = false});
     direct->prepare();
     for (const StepInfo& s : direct->steps())
-        if (std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op)) CHECK(s.primitive != "kernel");
+        if (std::holds_alternative<Conv2d>(g.nodes()[size_t(s.node)].op) && !layout_move(s))
+            CHECK(s.primitive != "kernel");
     // In training the forward stays direct; each Winograd conv's data gradient runs two kernels (the
     // weights' transform and the conv), its weight gradient one; the first conv has no data gradient,
     // and below AVX-512 its weight gradient is image_conv_wgrad (jit:avx2 reads the image plain).
@@ -589,7 +596,7 @@ TEST_CASE("on one image the convs before a concatenation of whole channel blocks
             if (!std::holds_alternative<Concat>(g.nodes()[n].op)) continue;
             steps.push_back(0);
             for (const StepInfo& s : ex->steps())
-                steps.back() += s.node == int(n) && s.phase == StepPhase::fwd && s.primitive != "reorder";
+                steps.back() += s.node == int(n) && s.phase == StepPhase::fwd && !layout_move(s);
         }
         return steps;
     };
@@ -738,7 +745,7 @@ TEST_CASE("an identity adaptive pool before a flatten is a copy into plain rows,
                             if (!std::holds_alternative<AdaptiveAvgPool2d>(op)) continue;
                             // Forward: a copy into plain rows; backward: the gradient reordered into
                             // the maxpool's layout.
-                            CHECK(s.primitive == "reorder");
+                            CHECK(layout_move(s));
                             if (s.phase == StepPhase::fwd) {
                                 ++pool_fwd;
                                 CHECK(s.args.back().layout == "abcd");
@@ -948,7 +955,7 @@ TEST_CASE("a global pool of channel blocks, padded or not, writes plain rows for
                     CHECK_MESSAGE(s.args.back().layout.find('B') == std::string::npos, s.args.back().layout);
                 }
                 const auto* c = std::get_if<Conv2d>(&op);
-                CHECK_MESSAGE(!(c && c->K == 19 && s.primitive == "reorder"), "the pooled vector is reordered");
+                CHECK_MESSAGE(!(c && c->K == 19 && layout_move(s)), "the pooled vector is reordered");
             }
         }
         CHECK(blocked >= 1);  // inference at batch 2 runs nChw16c on AVX-512; AVX2 picks nChw8c
@@ -972,7 +979,7 @@ TEST_CASE("small ReLUs run kernels/simd, large ones oneDNN's eltwise, in inferen
             std::vector<std::string> ran;
             for (const StepInfo& s : ex->steps())
                 if (s.node >= 0 && std::holds_alternative<Activation>(g.nodes()[size_t(s.node)].op) &&
-                    s.primitive != "reorder")
+                    !layout_move(s))
                     ran.push_back(s.primitive);
             CHECK(ran == std::vector<std::string>(mode == Mode::train ? 2 : 1, want));
         }
@@ -993,7 +1000,7 @@ TEST_CASE("in training small batchnorms run kernels/simd, large ones oneDNN's, a
         ex->prepare();
         std::vector<std::string> ran;
         for (const StepInfo& s : ex->steps()) {
-            if (s.primitive == "reorder") continue;  // the graph's output into plain, charged to the ReLU
+            if (layout_move(s)) continue;  // the graph's output into plain, charged to the ReLU
             CHECK(s.node != bn + 1);                 // fused
             if (s.node != bn) continue;
             ran.push_back(s.primitive);
@@ -1333,7 +1340,7 @@ TEST_CASE("a conv on the image computes its weight gradient with image_conv_wgra
         for (const StepInfo& s : ex->steps())
             if (s.node == 0 && s.phase == StepPhase::fwd && s.primitive == "convolution" && !s.args.empty())
                 src_layout = s.args.front().layout, fwd_layout = s.args.back().layout;
-            else if (s.node == 0 && s.phase == StepPhase::wgrad && s.primitive != "reorder")
+            else if (s.node == 0 && s.phase == StepPhase::wgrad && !layout_move(s))
                 wgrad_impl = s.primitive + ":" + s.impl;
         INFO("forward input ", src_layout, ", output ", fwd_layout, ", weight gradient ", wgrad_impl);
         REQUIRE(!fwd_layout.empty());
@@ -1517,6 +1524,21 @@ TEST_CASE("a concatenation of pieces in several layouts reads them as they lie i
     CHECK(plain_concats == (wide ? 0 : 2));  // nChw8c pieces
 }
 
+namespace {
+
+// ShuffleNet's downsampling unit and a basic unit on 58 channels, then both branches of a stride-2
+// unit reading the second shuffle whole (the op table's shuffle_channels_last): that shuffle.
+Tensor shuffle_units_downsampled(Tensor x) {
+    Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+    Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
+    Tensor z = concat({kept, convolved}) | channel_shuffle(2);
+    Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
+    concat({down, z | conv(116, 1, {.stride = 2})});
+    return z;
+}
+
+}  // namespace
+
 // At batch 1 with AVX-512 oneDNN's convs around ShuffleNet's shuffles work channels-last, and the
 // shuffles permute each position's channels (kernels/simd's shuffle2_channels_last) into
 // channels-last halves (the stride-1 unit's split) or a whole map (read by both branches of the
@@ -1530,11 +1552,7 @@ TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout
         CAPTURE(fused);
         Graph g("shuffle_channels_last");
         Tensor x = g.input({1, 8, 9, 7});
-        Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
-        Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
-        Tensor z = concat({kept, convolved}) | channel_shuffle(2);
-        Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
-        concat({down, z | conv(116, 1, {.stride = 2})});
+        shuffle_units_downsampled(x);
         auto ex = make_executor("onednn", g, {.mode = Mode::infer, .fused = fused});
         ex->prepare();
         int shuffles = 0, convs = 0;
@@ -1578,6 +1596,46 @@ TEST_CASE("at batch 1 ShuffleNet's shuffles keep the convs' channels-last layout
         views += s.args[0].layout.substr(0, 4) == "adcb";  // (N, C/G, G, HW) over channels-last
     }
     CHECK(views == 3);  // two parts, then the whole map
+}
+
+// In training at batch 1 (and below AVX-512 in inference) the convs around ShuffleNet's shuffles
+// work in channel blocks of the vector width, and 58-channel pieces fill none, so the
+// concatenation before a shuffle is plain. The shuffle a stride-2 unit reads whole then writes the
+// blocks its two convs read (layout.cpp's shuffle_blocked), and no step of theirs reorders the map:
+// the convs read what the shuffle wrote. The op table's shuffle_channels_last (this graph) checks
+// the numbers in training.
+TEST_CASE("a plain shuffle read whole by convs writes their channel blocks") {
+    const bool wide = onednn::avx512_core_here();
+    const std::string block = wide ? "aBcd16b" : "aBcd8b";
+    Graph g("shuffle_blocked");
+    const Tensor z = shuffle_units_downsampled(g.input({1, 8, 9, 7}));
+    const int shuffle = g.tensor(z.id()).producer;
+    for (Mode mode : {Mode::train, Mode::infer}) {
+        if (mode == Mode::infer && wide) continue;  // channels-last there (the test above)
+        CAPTURE(int(mode));
+        auto ex = make_executor("onednn", g, {.mode = mode, .fused = false});
+        ex->prepare();
+        int written = 0, read = 0;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.phase != StepPhase::fwd) continue;
+            const Node& n = g.nodes()[size_t(s.node)];
+            CAPTURE(n.name);
+            if (s.node == shuffle) {
+                ++written;
+                REQUIRE(s.args.size() == 2);
+                CHECK(s.impl == "ridge:shuffle_to_blocked");
+                CHECK(s.args[0].layout == "abcd");
+                CHECK(s.args[1].layout == block);
+            }
+            if (std::holds_alternative<Conv2d>(n.op) && n.inputs[0] == z.id()) {
+                ++read;
+                CHECK(s.primitive == "convolution");
+                CHECK(s.args[0].layout == block);
+            }
+        }
+        CHECK(written == 1);
+        CHECK(read == 2);  // no other step charged to either conv
+    }
 }
 
 // A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's

@@ -671,6 +671,48 @@ TEST_CASE("shuffle2_channels_last permutes each position's channels into a part 
     omp_set_num_threads(threads);
 }
 
+// kernels/simd's plain_to_blocked against the layouts' index formula, as the reorder (no `from`)
+// and as a shuffle of 2 and 4 groups into blocks (from[c] = (c % G) * C / G + c / G): 116 channels
+// (a last block of 4 of 16, of 4 of 8: padding that must be written zero), 24 (whole blocks of 8,
+// a half of 16), 8; maps of 49 positions (8-position transposes and a tail), 3 (the tail only),
+// 300, and 1500 (two units of up to 1024 positions, the second of 476); 1 to 3 images on 2
+// threads; nothing written past y.
+TEST_CASE("plain_to_blocked reorders and shuffles plain channels into nChw8c and nChw16c") {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const auto& [N, C, HW] : {std::tuple<int64_t, int64_t, int64_t>{1, 116, 49}, {2, 24, 3}, {3, 8, 300},
+                                       {1, 116, 1500}, {2, 24, 49}})
+            for (int64_t block : {8, 16})
+                for (int64_t G : {1, 2, 4}) {
+                    CAPTURE(v.isa);
+                    CAPTURE(N);
+                    CAPTURE(C);
+                    CAPTURE(HW);
+                    CAPTURE(block);
+                    CAPTURE(G);
+                    const simd::ChannelLayout yl{N, C, HW, block};
+                    std::vector<float> x(size_t(N * C * HW));
+                    for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 37) % 1019) + 1.0f;
+                    std::vector<int64_t> from(static_cast<size_t>(C));
+                    for (int64_t c = 0; c < C; ++c) from[size_t(c)] = c % G * (C / G) + c / G;
+                    std::vector<float> y(size_t(N * yl.batch_stride() + 16), -7.0f);
+                    v.plain_to_blocked(x.data(), y.data(), yl, G == 1 ? nullptr : from.data());
+                    int64_t wrong = 0, padding = 0;
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t s = 0; s < HW; ++s) {
+                            for (int64_t c = 0; c < C; ++c)
+                                wrong += y[size_t(yl.offset(n, c, s))] != x[size_t((n * C + from[size_t(c)]) * HW + s)];
+                            for (int64_t c = C; c < yl.padded_channels(); ++c)
+                                padding += y[size_t(yl.offset(n, c, s))] != 0.0f;
+                        }
+                    CHECK(wrong == 0);
+                    CHECK(padding == 0);
+                    CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);
+                }
+    omp_set_num_threads(threads);
+}
+
 // kernels/simd's max_pool against the window's maximum written out, in nchw, nChw8c, nChw16c and
 // channels-last: 20 channels pad the last block of 8 and 16 (the padding must stay zero), 480
 // channels-last on the 29-column map overflow max_row's column buffer (27 columns of 480 floats:

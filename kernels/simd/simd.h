@@ -13,9 +13,10 @@
 // linear layer on one row (oneDNN's brgemm inner product streams the weights at four fifths of
 // memory speed), the weight gradient of a depthwise convolution in the channel-blocked layout its
 // forward uses (oneDNN's is the reference implementation there, or a GEMM after reordering both
-// activations), and a depthwise convolution at stride 1 with its data gradient in channels-last
+// activations), a depthwise convolution at stride 1 with its data gradient in channels-last
 // (convnext's; oneDNN's data gradient needs its weights reordered each step and ran at up to 8
-// times its bound).
+// times its bound), and the copy from plain channels into nChw8c / nChw16c (oneDNN's reorder runs
+// at a fraction of memory speed where the last block is part padding), a channel shuffle with it.
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -118,7 +119,7 @@ struct Gemm {
 #define RIDGE_SIMD_KERNELS(X, ns) \
     X(ns, scale_channels) X(ns, channel_dots) X(ns, channel_means) X(ns, broadcast_channels) \
     X(ns, add_broadcast_channels) \
-    X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) \
+    X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) X(ns, plain_to_blocked) \
     X(ns, shuffle2_channels_last) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \
     X(ns, relu_backward) \

@@ -22,6 +22,7 @@
 //   dbeta = sum dy',  dgamma = sum dy' * xhat,  dx = gamma * r * (dy' - dbeta / M - xhat * dgamma / M).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
@@ -151,37 +152,39 @@ int64_t groups(const ChannelLayout& l) { return l.padded_channels() / 8; }
 // 71-72 -> 37 backward, inception4b's and 4c's (8x24x14x14) 31-32 -> 24-27 forward.
 int64_t per_thread(const ChannelLayout& l) { return l.block % 16 == 0 ? 2 : 1; }
 
-}  // namespace
-
-void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
-                       bool relu, const ChannelLayout& l, float eps) {
-    const int64_t per = per_thread(l);
-    const bool wide = RIDGE_SIMD_WIDE && per == 2;  // a line's two groups in one pass of 16 lanes
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < groups(l) / per; ++u) {
-        if (wide) {
-            forward_group<Vec16>(x, gamma, beta, y, mean, var, relu, l, 16 * u, eps);
-            continue;
-        }
-        for (int64_t g = u * per; g < (u + 1) * per; ++g)
-            forward_group<Vec8>(x, gamma, beta, y, mean, var, relu, l, 8 * g, eps);
-    }
-}
-
-void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
-                        const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
-                        float eps) {
+// Runs group(Lanes{}, c0) over the map's groups of channels, per_thread(l) of them a thread's unit:
+// Lanes is std::type_identity of the vector type, Vec16 for a unit's pair with AVX-512, else Vec8
+// for each group.
+template <class Group>
+void each_unit(const ChannelLayout& l, Group group) {
     const int64_t per = per_thread(l);
     const bool wide = RIDGE_SIMD_WIDE && per == 2;
 #pragma omp parallel for schedule(static)
     for (int64_t u = 0; u < groups(l) / per; ++u) {
         if (wide) {
-            backward_group<Vec16>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 16 * u, eps);
+            group(std::type_identity<Vec16>{}, 16 * u);
             continue;
         }
-        for (int64_t g = u * per; g < (u + 1) * per; ++g)
-            backward_group<Vec8>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l, 8 * g, eps);
+        for (int64_t g = u * per; g < (u + 1) * per; ++g) group(std::type_identity<Vec8>{}, 8 * g);
     }
+}
+
+}  // namespace
+
+void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
+                       bool relu, const ChannelLayout& l, float eps) {
+    each_unit(l, [&](auto lanes, int64_t c0) {
+        forward_group<typename decltype(lanes)::type>(x, gamma, beta, y, mean, var, relu, l, c0, eps);
+    });
+}
+
+void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
+                        const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
+                        float eps) {
+    each_unit(l, [&](auto lanes, int64_t c0) {
+        backward_group<typename decltype(lanes)::type>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l,
+                                                       c0, eps);
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -14,7 +14,6 @@ namespace ridge::profile {
 
 namespace {
 
-bool is_reorder(const StepInfo& s) { return s.primitive == "reorder"; }
 bool is_weight_gradient(const std::string& arg) {
     return arg == "diff_weights" || arg == "diff_bias" || arg == "diff_scale" || arg == "diff_shift";
 }
@@ -108,7 +107,7 @@ void step_facts(Row& r, const std::vector<const StepInfo*>& steps, const StepInf
     int kernels = 0;
     bool reference = false;
     for (const StepInfo* s : steps) {
-        if (is_reorder(*s)) continue;
+        if (layout_move(*s)) continue;
         if (s->primitive == "kernel") ++kernels;
         if (s->impl.rfind("ref", 0) == 0) reference = true;
         if (std::find(impls.begin(), impls.end(), s->impl) == impls.end()) impls.push_back(s->impl);
@@ -122,7 +121,7 @@ void step_facts(Row& r, const std::vector<const StepInfo*>& steps, const StepInf
     if (r.with_wgrad) r.why.push_back("one step computes the data and the weight gradients");
     std::vector<std::string> seen;
     for (const StepInfo* s : steps) {
-        if (is_reorder(*s)) continue;
+        if (layout_move(*s)) continue;
         for (const StepArg& a : s->args)
             for (size_t i = 0; i < a.dims.size() && i < a.padded.size(); ++i)
                 if (a.padded[i] != a.dims[i]) {
@@ -246,10 +245,10 @@ void attribute(Profile& p, const Graph& g, const Analysis& a, const std::vector<
         std::vector<const StepInfo*> ss;
         for (size_t i : idx) ss.push_back(&steps[i]);
         r.steps = int(idx.size());
-        // The main step: the first that is not a reorder, else the first.
+        // The main step: the first that is not a layout move, else the first.
         const StepInfo* main = nullptr;
         for (const StepInfo* s : ss)
-            if (!is_reorder(*s) && !main) main = s;
+            if (!layout_move(*s) && !main) main = s;
         if (!main && !ss.empty()) main = ss.front();
         step_facts(r, ss, main, most);
         r.expected_flops = r.analytic_flops;

@@ -57,12 +57,6 @@ void check_against_reference(const Graph& g, double tol, std::optional<double> g
     }
 }
 
-// Whether a step moves a map between layouts: oneDNN's reorder, or the kernels the plan runs in
-// its place between plain and channel blocks (plan.cpp's reorder_into).
-bool layout_move(const StepInfo& s) {
-    return s.primitive == "reorder" || s.impl == "ridge:plain_to_blocked" || s.impl == "ridge:blocked_to_plain";
-}
-
 // The primitive of each step the oneDNN executor plans for layers of type Op, in plan order
 // ("kernel" for kernels/simd's, "reorder" for any layout_move), of one phase or of all. The loss's
 // step is charged to no layer (node -1).

@@ -56,7 +56,10 @@ bool small_forward(Plan& p, const Layer& l) {
     const int x = p.value[size_t(l.x())];
     const simd::ChannelLayout lay = small_layout(p, l, x);
     if (!p.train || lay.block == 0) return false;
-    if (lay.N * lay.batch_stride() >= batchnorm_shared(p)) p.use_threads(p.threads);
+    // The kernel gives a thread whole units of channels, 16 where the block is a multiple of 16,
+    // else 8: a single unit is one thread's anyway.
+    const bool units = lay.padded_channels() > (lay.block % 16 == 0 ? 16 : 8);
+    if (units && lay.N * lay.batch_stride() >= batchnorm_shared(p)) p.use_threads(p.threads);
     const int64_t C = lay.C;
     const int y = p.mem(p.md(x));
     Plan::Saved s{{}, {x}, y};

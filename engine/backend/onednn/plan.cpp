@@ -216,8 +216,7 @@ void Plan::kernel(std::string name, Kernel k, std::vector<int> args, std::vector
 // 16x64x56x56 into nChw8c 200-290 against 345-395, 16x24x56x56 level; out of blocks 1x116x28x28
 // 6 against 32, 8x116x28x28 59-66 against 240-267, 16x24x56x56 93-97 against 500-547; 16x64x56x56
 // in whole 16-channel blocks 0.8-0.95x oneDNN's speed both ways. shufflenet_v2 in training at
-// batch 1 reorders each stride-2 unit's plain input into nChw16c for its depthwise conv, and each
-// gradient back.
+// batch 1 takes the gradients of its stride-2 units' inputs back from nChw16c to plain this way.
 void Plan::reorder_into(int src, int dst, bool accumulate) {
     const Md from = md(src), to = md(dst);
     const int64_t into = channel_block(to), out_of = channel_block(from);

@@ -243,7 +243,11 @@ void CudnnExecutor::prepare() {
     dev_.ws = plan_.workspace_bytes > 0 ? dev_.arena + (arena_bytes_ - plan_.workspace_bytes) : nullptr;
     dev_.ws_bytes = size_t(plan_.workspace_bytes);
     // Zeroed once: the algorithm searches below run on these buffers before load() fills them.
-    RIDGE_CUDA_CHECK(cudaMemset(dev_.arena, 0, size_t(arena_bytes_)));
+    // Every transfer and memset goes on dev_.s: a non-blocking stream is not ordered after the
+    // legacy default stream, and on a busy H200 a cudaMemset there landed after the input's copy
+    // and zeroed it (test_cudnn's op table, three processes at once: outputs all zero).
+    RIDGE_CUDA_CHECK(cudaMemsetAsync(dev_.arena, 0, size_t(arena_bytes_), dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     RIDGE_CUBLAS_CHECK(cublasSetWorkspace(dev_.blas, dev_.at(blas_ws_), size_t(blas_workspace)));
     RIDGE_CUDA_CHECK(cudaEventCreate(&begin_));
     RIDGE_CUDA_CHECK(cudaEventCreate(&end_));
@@ -391,12 +395,14 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
 
 void CudnnExecutor::write(int buffer, const float* src, int64_t n, DType t) const {
     std::vector<char> bytes = to_storage(src, n, t);
-    RIDGE_CUDA_CHECK(cudaMemcpy(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    RIDGE_CUDA_CHECK(cudaMemcpyAsync(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
 }
 
 void CudnnExecutor::read(int buffer, int64_t n, DType t, float scale, float* dst) const {
     std::vector<char> bytes(size_t(n * dtype_bytes(t)));
-    RIDGE_CUDA_CHECK(cudaMemcpy(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost));
+    RIDGE_CUDA_CHECK(cudaMemcpyAsync(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     from_storage(bytes.data(), n, t, scale, dst);
 }
 
@@ -478,7 +484,8 @@ float CudnnExecutor::backward() {
     if (!plan_.train) throw std::logic_error("cudnn: backward() needs an executor made with Mode::train");
     times_.backward = run(bwd_, bwd_graph_);
     float loss = 0;
-    RIDGE_CUDA_CHECK(cudaMemcpy(&loss, dev_.at(loss_), 4, cudaMemcpyDeviceToHost));
+    RIDGE_CUDA_CHECK(cudaMemcpyAsync(&loss, dev_.at(loss_), 4, cudaMemcpyDeviceToHost, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     return loss;
 }
 

@@ -10,8 +10,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cuda_runtime_api.h>
+
+#include <chrono>
 #include <cmath>
 #include <iostream>
+#include <thread>
 
 #include "engine/backend/executor.h"
 #include "exec_compare.h"
@@ -81,6 +85,29 @@ TEST_CASE("every case of the op table matches the reference (cuDNN)") {
     }
 }
 
+// The executor's copies and memsets all go on its own stream: a non-blocking stream is not ordered
+// after the legacy default stream. Holding the legacy stream for 200 ms makes the old order
+// show every time: the arena's zeroing, queued there, landed after the input's copy and the
+// output read back all zero (seen on an H200 while other processes used the GPU).
+TEST_CASE("work held on the legacy default stream does not reorder the executor's copies") {
+    const op_cases::OpCase* c = nullptr;
+    for (const op_cases::OpCase& k : op_cases::all())
+        if (k.name == "mul") c = &k;
+    REQUIRE(c);
+    Graph g = c->graph();
+    Inputs in = inputs(g, 13);
+    for (Mode mode : {Mode::infer, Mode::train}) {
+        CAPTURE(mode == Mode::train);
+        Result ref = run("reference", g, mode, false, in);
+        auto hold = [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
+        REQUIRE(cudaLaunchHostFunc(cudaStreamLegacy, hold, nullptr) == cudaSuccess);
+        Result r = run("cudnn", g, mode, false, in);
+        check_close(r.out, ref.out, tolerance(Precision::fp32), "output");
+        if (mode == Mode::train) check_close(r.dx, ref.dx, tolerance(Precision::fp32), "input gradient");
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    }
+}
+
 TEST_CASE("every zoo net: each tensor of an fp32 training step against double") {
     // The same check as test_gradients for the CPU executors (exec_compare.h, check_against_f64):
     // the output, the loss and every gradient tensor, within k times the float32 spread measured
@@ -106,7 +133,12 @@ TEST_CASE("small whole nets agree with the reference executor") {
         }
         Result t = run("cudnn", g, Mode::train, false, in, p);
         CHECK(std::abs(t.loss - ref.loss) <= 5 * tolerance(p) * std::abs(ref.loss));
-        CHECK(global_rel_l2(t.grads, ref.grads) <= 10 * tolerance(p));
+        // TF32 rounds every convolution's inputs to fp16's 10 mantissa bits, and through resnet18's
+        // batchnorms at batch 2 (8 values a channel in layer4) the gradients' error grows as
+        // fp16's does: 0.123 on an H200 when cudnnFind, timed beside other processes, chose other
+        // algorithms than alone (where it passed under 0.1). TF32 gets fp16's bound.
+        Precision bound = p == Precision::tf32 ? Precision::fp16 : p;
+        CHECK(global_rel_l2(t.grads, ref.grads) <= 10 * tolerance(bound));
     }
     Graph v = ridge::testnets::tiny_vit(2);
     Inputs vin = inputs(v, 7);

@@ -125,22 +125,29 @@ TEST_CASE("activations: forward and backward in every storage type") {
 }
 
 TEST_CASE("add and mul broadcast both ways; their gradients sum over the broadcast dimensions") {
-    Shape sa = {2, 1, 4, 5}, sb = {3, 1, 5}, sy = {2, 3, 4, 5};
-    for (DType t : all_types) {
-        CAPTURE(name(t));
-        HostTensor a = rounded(rnd(sa, 3), t), b = rounded(rnd(sb, 4), t), dy = rounded(rnd(sy, 5), t);
-        for (bool mul : {false, true}) {
-            Op op = mul ? Op(Mul{}) : Op(Add{});
-            Ref r = reference(op, {a, b}, {}, sy, dy);
-            Buf ba(a, t), bb(b, t), by(sy, t), bdy(dy, t), bda(sa, t), bdb(sb, t);
-            gpu::Bcast ga = gpu::bcast(sa, sy), gb = gpu::bcast(sb, sy);
-            (mul ? gpu::mul_forward : gpu::add_forward)(t, ba.p, ga, bb.p, gb, by.p, nullptr);
-            gpu::broadcast_backward(t, bdy.p, ga, a.size(), mul ? bb.p : nullptr, gb, bda.p, nullptr);
-            gpu::broadcast_backward(t, bdy.p, gb, b.size(), mul ? ba.p : nullptr, ga, bdb.p, nullptr);
-            check_close(by.get(sy), r.y, tol(t), mul ? "mul y" : "add y");
-            // A broadcast gradient sums up to 24 rounded terms: a few ulps of the sum.
-            check_close(bda.get(sa), r.dx[0], 4 * tol(t), "da");
-            check_close(bdb.get(sb), r.dx[1], 4 * tol(t), "db");
+    // Both broadcast; neither (the kernels' unbroadcast paths); one, either side (an SE gate).
+    const Shape sy = {2, 3, 4, 5};
+    const std::pair<Shape, Shape> pairs[] = {{{2, 1, 4, 5}, {3, 1, 5}}, {sy, sy}, {sy, {2, 3, 1, 1}}, {{2, 3, 1, 1}, sy}};
+    for (const auto& shapes : pairs) {
+        const Shape &sa = shapes.first, &sb = shapes.second;
+        CAPTURE(to_string(sa));
+        CAPTURE(to_string(sb));
+        for (DType t : all_types) {
+            CAPTURE(name(t));
+            HostTensor a = rounded(rnd(sa, 3), t), b = rounded(rnd(sb, 4), t), dy = rounded(rnd(sy, 5), t);
+            for (bool mul : {false, true}) {
+                Op op = mul ? Op(Mul{}) : Op(Add{});
+                Ref r = reference(op, {a, b}, {}, sy, dy);
+                Buf ba(a, t), bb(b, t), by(sy, t), bdy(dy, t), bda(sa, t), bdb(sb, t);
+                gpu::Bcast ga = gpu::bcast(sa, sy), gb = gpu::bcast(sb, sy);
+                (mul ? gpu::mul_forward : gpu::add_forward)(t, ba.p, ga, bb.p, gb, by.p, nullptr);
+                gpu::broadcast_backward(t, bdy.p, ga, a.size(), mul ? bb.p : nullptr, gb, bda.p, nullptr);
+                gpu::broadcast_backward(t, bdy.p, gb, b.size(), mul ? ba.p : nullptr, ga, bdb.p, nullptr);
+                check_close(by.get(sy), r.y, tol(t), mul ? "mul y" : "add y");
+                // A broadcast gradient sums up to 24 rounded terms: a few ulps of the sum.
+                check_close(bda.get(sa), r.dx[0], 4 * tol(t), "da");
+                check_close(bdb.get(sb), r.dx[1], 4 * tol(t), "db");
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 // Sums over broadcast dimensions and over the batch are formed by one thread (or one block) per
 // output element in a fixed order: deterministic, and fp32 whatever the storage.
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/cuda/common.cuh"
 
@@ -43,11 +44,60 @@ int64_t count(const Bcast& b) {
     return n;
 }
 
-template <class T, bool Mul>
+// An input of the output's own shape reads element e: no index arithmetic. The general path's
+// 64-bit division and remainder per dimension and operand made resnet50's residual add at batch
+// 64 (12.8M elements, fp32) take 0.63 ms on an H200, 18x its DRAM bound.
+bool dense(const Bcast& b) {
+    int64_t stride = 1;
+    for (int d = b.rank - 1; d >= 0; --d) {
+        if (b.dims[d] != 1 && b.stride[d] != stride) return false;
+        stride *= b.dims[d];
+    }
+    return true;
+}
+
+template <bool Dense>
+__device__ __forceinline__ int64_t offset(const Bcast& b, int64_t e) {
+    return Dense ? e : bcast_offset(b, e);
+}
+
+// Calls f with std::true_type or std::false_type, to pick a template instance from a flag.
+template <class F>
+void dispatch_flag(bool v, F&& f) {
+    if (v) f(std::true_type{});
+    else f(std::false_type{});
+}
+
+template <class T, bool Mul, bool DenseA, bool DenseB>
 __global__ void binary_kernel(const T* a, Bcast ba, const T* b, Bcast bb, T* y, int64_t n) {
     RIDGE_GRID_STRIDE(e, n) {
-        float u = ld(a, bcast_offset(ba, e)), v = ld(b, bcast_offset(bb, e));
+        float u = ld(a, offset<DenseA>(ba, e)), v = ld(b, offset<DenseB>(bb, e));
         st(y, e, Mul ? u * v : u + v);
+    }
+}
+
+template <bool Mul>
+void binary(DType t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
+    int64_t n = count(ba);
+    dispatch(t, [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        dispatch_flag(dense(ba), [&](auto da) {
+            dispatch_flag(dense(bb), [&](auto db) {
+                binary_kernel<T, Mul, decltype(da)::value, decltype(db)::value>
+                    <<<blocks_for(n), threads_per_block, 0, s>>>(static_cast<const T*>(a), ba, static_cast<const T*>(b),
+                                                                 bb, static_cast<T*>(y), n);
+            });
+        });
+    });
+    RIDGE_CUDA_CHECK_LAUNCH();
+}
+
+// The gradient of an input that was not broadcast: one output element per input element.
+template <class T, bool DenseOther>
+__global__ void unbroadcast_backward_kernel(const T* dy, int64_t n, const T* other, Bcast bo, T* dx) {
+    RIDGE_GRID_STRIDE(e, n) {
+        float g = ld(dy, e);
+        add_to(dx, e, other ? g * ld(other, offset<DenseOther>(bo, e)) : g);
     }
 }
 
@@ -139,31 +189,26 @@ __global__ void convert_kernel(const A* x, B* y, int64_t n, float s, bool accumu
 }  // namespace
 
 void add_forward(DType t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
-    int64_t n = count(ba);
-    dispatch(t, [&](auto* p) {
-        using T = std::remove_pointer_t<decltype(p)>;
-        binary_kernel<T, false><<<blocks_for(n), threads_per_block, 0, s>>>(
-            static_cast<const T*>(a), ba, static_cast<const T*>(b), bb, static_cast<T*>(y), n);
-    });
-    RIDGE_CUDA_CHECK_LAUNCH();
+    binary<false>(t, a, ba, b, bb, y, s);
 }
 
 void mul_forward(DType t, const void* a, Bcast ba, const void* b, Bcast bb, void* y, cudaStream_t s) {
-    int64_t n = count(ba);
-    dispatch(t, [&](auto* p) {
-        using T = std::remove_pointer_t<decltype(p)>;
-        binary_kernel<T, true><<<blocks_for(n), threads_per_block, 0, s>>>(
-            static_cast<const T*>(a), ba, static_cast<const T*>(b), bb, static_cast<T*>(y), n);
-    });
-    RIDGE_CUDA_CHECK_LAUNCH();
+    binary<true>(t, a, ba, b, bb, y, s);
 }
 
 void broadcast_backward(DType t, const void* dy, Bcast bx, int64_t nx, const void* other, Bcast bo, void* dx,
                         cudaStream_t s) {
     dispatch(t, [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
-        broadcast_backward_kernel<T><<<blocks_for(nx), threads_per_block, 0, s>>>(
-            static_cast<const T*>(dy), bx, nx, static_cast<const T*>(other), bo, static_cast<T*>(dx));
+        if (!dense(bx)) {
+            broadcast_backward_kernel<T><<<blocks_for(nx), threads_per_block, 0, s>>>(
+                static_cast<const T*>(dy), bx, nx, static_cast<const T*>(other), bo, static_cast<T*>(dx));
+            return;
+        }
+        dispatch_flag(!other || dense(bo), [&](auto dense_other) {
+            unbroadcast_backward_kernel<T, decltype(dense_other)::value><<<blocks_for(nx), threads_per_block, 0, s>>>(
+                static_cast<const T*>(dy), nx, static_cast<const T*>(other), bo, static_cast<T*>(dx));
+        });
     });
     RIDGE_CUDA_CHECK_LAUNCH();
 }

@@ -34,7 +34,7 @@ const Command profile_cmd{
     "and analytic differ, the counted FLOPs per element by kind. Totals per layer type and for the\n"
     "net.\n"
     "CPU counters: Linux perf events (AMD Zen 2-5 PMCx003, Intel FP_ARITH_INST_RETIRED), on every\n"
-    "thread of the process; GPU: CUPTI's range profiler (built, not yet run on a device).\n"
+    "thread of the process; GPU: CUPTI's range profiler.\n"
     "Without counters the table is still printed, one line on stderr says why, and the exit\n"
     "status is 4. --device cuda without a CUDA device exits with status 3.",
     1,

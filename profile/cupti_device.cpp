@@ -1,4 +1,5 @@
-// CUPTI range profiling on device 0 (CUDA 13): compiled, not yet run on a device.
+// CUPTI range profiling on device 0 (CUDA 13); first ran on an H200 (Firecracker VM, driver
+// 580.159.04) on 2026-12-04, where `ridge profile resnet18 --device cuda` counted every layer.
 //
 // The sequence: initialize the profiler, enable range profiling on the current context, read the
 // chip's name and counter availability, build the configuration image of gpu_metrics() with the

@@ -1,8 +1,7 @@
 #pragma once
 // The GPU side of `ridge profile`: CUPTI's range profiler on device 0, one user range per executor
 // step and user replay (the caller runs the same step once per pass), reading gpu_metrics().
-// Written against CUDA 13's cupti_range_profiler.h and compiled, but NOT yet run on a device
-// (README says what is unverified).
+// Written against CUDA 13's cupti_range_profiler.h; first ran on an H200 on 2026-12-04 (README).
 #include <functional>
 
 #include "profile/counters.h"

@@ -125,11 +125,16 @@ TEST_CASE("activations: forward and backward in every storage type") {
 }
 
 TEST_CASE("add and mul broadcast both ways; their gradients sum over the broadcast dimensions") {
-    // Both broadcast; neither (the kernels' unbroadcast paths); one, either side (an SE gate).
-    const Shape sy = {2, 3, 4, 5};
-    const std::pair<Shape, Shape> pairs[] = {{{2, 1, 4, 5}, {3, 1, 5}}, {sy, sy}, {sy, {2, 3, 1, 1}}, {{2, 3, 1, 1}, sy}};
-    for (const auto& shapes : pairs) {
-        const Shape &sa = shapes.first, &sb = shapes.second;
+    // Both broadcast; neither (the kernels' unbroadcast paths), also with a missing leading
+    // dimension and with extents of 1; one, either side (an SE gate).
+    struct Shapes {
+        Shape a, b, y;
+    };
+    const Shape s4 = {2, 3, 4, 5}, se = {2, 3, 1, 1};
+    const Shapes cases[] = {{{2, 1, 4, 5}, {3, 1, 5}, s4}, {s4, s4, s4}, {{3, 4, 5}, {1, 3, 4, 5}, {1, 3, 4, 5}},
+                            {se, se, se}, {s4, se, s4}, {se, s4, s4}};
+    for (const Shapes& c : cases) {
+        const Shape &sa = c.a, &sb = c.b, &sy = c.y;
         CAPTURE(to_string(sa));
         CAPTURE(to_string(sb));
         for (DType t : all_types) {

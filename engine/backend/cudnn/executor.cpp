@@ -243,9 +243,10 @@ void CudnnExecutor::prepare() {
     dev_.ws = plan_.workspace_bytes > 0 ? dev_.arena + (arena_bytes_ - plan_.workspace_bytes) : nullptr;
     dev_.ws_bytes = size_t(plan_.workspace_bytes);
     // Zeroed once: the algorithm searches below run on these buffers before load() fills them.
-    // Every transfer and memset goes on dev_.s: a non-blocking stream is not ordered after the
-    // legacy default stream, and on a busy H200 a cudaMemset there landed after the input's copy
-    // and zeroed it (test_cudnn's op table, three processes at once: outputs all zero).
+    // Every memset and copy goes on dev_.s (the input's staged copy on copy_, ordered by events):
+    // a non-blocking stream is not ordered after the legacy default stream, and on a busy H200 a
+    // cudaMemset there landed after the input's copy and zeroed it (test_cudnn's op table, three
+    // processes at once: outputs all zero).
     RIDGE_CUDA_CHECK(cudaMemsetAsync(dev_.arena, 0, size_t(arena_bytes_), dev_.s));
     RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
     RIDGE_CUBLAS_CHECK(cublasSetWorkspace(dev_.blas, dev_.at(blas_ws_), size_t(blas_workspace)));

@@ -321,6 +321,34 @@ TEST_CASE("the why column names a layer's threads where they are fewer than the 
     for (const Row& r : gpu.rows) CHECK_MESSAGE(!has_fact(r, "threads"), r.name, ": ", facts(r));
 }
 
+// ridge's copies between plain and channel blocks run where oneDNN's reorders ran: a layout move
+// charged to the layer that needs the layout, never its main step. A profile once took the copy
+// before a conv as the conv's step: its row named the copy, its one thread and "ridge's own kernel".
+TEST_CASE("a layout copy of ridge's before a layer's own step is not its main step") {
+    Graph g = tiny();
+    const int conv_n = node(g, "conv"), relu_n = node(g, "relu");
+    auto on = [](StepInfo s, int threads) {
+        s.threads = threads;
+        return s;
+    };
+    std::vector<StepInfo> steps = {
+        on(step(conv_n, StepPhase::fwd, "kernel", "ridge:plain_to_blocked"), 1),
+        on(step(conv_n, StepPhase::fwd, "convolution", "brgconv:avx512_core"), 2),
+        on(step(relu_n, StepPhase::fwd, "kernel", "ridge:blocked_to_plain"), 1),
+        on(step(relu_n, StepPhase::fwd, "eltwise", "jit:avx512_core"), 2),
+    };
+    Profile p;
+    attribute(p, g, analyze(g, DType::fp32), steps, {}, {}, PhaseTimes{});
+    for (auto [name, impl] : {std::pair{"conv", "brgconv:avx512_core"}, std::pair{"relu", "jit:avx512_core"}}) {
+        CAPTURE(name);
+        const Row& r = row(p, name, "fwd");
+        CHECK(r.steps == 2);
+        CHECK(r.impl == impl);
+        CHECK_MESSAGE(!has_fact(r, "ridge's own kernel"), facts(r));
+        CHECK_MESSAGE(!has_fact(r, "threads"), facts(r));
+    }
+}
+
 TEST_CASE("attribution refuses counts that do not line up with the steps") {
     Graph g = tiny();
     Profile p;

@@ -43,6 +43,13 @@ StepInfo step(int n, StepPhase ph, std::string primitive, std::string impl, std:
     return s;
 }
 
+// s on `threads` CPU threads; held: a one-thread step the rest of the team spins through.
+StepInfo on(StepInfo s, int threads, bool held = false) {
+    s.threads = threads;
+    s.held = held;
+    return s;
+}
+
 const Row& row(const Profile& p, const std::string& name, const std::string& phase) {
     for (const Row& r : p.rows)
         if (r.name == name && (r.with_wgrad ? "dgrad+wgrad" : std::string(step_phase_name(r.phase))) == phase) return r;
@@ -293,11 +300,6 @@ TEST_CASE("attribution without counts: implementations and times only") {
 TEST_CASE("the why column names a layer's threads where they are fewer than the run's most") {
     Graph g = tiny();
     const int conv_n = node(g, "conv"), relu_n = node(g, "relu"), pool_n = node(g, "pool"), fc_n = node(g, "fc");
-    auto on = [](StepInfo s, int threads, bool held = false) {
-        s.threads = threads;
-        s.held = held;
-        return s;
-    };
     std::vector<StepInfo> steps = {
         on(step(conv_n, StepPhase::fwd, "convolution", "jit:avx2"), 2),
         on(step(relu_n, StepPhase::fwd, "reorder", "jit:uni"), 1),
@@ -327,10 +329,6 @@ TEST_CASE("the why column names a layer's threads where they are fewer than the 
 TEST_CASE("a layout copy of ridge's before a layer's own step is not its main step") {
     Graph g = tiny();
     const int conv_n = node(g, "conv"), relu_n = node(g, "relu");
-    auto on = [](StepInfo s, int threads) {
-        s.threads = threads;
-        return s;
-    };
     std::vector<StepInfo> steps = {
         on(step(conv_n, StepPhase::fwd, "kernel", "ridge:plain_to_blocked"), 1),
         on(step(conv_n, StepPhase::fwd, "convolution", "brgconv:avx512_core"), 2),

@@ -137,6 +137,7 @@ private:
     double run(std::vector<Step>& steps, cudaGraphExec_t& graph);
     void write(int buffer, const float* src, int64_t n, DType t) const;
     void read(int buffer, int64_t n, DType t, float scale, float* dst) const;
+    void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) const;
     HostTensor read_tensor(int buffer, const Shape& s, DType t, float scale) const {
         HostTensor h(s);
         read(buffer, h.size(), t, scale, h.data());
@@ -394,16 +395,20 @@ double CudnnExecutor::run(std::vector<Step>& steps, cudaGraphExec_t& graph) {
     return ms * 1e-3;
 }
 
+// On dev_.s, as everything the executor runs (prepare() says why), and finished on return.
+void CudnnExecutor::copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) const {
+    RIDGE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, dev_.s));
+    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+}
+
 void CudnnExecutor::write(int buffer, const float* src, int64_t n, DType t) const {
     std::vector<char> bytes = to_storage(src, n, t);
-    RIDGE_CUDA_CHECK(cudaMemcpyAsync(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, dev_.s));
-    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+    copy(dev_.at(buffer), bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
 }
 
 void CudnnExecutor::read(int buffer, int64_t n, DType t, float scale, float* dst) const {
     std::vector<char> bytes(size_t(n * dtype_bytes(t)));
-    RIDGE_CUDA_CHECK(cudaMemcpyAsync(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost, dev_.s));
-    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+    copy(bytes.data(), dev_.at(buffer), bytes.size(), cudaMemcpyDeviceToHost);
     from_storage(bytes.data(), n, t, scale, dst);
 }
 
@@ -485,8 +490,7 @@ float CudnnExecutor::backward() {
     if (!plan_.train) throw std::logic_error("cudnn: backward() needs an executor made with Mode::train");
     times_.backward = run(bwd_, bwd_graph_);
     float loss = 0;
-    RIDGE_CUDA_CHECK(cudaMemcpyAsync(&loss, dev_.at(loss_), 4, cudaMemcpyDeviceToHost, dev_.s));
-    RIDGE_CUDA_CHECK(cudaStreamSynchronize(dev_.s));
+    copy(&loss, dev_.at(loss_), sizeof loss, cudaMemcpyDeviceToHost);
     return loss;
 }
 

@@ -448,6 +448,9 @@ std::vector<OpCase> elementwise() {
         {.name = "layer_scale_blocked",
          .what = "layer scale over the channels of a blocked activation (oneDNN: its gradient on channel_dots)",
          .x = {2, 6, 3, 5}, .body = [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }},
+        {.name = "layer_scale_nhwc",
+         .what = "layer scale over the channels of a channels-last activation (ConvNeXt's, after its permute)",
+         .x = {2, 3, 5, 24}, .body = [](Tensor x) { return x | linear(24) | permute({0, 3, 1, 2}) | layer_scale(1); }},
         {.name = "softmax", .what = "softmax over the last dimension and over channels", .x = {2, 6, 3, 5},
          .body = [](Tensor x) { return x | softmax() | scale(3.0) | softmax(1); }},
         // Scaled by 30: a wrong row sum shows, and the gradient stays inside fp16's range under the

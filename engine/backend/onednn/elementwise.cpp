@@ -219,12 +219,42 @@ Md gamma_md(const Plan& p, const Layer& l, const LayerScale& op) {
 }
 }  // namespace
 
+namespace {
+// A per-channel gamma on a 4-D activation in a layout scale_channels reads: its layout, else none.
+std::optional<simd::ChannelLayout> gamma_layout(const Plan& p, const Layer& l, const LayerScale& op, const Md& m) {
+    const Shape& xs = p.shape(l.x());
+    if (xs.size() != 4 || normalize_dim(op.dim, xs.size()) != 1) return std::nullopt;
+    int64_t block = channel_block(m);
+    if (block == 0) return std::nullopt;
+    return simd::ChannelLayout{xs[0], xs[1], xs[2] * xs[3], block};
+}
+
+// y = x * gamma as scale_channels with gamma repeated for every image (N*C floats). oneDNN 2.6's
+// binary broadcasts a (1,C,1,1) operand over channels-last far below memory speed: ConvNeXt's
+// 8x96x56x56 in 1.2 ms on a 2-core Zen 5, 16 GB/s of the 99 its triad reaches.
+void scale_by_gamma(Plan& p, const simd::ChannelLayout& lay, int x, int gamma, int y) {
+    int table = p.mem(plain({lay.N, lay.C}));
+    p.kernel(
+        "layer_scale",
+        [lay](const std::vector<float*>& a) {
+            for (int64_t n = 0; n < lay.N; ++n) std::copy(a[1], a[1] + lay.C, a[2] + n * lay.C);
+            simd::scale_channels(a[0], a[2], a[3], lay);
+        },
+        {x, gamma, table, y});
+}
+}  // namespace
+
 void forward(Plan& p, const Layer& l, const LayerScale& op) {
     int x = p.value[size_t(l.x())];
     int gamma = p.param_mem(l.node, 0, gamma_md(p, l, op));
-    auto pd = binary_pd(p, algorithm::binary_mul, p.md(x), p.md(gamma), p.md(x));
     int y = p.mem(p.md(x));
-    p.primitive(pd, {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, gamma}, {DNNL_ARG_DST, y}});
+    dnnl::binary::primitive_desc pd;
+    if (auto lay = gamma_layout(p, l, op, p.md(x))) {
+        scale_by_gamma(p, *lay, x, gamma, y);
+    } else {
+        pd = binary_pd(p, algorithm::binary_mul, p.md(x), p.md(gamma), p.md(x));
+        p.primitive(pd, {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, gamma}, {DNNL_ARG_DST, y}});
+    }
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {pd, {x, gamma}, y};
 }
@@ -237,8 +267,11 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
     int dy = p.as(p.dy(l.n.output), m);
     if (p.needs_grad(l.x())) {
         int dx = p.contribution(l.x(), m);
-        p.primitive(binary_pd(p, algorithm::binary_mul, m, p.md(gamma), m),
-                    {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, gamma}, {DNNL_ARG_DST, dx}});
+        if (auto lay = gamma_layout(p, l, op, m))
+            scale_by_gamma(p, *lay, dy, gamma, dx);
+        else
+            p.primitive(binary_pd(p, algorithm::binary_mul, m, p.md(gamma), m),
+                        {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, gamma}, {DNNL_ARG_DST, dx}});
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);

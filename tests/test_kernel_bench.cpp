@@ -92,7 +92,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 }
 
 const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
-                                              "concat-bn-norelu", "softmax", "softmax-bwd", "silu",  "silu-bwd", "gap-grad",
+                                              "concat-bn-norelu", "softmax", "softmax-bwd", "silu",  "silu-bwd", "gelu", "gelu-bwd", "gap-grad",
                                               "linear-row"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
@@ -170,6 +170,15 @@ void silu_sign_flipped(const float* x, float* y, int64_t n) {
 void silu_grad_sigmoid_only(const float* x, const float* dy, float* dx, int64_t n) {
     // dy * s, the x * (1 - s) term dropped
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] / (1.0f + std::exp(-x[i]));
+}
+void gelu_tanh_form(const float* x, float* y, int64_t n) {
+    // the tanh approximation, 3e-4 off the erf form near |x| = 2
+    for (int64_t i = 0; i < n; ++i)
+        y[i] = 0.5f * x[i] * (1.0f + std::tanh(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+void gelu_grad_density_dropped(const float* x, const float* dy, float* dx, int64_t n) {
+    // dy * Phi, the x * phi(x) term dropped
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * 0.5f * std::erfc(-x[i] * 0.70710678f);
 }
 void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N,
                                 int64_t C, int64_t K) {
@@ -341,6 +350,18 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         Problem flat = plain;
         flat.layout.clear();
         for (const char* name : {"silu", "silu-bwd"}) {
+            CAPTURE(name);
+            CHECK_FALSE(make_cpu_cases(kernel(name), flat, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel(name), flat, {d}, 1).front()->check().ok);
+        }
+    }
+    SUBCASE("gelu in its tanh form, and a gelu gradient without its x * phi(x) term") {
+        SimdVariant wrong = d;
+        wrong.gelu_forward = gelu_tanh_form;
+        wrong.gelu_backward = gelu_grad_density_dropped;
+        Problem flat = plain;
+        flat.layout.clear();
+        for (const char* name : {"gelu", "gelu-bwd"}) {
             CAPTURE(name);
             CHECK_FALSE(make_cpu_cases(kernel(name), flat, {wrong}, 1).front()->check().ok);
             CHECK(make_cpu_cases(kernel(name), flat, {d}, 1).front()->check().ok);

@@ -1022,6 +1022,45 @@ TEST_CASE("silu_forward in place, near 0, at |x| = 87 and beyond, on infinities 
     }
 }
 
+// kernels/simd's gelu_forward and gelu_backward, in place, on the infinities, NaN, zeros and where
+// Phi becomes exactly 0 or 1 (|x| past 13.2): x * Phi(x) and Phi(x) + x * phi(x) in double give
+// inf for +inf, NaN for -inf (-inf * 0), NaN for NaN; the gradient NaN at both infinities (inf * 0).
+// bench/kernels' gelu cases check the values over the range against the reference.
+TEST_CASE("gelu_forward and gelu_backward at the infinities, NaN, zero and past |x| = 13.2") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> x = {-inf, inf, nan, -0.0f, 0.0f, -12.0f, -14.0f, -1e30f, 14.0f, 1e30f, 1.0f, -1.0f};
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        std::vector<float> y = x, dx(x.size(), 1.0f);
+        v.gelu_forward(y.data(), y.data(), int64_t(y.size()));
+        v.gelu_backward(x.data(), dx.data(), dx.data(), int64_t(x.size()));
+        CHECK(std::isnan(y[0]));
+        CHECK(y[1] == inf);
+        CHECK(std::isnan(y[2]));
+        CHECK(y[3] == 0.0f);
+        CHECK(y[4] == 0.0f);
+        // -12 * Phi(-12) = -2.1e-32, within the cut; erf's approximation is good in absolute terms,
+        // and out here its relative error reaches tens of per cent.
+        CHECK(y[5] < 0.0f);
+        CHECK(y[5] > -1e-30f);
+        CHECK(y[6] == 0.0f);
+        CHECK(y[7] == 0.0f);
+        CHECK(y[8] == 14.0f);
+        CHECK(y[9] == 1e30f);
+        CHECK(y[10] == doctest::Approx(0.841344746).epsilon(1e-6));
+        CHECK(y[11] == doctest::Approx(-0.158655254).epsilon(1e-6));
+        CHECK(std::isnan(dx[0]));
+        CHECK(std::isnan(dx[1]));
+        CHECK(std::isnan(dx[2]));
+        CHECK(dx[3] == 0.5f);
+        CHECK(dx[4] == 0.5f);
+        CHECK(dx[8] == 1.0f);
+        CHECK(dx[6] == 0.0f);
+        CHECK(dx[10] == doctest::Approx(1.083315471).epsilon(1e-6));  // Phi(1) + phi(1)
+        CHECK(dx[11] == doctest::Approx(-0.083315471).epsilon(1e-5));
+    }
+}
+
 // kernels/simd's silu_channel_means (a SiLU and the global pool after it, activation.cpp) in each
 // layout, in place and into another buffer, against silu_forward's values and their means in
 // double: channels that pad the last block (whose padding stays 0), channels-last with fewer

@@ -76,6 +76,14 @@ Problem linear_default() {
     return p;
 }
 
+// vit_b_16's encoder.layers.0.mlp.gelu1, 197 tokens of 3072 (4 x 768) at batch 8 as ridge train
+// runs; elementwise, so only the count matters.
+Problem gelu_default() {
+    Problem p;
+    p.N = 8, p.C = 3072, p.H = 197, p.W = 1;
+    return p;
+}
+
 Problem plain(Problem p) {
     p.layout.clear();
     return p;
@@ -84,6 +92,7 @@ Problem plain(Problem p) {
 const std::vector<std::string> channel_layouts = {"nchw", "nhwc", "nChw8c", "nChw16c"};
 const std::string se_origin = "efficientnet_b0 features.5.1 SE gate (672 ch at 14x14), batch 32";
 const std::string silu_origin = "efficientnet_b0 features.5.1.silu1 (672 ch at 14x14), batch 32";
+const std::string gelu_origin = "vit_b_16 encoder.layers.0.mlp.gelu1 (197 tokens x 3072), batch 8";
 const std::string concat_origin =
     "densenet121 features.denseblock2.denselayer12.norm1 (480 ch at 28x28; there 128 + 11 x 32, here "
     "15 x 32), batch 16";
@@ -145,6 +154,14 @@ const std::vector<Kernel>& kernels() {
          "SiLU gradient dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x) (kernels/simd silu_backward; ref: "
          "Activation silu backward)",
          silu_origin, plain(se_default())},
+        {"gelu", false, false, {},
+         "GELU y = x * Phi(x), Phi the normal distribution (erf form), elementwise over the buffer "
+         "(kernels/simd gelu_forward; ref: Activation gelu forward)",
+         gelu_origin, gelu_default()},
+        {"gelu-bwd", false, false, {},
+         "GELU gradient dx = dy * (Phi(x) + x * phi(x)) (kernels/simd gelu_backward; ref: Activation gelu "
+         "backward)",
+         gelu_origin, gelu_default()},
         {"gap-grad", false, false, channel_layouts,
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",

@@ -558,20 +558,22 @@ private:
     std::vector<float> ref_ = std::vector<float>(d_->x.size());
 };
 
-// ---- silu, silu-bwd -----------------------------------------------------------------------------
+// ---- silu, silu-bwd, gelu, gelu-bwd --------------------------------------------------------------
 
 // x, dy, y, dx (N,C,H,W) plain: the kernels are elementwise, so the layout does not matter.
-// x spans [-12, 12], where sigmoid goes from 6e-6 to 1 - 6e-6; every 97th value is ten times
-// that, past |x| = 87, where the kernels take e^-|x| as 0; and four are +-1e30 and +-FLT_MAX,
-// where SiLU is x or 0 and its gradient dy or 0.
-struct SiluData {
+// x spans [-12, 12], where sigmoid goes from 6e-6 to 1 - 6e-6 (and Phi from 2e-33); every 97th
+// value is ten times that, past |x| = 87, where the SiLU kernels take e^-|x| as 0 and GELU's Phi
+// is 0 or 1; and four are +-1e30 and +-FLT_MAX, where SiLU and GELU are x or 0 and their
+// gradients dy or 0.
+struct ActData {
     Problem p;
+    Activation::Fn fn;
     Shape shape;
     std::vector<float> x, dy;
     std::vector<float> ref;  // y or dx
     std::vector<double> bound;
 
-    SiluData(const Problem& p_, bool grad) : p(p_), shape{p_.N, p_.C, p_.H, p_.W} {
+    ActData(const Problem& p_, Activation::Fn f, bool grad) : p(p_), fn(f), shape{p_.N, p_.C, p_.H, p_.W} {
         x = uniform(size_t(numel(shape)), -12, 12, 21);
         for (size_t i = 0; i < x.size(); i += 97) x[i] *= 10;
         const float huge[] = {1e30f, -1e30f, FLT_MAX, -FLT_MAX};  // after index 3, which the tamper test takes
@@ -579,27 +581,44 @@ struct SiluData {
         dy = uniform(x.size(), -1, 1, 22);
         ref.resize(x.size());
         reference(grad, ref);
-        // The kernel's e^-|x| is a few ulp off (its polynomial after the range reduction, 2^k
-        // exact); 1 + e, the division and the products round once each: gamma(8) of the
-        // magnitudes (for the gradient of dy * s * (1 + |x| * (1 - s)), so a sum that cancels is
-        // covered), plus the reference's own rounding, plus 2^-150 for each of those roundings
-        // that lands among the subnormals (x near -87). Past -87 the kernel takes e^x as 0: an
-        // error below |x| e^x <= 87 e^-87 = 1.4e-36 in SiLU, |dy| (1 + |x|) e^x <= |dy| 1.5e-36 in
-        // its gradient.
-        for (size_t i = 0; i < x.size(); ++i) {
-            const double v = x[i], sg = 1 / (1 + std::exp(-v));
-            const double magnitude = grad ? std::fabs(double(dy[i])) * sg * (1 + std::fabs(v) * (1 - sg)) : std::fabs(v) * sg;
-            double b = rounding(8) * magnitude + unit * std::fabs(double(ref[i])) + 0x1p-147;
-            if (v < -87) b += (grad ? std::fabs(double(dy[i])) : 1.0) * 2e-36;
-            bound.push_back(b);
-        }
+        for (size_t i = 0; i < x.size(); ++i)
+            bound.push_back(fn == Activation::Fn::gelu ? gelu_bound(grad, i) : silu_bound(grad, i));
+    }
+    // The SiLU kernels' e^-|x| is a few ulp off (its polynomial after the range reduction, 2^k
+    // exact); 1 + e, the division and the products round once each: gamma(8) of the magnitudes
+    // (for the gradient of dy * s * (1 + |x| * (1 - s)), so a sum that cancels is covered), plus
+    // the reference's own rounding, plus 2^-150 for each of those roundings that lands among the
+    // subnormals (x near -87). Past -87 the kernel takes e^x as 0: an error below |x| e^x <= 87
+    // e^-87 = 1.4e-36 in SiLU, |dy| (1 + |x|) e^x <= |dy| 1.5e-36 in its gradient.
+    double silu_bound(bool grad, size_t i) const {
+        const double v = x[i], sg = 1 / (1 + std::exp(-v));
+        const double magnitude = grad ? std::fabs(double(dy[i])) * sg * (1 + std::fabs(v) * (1 - sg)) : std::fabs(v) * sg;
+        double b = rounding(8) * magnitude + unit * std::fabs(double(ref[i])) + 0x1p-147;
+        if (v < -87) b += (grad ? std::fabs(double(dy[i])) : 1.0) * 2e-36;
+        return b;
+    }
+    // GELU's Phi from erf's approximation 7.1.26 of Abramowitz and Stegun: |error| <= 1.5e-7 in
+    // erf, 7.5e-8 in Phi; the tail Phi(-|x|) = t q(t) e^(-x^2/2) / 2 takes gamma(12) of itself in
+    // float (the division, the exp's few ulp, four FMAs, the products) and 1 - tail one rounding
+    // of a number below 1 (u); all of it times |x| in x * Phi, |dy| in the gradient, whose
+    // x * phi(x) takes gamma(8) of itself; the final products, the reference's rounding and
+    // subnormal landings as above. Past x^2 / 2 = 87 the kernel takes e^(-x^2/2) as 0: below
+    // 2e-38 * |x|, and |x| * phi(x) < 1e-36.
+    double gelu_bound(bool grad, size_t i) const {
+        const double v = x[i], tail = 0.5 * std::erfc(std::fabs(v) / std::sqrt(2.0));
+        const double density = std::fabs(v) * std::exp(-v * v / 2) / 2.50662827463100050;  // sqrt(2 pi)
+        const double scale = grad ? std::fabs(double(dy[i])) : std::fabs(v);
+        double b = scale * (7.5e-8 + unit + rounding(12) * tail + (grad ? rounding(8) * density : 0.0)) +
+                   rounding(2) * std::fabs(double(ref[i])) + 0x1p-147;
+        if (v * v / 2 > 87) b += scale * 1e-36;
+        return b;
     }
     void reference(bool grad, std::vector<float>& out) const {
         if (!grad) {
             ref::Fwd f;
             f.in = {{x.data(), shape}};
             f.y = {out.data(), shape};
-            ref::forward(Activation{Activation::Fn::silu}, f);
+            ref::forward(Activation{fn}, f);
             return;
         }
         // The reference adds into dx, so it starts at zero.
@@ -609,19 +628,20 @@ struct SiluData {
         b.y = {nullptr, shape};
         b.dy = {dy.data(), shape};
         b.dx = {{out.data(), shape}};
-        ref::backward(Activation{Activation::Fn::silu}, b);
+        ref::backward(Activation{fn}, b);
     }
 };
 
-class Silu : public Case {
+class ActCase : public Case {
 public:
-    Silu(std::shared_ptr<const SiluData> d, SimdVariant v, bool grad)
+    ActCase(std::shared_ptr<const ActData> d, SimdVariant v, bool grad)
         : d_(std::move(d)), v_(std::move(v)), grad_(grad), out_(d_->x.size()) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
         const int64_t n = int64_t(d_->x.size());
-        if (grad_) v_.silu_backward(d_->x.data(), d_->dy.data(), out_.data(), n);
-        else v_.silu_forward(d_->x.data(), out_.data(), n);
+        const bool gelu = d_->fn == Activation::Fn::gelu;
+        if (grad_) (gelu ? v_.gelu_backward : v_.silu_backward)(d_->x.data(), d_->dy.data(), out_.data(), n);
+        else (gelu ? v_.gelu_forward : v_.silu_forward)(d_->x.data(), out_.data(), n);
     }
     void run_reference() override { d_->reference(grad_, ref_); }
     Check check(const Tamper& tamper) override {
@@ -629,12 +649,16 @@ public:
         run_fast();
         return compare_tampered(grad_ ? "dx" : "y", out_, d_->ref, d_->bound, tamper);
     }
-    // As the cost model counts SiLU (engine/ops/activation.cpp): 5 FLOPs an element forward, 9 backward.
-    double flops() const override { return (grad_ ? 9.0 : 5.0) * double(d_->x.size()); }
+    // As the cost model counts them (engine/ops/activation.cpp): SiLU 5 FLOPs an element forward
+    // and 9 backward, GELU 5 and 11.
+    double flops() const override {
+        const bool gelu = d_->fn == Activation::Fn::gelu;
+        return (grad_ ? (gelu ? 11.0 : 9.0) : 5.0) * double(d_->x.size());
+    }
     double bytes() const override { return 4.0 * (grad_ ? 3.0 : 2.0) * double(d_->x.size()); }
 
 private:
-    std::shared_ptr<const SiluData> d_;
+    std::shared_ptr<const ActData> d_;
     SimdVariant v_;
     bool grad_;
     std::vector<float> out_;
@@ -793,10 +817,11 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
     } else if (k.name == "softmax-bwd") {
         auto d = std::make_shared<const SoftmaxData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<SoftmaxBwd>(d, v));
-    } else if (k.name == "silu" || k.name == "silu-bwd") {
-        const bool grad = k.name == "silu-bwd";
-        auto d = std::make_shared<const SiluData>(p, grad);
-        for (const SimdVariant& v : variants) out.push_back(std::make_unique<Silu>(d, v, grad));
+    } else if (k.name == "silu" || k.name == "silu-bwd" || k.name == "gelu" || k.name == "gelu-bwd") {
+        const bool grad = k.name.ends_with("-bwd");
+        const auto fn = k.name.starts_with("gelu") ? Activation::Fn::gelu : Activation::Fn::silu;
+        auto d = std::make_shared<const ActData>(p, fn, grad);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<ActCase>(d, v, grad));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));

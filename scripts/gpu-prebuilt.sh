@@ -40,7 +40,7 @@ if want tests; then
     (timeout 150 "$T/test_cudnn" -d "-tce=every case of the op table*,every zoo net: each tensor*" > /tmp/rest.log 2>&1
      echo "rc=$?" >> /tmp/rest.log) &
     (timeout 150 "$T/test_cuda_kernels" -d > /tmp/kern.log 2>&1; echo "rc=$?" >> /tmp/kern.log) &
-    (timeout 150 "$T/test_cudnn_plan" -d > /tmp/plan.log 2>&1; echo "rc=$?" >> /tmp/plan.log) &
+    (timeout 150 "$T/test_cudnn_plan" -d "--test-case-exclude=*[may skip]" > /tmp/plan.log 2>&1; echo "rc=$?" >> /tmp/plan.log) &
     wait
     timeout 90 "$T/test_roofline_cuda" > /tmp/probes.log 2>&1; echo "rc=$?" >> /tmp/probes.log
     for f in op1 op2 op3 rest kern plan probes; do echo "##### $f"; tail -c 8000 /tmp/$f.log; done > "$OUT/tests.log"

@@ -33,10 +33,11 @@ const Command bench_cmd{
     "dgrad and wgrad on the unfused executor (one primitive per layer), beside its analytic FLOPs\n"
     "and bytes. train: a step is forward, softmax cross-entropy on random labels and backward; the\n"
     "SGD update is timed apart. Weights, input and labels are seeded random numbers.\n"
-    "Each layer's forward, dgrad and wgrad is set against its roofline bound, max(FLOPs / FMA peak,\n"
+    "Each layer's forward, dgrad and wgrad is set against its roofline bound, max(FLOPs / peak,\n"
     "bytes / bandwidth) of its analytic counts (a backward phase: its own FLOPs, the whole backward's\n"
     "bytes) at this machine's ceilings (measured by the quick probes before the run, 2 to 10 s, or\n"
-    "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us.\n"
+    "given with --roof), and flagged slow when it takes over 4x the bound and over 20 us. The peak\n"
+    "is the CPU's fp32 FMA peak; on cuda that of --precision (tf32, fp16, bf16: the tensor cores).\n"
     "The oneDNN executor runs 3x3 stride-1 convs as Winograd (oneDNN's kernels on AVX-512, forward\n"
     "and backward; below it ridge's, in inference and for training's gradients), which multiplies 2\n"
     "to 4 times less than the FLOPs counted: such layers, and whole steps, can run faster than the\n"
@@ -422,12 +423,15 @@ std::optional<Roof> roof_arg(const Args& a) {
     return Roof{peak * 1e9, bw * 1e9, "given by --roof"};
 }
 
-// This machine's ceilings by the quick probes: the fp32 FMA peak (each core timed by its own CPU
-// time, so other load does not lower it) and the STREAM triad (wall-clock, which load lowers).
-Roof measure_roof(bool gpu, int threads) {
+// This machine's ceilings by the quick probes: on the CPU the fp32 FMA peak (each core timed by its
+// own CPU time, so other load does not lower it) and the STREAM triad (wall-clock, which load
+// lowers); on the GPU the peak of the run's precision and the DRAM read bandwidth.
+Roof measure_roof(bool gpu, Precision precision, int threads) {
     if (gpu) {
         probe::gpu::GpuCeilings g = probe::gpu::measure(true);
-        return {g.fp32_gflops * 1e9, g.dram_read_gbs * 1e9, "fp32 FMA and DRAM read, quick GPU probes just now"};
+        std::string_view p = precision_name(precision);
+        return {g.peak_gflops(p) * 1e9, g.dram_read_gbs * 1e9,
+                cat(p == "fp32" ? "fp32 FMA" : cat(p, " on the tensor cores"), " and DRAM read, quick GPU probes just now")};
     }
     probe::CpuInfo cpu = probe::cpu_info();
     int t = std::clamp(threads, 1, std::max<int>(1, int(cpu.core_cpus.size())));
@@ -615,7 +619,7 @@ int run_bench(const Args& a) {
     run.H = jobs.front().g->input_shape()[2];
     run.W = jobs.front().g->input_shape()[3];
     // Before the runs, so the probes and the runs do not share the cores.
-    if (run.plan.layers) run.roof = roof ? *roof : measure_roof(gpu, run.plan.threads);
+    if (run.plan.layers) run.roof = roof ? *roof : measure_roof(gpu, run.precision, run.plan.threads);
     run.env = capture_env(run.plan.threads, gpu);
     std::vector<BenchResult> results = run_jobs(jobs, run, !a.has("--quiet") && ::isatty(2) != 0);
     write_results(a, run, results, fmt, ledger, header);

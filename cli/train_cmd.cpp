@@ -270,7 +270,7 @@ int run_train(const Args& a, const std::vector<std::string>& argv) {
     // This machine's roofline, measured once per command, before any run loads the cores.
     if (gpu) {
         probe::gpu::GpuCeilings m = probe::gpu::measure(true);
-        c.peak_flops = m.fp32_gflops * 1e9;
+        c.peak_flops = m.peak_gflops(precision_name(c.precision)) * 1e9;
         c.bytes_per_s = m.dram_read_gbs * 1e9;
     } else {
         probe::CpuInfo cpu = probe::cpu_info();

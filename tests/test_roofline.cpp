@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "roofline/probes/cpu/probes.h"
+#include "roofline/probes/cuda/probes.h"
 #include "roofline/chips.h"
 #include "roofline/roofline.h"
 
@@ -87,6 +88,22 @@ TEST_CASE("the slow-layer verdict: over 4x the roofline bound and over 20 us") {
         CHECK(judge(1e-3, 0, 0, peak, bw).ratio == 0);
         CHECK(judge(1e-3, 0, 0, peak, bw).slow);
         CHECK(!judge(1e-5, 0, 0, peak, bw).slow);
+    }
+}
+
+// An H200's quick probes at 0e7bf56: fp32 FMA 64,072 GFLOP/s, fp16 mma 646,519. A bf16 layer's
+// bound at the fp32 peak would be 10x too generous and hide every slow tensor-core layer.
+TEST_CASE("a GPU layer's peak follows its precision: CUDA cores for fp32, tensor cores otherwise") {
+    ridge::probe::gpu::GpuCeilings g;
+    g.fp32_gflops = 64072;
+    g.tensor_fp16_gflops = 646519;
+    CHECK(g.peak_gflops("fp32") == 64072);
+    CHECK(g.peak_gflops("fp16") == 646519);
+    CHECK(g.peak_gflops("bf16") == 646519);
+    CHECK(g.peak_gflops("tf32") == doctest::Approx(646519 / 2.0));
+    SUBCASE("a GPU without a tensor-core figure (before Volta, or a probe that did not run)") {
+        g.tensor_fp16_gflops = 0;
+        for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) CHECK(g.peak_gflops(p) == 64072);
     }
 }
 

@@ -124,11 +124,17 @@ void scale_channels(const float* x, const float* s, float* y, const ChannelLayou
 #pragma omp parallel for schedule(static)
         for (int64_t nc = 0; nc < l.N * l.C; ++nc) scale_span(x + nc * l.HW, s[nc], y + nc * l.HW, l.HW);
     } else if (B == l.C) {  // channels-last: the gate row is s's own row, no padding
+        // Rows of all images, shared evenly: in chunks of 512 an image's few positions (ConvNeXt's
+        // 14x14 and 7x7 at batch 1) were one thread's unit. 384 x 14 x 14 alone, 2 threads:
+        // 59 -> 28 us with the caches flushed, 12.3 -> 7.8 us warm (medians of 50).
+        const int64_t rows = l.N * l.HW, T = omp_get_max_threads();
 #pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * chunks; ++u) {
-            int64_t n = u / chunks, s0 = u % chunks * chunk, off = n * l.batch_stride() + s0 * B;
-            scale_rows(x + off, s + n * l.C, y + off, std::min(chunk, l.HW - s0), B);
-        }
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t r = rows * t / T, end = rows * (t + 1) / T; r < end;) {
+                const int64_t n = r / l.HW, stop = std::min(end, (n + 1) * l.HW);
+                scale_rows(x + r * B, s + n * l.C, y + r * B, stop - r, B);
+                r = stop;
+            }
     } else {
 #pragma omp parallel for schedule(static)
         for (int64_t u = 0; u < l.N * CB * chunks; ++u) {

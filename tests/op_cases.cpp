@@ -263,6 +263,10 @@ std::vector<OpCase> normalizations() {
          .body = [](Tensor x) { return x | ln(); }},
         {.name = "ln2d", .what = "layernorm over the channels of (N,C,H,W)", .x = {2, 12, 3, 4},
          .body = [](Tensor x) { return x | ln(1); }},
+        {.name = "ln2d_blocked",
+         .what = "layernorm over the channels of a strided conv's channel-blocked output (ConvNeXt's stem), "
+                 "20 channels in padded blocks, 81 positions (oneDNN in inference: read in place, in chunks of 64)",
+         .x = {2, 3, 18, 18}, .body = [](Tensor x) { return x | conv(20, 2, {.stride = 2}) | ln(1); }},
     };
 }
 

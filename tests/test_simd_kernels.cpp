@@ -1151,6 +1151,34 @@ TEST_CASE(
 // softmax_forward in place (y = x) gives the bits it gives into another buffer: rows under 16, of
 // one vector, and rows whose last vector overlaps the one before it (23, 40, 197), which it reads
 // from x before writing y; each row sums to 1.
+// layernorm_channels_forward reads the channels of a blocked layout (padded blocks holding 1000,
+// which must not count) and writes channels-last: the same bits as layernorm_forward on rows of a
+// channels-last copy, the path it replaces, over more positions than one chunk of 64.
+TEST_CASE("layernorm_channels_forward gives layernorm_forward's bits on a channels-last copy") {
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (auto [C, block] : {std::pair<int64_t, int64_t>{20, 8}, {20, 16}, {96, 16}, {40, 8}}) {
+            CAPTURE(v.isa);
+            CAPTURE(C);
+            CAPTURE(block);
+            const int64_t N = 2, HW = 81;
+            const simd::ChannelLayout l{N, C, HW, block};
+            std::vector<float> x(size_t(N * l.batch_stride()), 1000.0f), rows(size_t(N * HW * C));
+            std::vector<float> gamma(static_cast<size_t>(C)), beta(static_cast<size_t>(C));
+            for (int64_t c = 0; c < C; ++c) gamma[size_t(c)] = 0.5f + float(c % 7) / 8, beta[size_t(c)] = float(c % 5) - 2;
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t c = 0; c < C; ++c)
+                    for (int64_t s = 0; s < HW; ++s) {
+                        const float value = float((n * 131 + c * 17 + s * 7) % 23) / 4 + 3;
+                        x[size_t(l.offset(n, c, s))] = value;
+                        rows[size_t((n * HW + s) * C + c)] = value;
+                    }
+            std::vector<float> y(rows.size(), -1.0f), want(rows.size());
+            v.layernorm_forward(rows.data(), gamma.data(), beta.data(), want.data(), nullptr, nullptr, N * HW, C, 1e-5f);
+            v.layernorm_channels_forward(x.data(), l, gamma.data(), beta.data(), y.data(), 1e-5f);
+            CHECK(std::equal(y.begin(), y.end(), want.begin()));
+        }
+}
+
 TEST_CASE("softmax_forward in place gives the same bits as into another buffer") {
     for (const SimdVariant& v : runnable_simd_variants())
         for (int64_t n : {5, 16, 23, 40, 197}) {

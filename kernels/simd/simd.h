@@ -124,7 +124,7 @@ struct Gemm {
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, gelu_forward) X(ns, gelu_backward) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \
     X(ns, relu_backward) \
     X(ns, hardsigmoid_forward) X(ns, hardsigmoid_backward) X(ns, softmax_forward) X(ns, softmax_backward) \
-    X(ns, layernorm_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
+    X(ns, layernorm_forward) X(ns, layernorm_channels_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
     X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \
     X(ns, linear_rows_wgrad) \
     X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_backward) \

@@ -430,8 +430,10 @@ Roof measure_roof(bool gpu, Precision precision, int threads) {
     if (gpu) {
         probe::gpu::GpuCeilings g = probe::gpu::measure(true);
         std::string_view p = precision_name(precision);
+        const bool tensor = p != "fp32" && g.peak_gflops(p) != g.fp32_gflops;
         return {g.peak_gflops(p) * 1e9, g.dram_read_gbs * 1e9,
-                cat(p == "fp32" ? "fp32 FMA" : cat(p, " on the tensor cores"), " and DRAM read, quick GPU probes just now")};
+                cat(tensor ? cat(p, " on the tensor cores") : std::string("fp32 FMA"),
+                    " and DRAM read, quick GPU probes just now")};
     }
     probe::CpuInfo cpu = probe::cpu_info();
     int t = std::clamp(threads, 1, std::max<int>(1, int(cpu.core_cpus.size())));

@@ -100,7 +100,7 @@ public:
     static bool holding() { return cudaStreamQuery(cudaStreamLegacy) == cudaErrorNotReady; }
     void release() {
         released_ = true;
-        cudaStreamSynchronize(cudaStreamLegacy);
+        CHECK(cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess);
     }
 
 private:

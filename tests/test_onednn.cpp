@@ -1954,6 +1954,45 @@ TEST_CASE("the executor runs layernorms on kernels/simd's kernel") {
     }
 }
 
+// ConvNeXt's stem: a LayerNorm over the channels of its 4x4 conv's output. In inference it reads the
+// conv's channel blocks in place (one step, no reorder to channels-last before it); in training the
+// backward reads x channels-last, so the forward normalizes that copy's rows.
+TEST_CASE("a LayerNorm over a conv's channel blocks reads them in place in inference") {
+    Graph g("stem");
+    g.input({2, 3, 32, 32}) | conv(96, 4, {.stride = 4, .bias = true}) | ln(1);
+    const int norm = 1;
+    check_against_reference(g, 1e-4, 1e-4);
+    for (Mode mode : {Mode::infer, Mode::train})
+        for (bool fused : {false, true}) {
+            if (mode == Mode::train && fused) continue;
+            CAPTURE(mode == Mode::train);
+            CAPTURE(fused);
+            auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
+            ex->prepare();
+            // The steps of the layernorm's forward in order, and the layout of its kernel's x. The
+            // graph's output is plain, so a reorder after the kernel is y's, not x's.
+            std::vector<std::string> ran;
+            std::string x_layout;
+            for (const StepInfo& s : ex->steps())
+                if (s.node == norm && s.phase == StepPhase::fwd) {
+                    ran.push_back(s.primitive == "kernel" ? s.impl : s.primitive);
+                    if (s.primitive == "kernel" && !s.args.empty()) x_layout = s.args[0].layout;
+                }
+            std::string all;
+            for (const std::string& r : ran) all += r + " ";
+            INFO("steps: ", all, "; the layernorm kernel's x: ", x_layout);
+            REQUIRE(!ran.empty());
+            if (mode == Mode::infer) {
+                CHECK(ran.front() == "ridge:layernorm_channels_forward");
+                CHECK((x_layout == "aBcd16b" || x_layout == "aBcd8b"));
+            } else {
+                CHECK(ran.front() == "reorder");
+                CHECK(ran[std::min<size_t>(1, ran.size() - 1)] == "ridge:layernorm_forward");
+                CHECK(x_layout == "acdb");
+            }
+        }
+}
+
 TEST_CASE("every zoo net plans oneDNN primitives without its reference implementation where it costs, and no copies") {
     // oneDNN's reference concat (inputs in mixed layouts) runs only in training: inference
     // reorders the odd inputs and concatenates them with kernels/simd (layout.cpp).

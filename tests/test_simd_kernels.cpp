@@ -1148,9 +1148,6 @@ TEST_CASE(
     }
 }
 
-// softmax_forward in place (y = x) gives the bits it gives into another buffer: rows under 16, of
-// one vector, and rows whose last vector overlaps the one before it (23, 40, 197), which it reads
-// from x before writing y; each row sums to 1.
 // layernorm_channels_forward reads the channels of a blocked layout (padded blocks holding 1000,
 // which must not count) and writes channels-last: the same bits as layernorm_forward on rows of a
 // channels-last copy, the path it replaces, over more positions than one chunk of 64.
@@ -1179,6 +1176,9 @@ TEST_CASE("layernorm_channels_forward gives layernorm_forward's bits on a channe
         }
 }
 
+// softmax_forward in place (y = x) gives the bits it gives into another buffer: rows under 16, of
+// one vector, and rows whose last vector overlaps the one before it (23, 40, 197), which it reads
+// from x before writing y; each row sums to 1.
 TEST_CASE("softmax_forward in place gives the same bits as into another buffer") {
     for (const SimdVariant& v : runnable_simd_variants())
         for (int64_t n : {5, 16, 23, 40, 197}) {

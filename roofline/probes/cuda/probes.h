@@ -39,8 +39,9 @@ struct GpuCeilings {
     double dram_datasheet_gbs() const { return 2.0 * dev.mem_clock_mhz * 1e6 * dev.bus_bits / 8 / 1e9; }
     // The peak a net's convolutions and matmuls can reach in a precision ("fp32", "tf32", "fp16",
     // "bf16"): cuDNN and cuBLAS run tf32, fp16 and bf16 on the tensor cores, fp32 on the CUDA cores.
-    // The probe times fp16 mma only: bf16's mma rate equals it, and tf32's is half of it, on Ampere
-    // and Hopper (NVIDIA's A100 and H100 datasheets). Without a tensor-core figure, the fp32 peak.
+    // The probe times fp16 mma only (sm_80 and later): bf16's mma rate equals it, and tf32's is half
+    // of it, on Ampere and Hopper (NVIDIA's A100 and H100 datasheets). Without a tensor-core figure,
+    // the fp32 peak.
     double peak_gflops(std::string_view precision) const {
         if (precision == "fp32" || tensor_fp16_gflops <= 0) return fp32_gflops;
         return precision == "tf32" ? tensor_fp16_gflops / 2 : tensor_fp16_gflops;

@@ -266,32 +266,29 @@ std::optional<simd::ChannelLayout> blocked_channels(const Plan& p, const Layer& 
 
 void forward(Plan& p, const Layer& l, const LayerNorm& op) {
     const auto [value, rows, D] = ln_rows(p, l, op);
-    if (auto lay = blocked_channels(p, l, op)) {
-        int x = p.value[size_t(l.x())];
-        int y = p.mem(value);
-        p.kernel(
-            "layernorm_channels_forward",
-            [lay = *lay](const std::vector<float*>& a) {
-                simd::layernorm_channels_forward(a[0], lay, a[1], a[2], a[3], eps);
-            },
-            {x, p.param_mem(l.node, 0, vec(lay->C)), p.param_mem(l.node, 1, vec(lay->C)), y});
-        p.value[size_t(l.n.output)] = y;
-        p.saved[size_t(l.node)] = {{}, {x}, y};
-        return;
-    }
-    int x = p.value_as(l.x(), value);
+    const std::optional<simd::ChannelLayout> blocked = blocked_channels(p, l, op);
+    int x = blocked ? p.value[size_t(l.x())] : p.value_as(l.x(), value);
     int y = p.mem(value);
     Plan::Saved s{{}, {x}, y};
     std::vector<int> args = {x, p.param_mem(l.node, 0, vec(D)), p.param_mem(l.node, 1, vec(D)), y};
-    if (p.train) args.push_back(s.mean = p.mem(vec(rows))), args.push_back(s.var = p.mem(vec(rows)));
-    p.kernel(
-        "layernorm_forward",
-        [rows, D](const std::vector<float*>& a) {
-            const bool stats = a.size() > 4;
-            simd::layernorm_forward(a[0], a[1], a[2], a[3], stats ? a[4] : nullptr, stats ? a[5] : nullptr, rows, D,
-                                    eps);
-        },
-        args);
+    if (blocked) {
+        p.kernel(
+            "layernorm_channels_forward",
+            [lay = *blocked](const std::vector<float*>& a) {
+                simd::layernorm_channels_forward(a[0], lay, a[1], a[2], a[3], eps);
+            },
+            args);
+    } else {
+        if (p.train) args.push_back(s.mean = p.mem(vec(rows))), args.push_back(s.var = p.mem(vec(rows)));
+        p.kernel(
+            "layernorm_forward",
+            [rows, D](const std::vector<float*>& a) {
+                const bool stats = a.size() > 4;
+                simd::layernorm_forward(a[0], a[1], a[2], a[3], stats ? a[4] : nullptr, stats ? a[5] : nullptr, rows,
+                                        D, eps);
+            },
+            args);
+    }
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = s;
 }

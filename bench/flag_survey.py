@@ -14,12 +14,17 @@ which the pass before flagged a layer: the rest cannot have a layer flagged in e
 --out PREFIX writes PREFIX.csv (every flagged phase of every pass) and PREFIX.md (the summary).
 Without --roof every run measures the ceilings with ridge's quick probes (about 2 s), which then
 move with the host's load; a fixed --roof (from `ridge roofline measure`) keeps the bounds equal
-across runs.
+across runs; --roof measure runs `ridge roofline measure` (about 20 s) before each pass and holds
+its FMA peak and STREAM triad for that pass. Whatever the choice, the summary gives each pass's
+measured ceilings: a shared host's bandwidth moves by 10 % and more within an hour, and most
+flagged layers sit near 4x (on the 2-core Zen 5, bounds 14 % higher, as at 87 instead of 99
+GB/s, would have halved one survey's 298 layers flagged in both passes).
 """
 
 import argparse
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -49,14 +54,27 @@ def zoo(ridge):
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def bench(ridge, net, mode, batch, args):
+def measure(ridge):
+    """(FMA GFLOP/s, STREAM triad GB/s) of `ridge roofline measure` now."""
+    p = subprocess.run([ridge, "roofline", "measure", "--format", "json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        fail(f"ridge roofline measure: {lines[-1] if lines else f'exit status {p.returncode}'}")
+    try:
+        d = json.loads(p.stdout)
+        return float(d["fp32_gflops"]), float(d["stream"]["triad_gbs"])
+    except (ValueError, KeyError, TypeError) as e:
+        fail(f"ridge roofline measure: unreadable JSON ({e})")
+
+
+def bench(ridge, net, mode, batch, roof, args):
     """ridge's CSV rows for one run, or (None, its error line) when ridge refused it."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "layers.csv")
         cmd = [ridge, "bench", net, "--mode", mode, "--batch", str(batch), "--repeat", str(args.repeat), "--warmup",
                str(args.warmup), "--threads", str(args.threads), "--format", "csv", "--out", out, "--no-ledger", "--quiet"]
-        if args.roof:
-            cmd += ["--roof", args.roof]
+        if roof:
+            cmd += ["--roof", roof]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             lines = (p.stderr or p.stdout).strip().splitlines()
@@ -91,7 +109,9 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--roof", metavar="GFLOPS,GBS", help="fixed ceilings for every run (default: ridge's quick probes)")
+    p.add_argument("--roof", metavar="GFLOPS,GBS|measure",
+                   help="fixed ceilings for every run, or `measure`: measured before each pass (default: ridge's "
+                        "quick probes per run)")
     p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.csv and PREFIX.md")
     args = p.parse_args()
 
@@ -104,6 +124,12 @@ def main():
     for name, v in (("--passes", args.passes), ("--repeat", args.repeat), ("--threads", args.threads)):
         if v <= 0:
             fail(f"{name} must be positive, got {v}")
+    if args.roof and args.roof != "measure":
+        try:
+            if len([float(v) for v in args.roof.split(",")]) != 2:
+                raise ValueError
+        except ValueError:
+            fail(f"--roof takes GFLOPS,GBS or measure, got '{args.roof}'")
     if args.warmup < 0:
         fail(f"--warmup must not be negative, got {args.warmup}")
     known = zoo(args.ridge)
@@ -119,16 +145,22 @@ def main():
     flags = []  # (pass, net, mode, batch, layer, type, phase, ms, bound_ms)
     refused = {}  # (net, mode, batch) -> ridge's line
     per_pass = {}
+    ceilings = {}  # pass -> (GFLOP/s, GB/s) measured at its start
     todo = [(net, mode, batch) for net in nets for mode in modes for batch in batches]
     start = time.time()
     for pss in range(1, args.passes + 1):
         per_pass[pss] = 0
         flagged_runs = []
+        if not todo:
+            continue
+        print(f"\rpass {pss}/{args.passes}: measuring the ceilings\033[K", end="", file=sys.stderr, flush=True)
+        ceilings[pss] = measure(args.ridge)
+        roof = f"{ceilings[pss][0]:.0f},{ceilings[pss][1]:.0f}" if args.roof == "measure" else args.roof
         for done, (net, mode, batch) in enumerate(todo, 1):
             print(f"\rpass {pss}/{args.passes}: {done}/{len(todo)} {net} {mode} b{batch}, "
                   f"{(time.time() - start) / 60:.1f} min, {per_pass[pss]} flagged\033[K",
                   end="", file=sys.stderr, flush=True)
-            rows, error = bench(args.ridge, net, mode, batch, args)
+            rows, error = bench(args.ridge, net, mode, batch, roof, args)
             if rows is None:
                 refused[(net, mode, batch)] = error
                 continue
@@ -149,13 +181,16 @@ def main():
         seen.setdefault((f[1], f[2], f[3], f[4]), set()).add(f[0])
     in_all = sorted(k for k, s in seen.items() if len(s) == args.passes)
 
+    roof_text = {None: "quick probes per run", "measure": "measured before each pass"}.get(args.roof, args.roof)
     md = io.StringIO()
     md.write(f"{len(nets)} nets, modes {','.join(modes)}, batches {','.join(map(str, batches))}, "
              f"{args.passes} passes, --repeat {args.repeat} --warmup {args.warmup} --threads {args.threads}, "
-             f"roof {args.roof or 'quick probes per run'}, {(time.time() - start) / 60:.1f} min\n\n")
-    md.write("| pass | layers flagged (a later pass reruns only the runs the one before flagged) |\n|--:|--:|\n")
+             f"roof {roof_text}, {(time.time() - start) / 60:.1f} min\n\n")
+    md.write("| pass | layers flagged (a later pass reruns only the runs the one before flagged) "
+             "| measured at its start: FMA GFLOP/s | STREAM triad GB/s |\n|--:|--:|--:|--:|\n")
     for pss, n in per_pass.items():
-        md.write(f"| {pss} | {n} |\n")
+        flops, gbs = (f"{ceilings[pss][0]:.0f}", f"{ceilings[pss][1]:.1f}") if pss in ceilings else ("not run", "")
+        md.write(f"| {pss} | {n} | {flops} | {gbs} |\n")
     md.write(f"\nFlagged in every pass: {len(in_all)}\n")
     for key in in_all:
         net, mode, batch, layer = key

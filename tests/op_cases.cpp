@@ -467,6 +467,16 @@ std::vector<OpCase> elementwise() {
          .x = {2, 3, 70}, .body = [](Tensor x) { return x | softmax() | scale(30.0); }},
         {.name = "softmax_mid", .what = "softmax over a middle dimension alone", .x = {2, 5, 3, 4},
          .body = [](Tensor x) { return x | softmax(1); }},
+        // In inference the rows kernel writes over its input when nothing reads it after (the
+        // second softmax), and not when something does (the first: t goes on to the sum).
+        {.name = "softmax_in_place",
+         .what = "softmax over rows of 70 written over its input where nothing reads that after, and where the sum still does",
+         .x = {2, 3, 70},
+         .body =
+             [](Tensor x) {
+                 Tensor t = x | scale(2.0);
+                 return add(t | softmax() | scale(30.0) | softmax(), t);
+             }},
     };
 }
 

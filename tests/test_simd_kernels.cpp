@@ -1176,6 +1176,61 @@ TEST_CASE("layernorm_channels_forward gives layernorm_forward's bits on a channe
         }
 }
 
+// softmax_forward on rows that leave its NaN-free path (a NaN, +inf, a row all -inf, infinities of
+// both signs) and on rows that keep it (-inf as a mask, values more than 87 below the maximum,
+// finite values whose sum overflows), against e^(x - max) / sum in double: NaN spreads over the
+// row as in PyTorch, e^(x - max) below e^-87 counts as 0. Rows of 5 (one padded vector), 23 and
+// 197 (a last vector overlapping the one before).
+TEST_CASE("softmax_forward: NaN and infinities as PyTorch takes them, and values far below the maximum") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (int64_t n : {5, 23, 197}) {
+            CAPTURE(v.isa);
+            CAPTURE(n);
+            const char* names[] = {"a NaN",          "+inf",           "all -inf",
+                                   "+inf and -inf",  "-inf as a mask", "far below the maximum",
+                                   "a sum past the float range"};
+            std::vector<std::pair<const char*, std::vector<float>>> cases;
+            for (int c = 0; c < 7; ++c) {
+                std::vector<float> x(static_cast<size_t>(n));
+                for (int64_t i = 0; i < n; ++i) {
+                    const float plain = float(i * 37 % 23) / 4.0f - 2.0f;
+                    const float at[] = {i == n / 2 ? nan : plain,
+                                        i == n - 1 ? inf : plain,
+                                        -inf,
+                                        i == 0 ? -inf : i == 1 ? inf : plain,
+                                        i % 3 == 1 ? -inf : plain,
+                                        i % 2 ? plain - 100.0f : plain,
+                                        3e38f - float(i % 4) * 1e32f};
+                    x[size_t(i)] = at[c];
+                }
+                cases.emplace_back(names[c], x);
+            }
+            for (const auto& [what, x] : cases) {
+                const std::string row = what;
+                CAPTURE(row);
+                std::vector<float> y(x.size());
+                v.softmax_forward(x.data(), y.data(), 1, n);
+                double m = -inf, sum = 0;
+                for (float a : x) m = std::isnan(a) || std::isnan(m) ? nan : std::max<double>(m, a);
+                std::vector<double> e(x.size());
+                for (size_t i = 0; i < x.size(); ++i) {
+                    const double t = double(x[i]) - m;
+                    e[i] = std::isnan(t) ? nan : t < -87 ? 0 : std::exp(t);
+                    sum += e[i];
+                }
+                for (size_t i = 0; i < x.size(); ++i) {
+                    CAPTURE(i);
+                    const double want = e[i] / sum;
+                    if (std::isnan(want))
+                        CHECK(std::isnan(y[i]));
+                    else
+                        CHECK(std::abs(y[i] - want) <= 1e-6 * want + 1e-30);
+                }
+            }
+        }
+}
+
 // softmax_forward in place (y = x) gives the bits it gives into another buffer: rows under 16, of
 // one vector, and rows whose last vector overlaps the one before it (23, 40, 197), which it reads
 // from x before writing y; each row sums to 1.

@@ -452,6 +452,16 @@ std::vector<OpCase> elementwise() {
         {.name = "layer_scale_blocked",
          .what = "layer scale over the channels of a blocked activation (oneDNN: its gradient on channel_dots)",
          .x = {2, 6, 3, 5}, .body = [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }},
+        // In inference layer scale writes over its input where nothing reads it after (the
+        // second), and not where the sum still does (the first).
+        {.name = "layer_scale_in_place",
+         .what = "layer scale over a conv's channels written over its input where nothing reads that after, and where a sum still does",
+         .x = {2, 6, 3, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor t = x | conv(20, 1);
+                 return add(t | layer_scale(1) | conv(20, 1) | layer_scale(1), t);
+             }},
         {.name = "layer_scale_nhwc",
          .what = "layer scale over the channels of a channels-last activation (ConvNeXt's, after its permute)",
          .x = {2, 3, 5, 24}, .body = [](Tensor x) { return x | linear(24) | permute({0, 3, 1, 2}) | layer_scale(1); }},

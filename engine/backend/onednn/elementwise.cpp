@@ -144,7 +144,9 @@ void binary_forward(Plan& p, const Layer& l, algorithm alg) {
             pd = binary_pd(p, alg, p.md(a), p.md(b), p.md(a));
         }
     }
-    int y = p.mem(p.md(a));
+    // oneDNN's binary may write over its first operand (the residual sums' in inference, where
+    // nothing reads it after): the sum lands in lines just read instead of another buffer's.
+    int y = overwritable(p, l, a, l.x(full)) ? p.alias(a, p.md(a)) : p.mem(p.md(a));
     p.primitive(pd, {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, y}});
     p.value[size_t(l.n.output)] = y;
     Plan::Saved s{pd, {-1, -1}, y};
@@ -231,7 +233,10 @@ std::optional<simd::ChannelLayout> gamma_layout(const Plan& p, const Layer& l, c
 
 // y = x * gamma as scale_channels with gamma repeated for every image (N*C floats). oneDNN 2.6's
 // binary broadcasts a (1,C,1,1) operand over channels-last far below memory speed: ConvNeXt's
-// 8x96x56x56 in 1.2 ms on a 2-core Zen 5, 16 GB/s of the 99 its triad reaches.
+// 8x96x56x56 in 1.2 ms on a 2-core Zen 5, 16 GB/s of the 99 its triad reaches. In inference y
+// is x where nothing reads x after (ConvNeXt's, after its second linear, which x has just left
+// in cache): convnext_tiny's 18 at batch 1 in `ridge bench`'s per-layer pass on the Zen 5, 2
+// alternated pairs, 0.85-1.09 -> 0.26-0.28 ms in all, 16 -> 0 over 4x their bounds.
 void scale_by_gamma(Plan& p, const simd::ChannelLayout& lay, int x, int gamma, int y) {
     int table = p.mem(plain({lay.N, lay.C}));
     p.kernel(
@@ -247,11 +252,13 @@ void scale_by_gamma(Plan& p, const simd::ChannelLayout& lay, int x, int gamma, i
 void forward(Plan& p, const Layer& l, const LayerScale& op) {
     int x = p.value[size_t(l.x())];
     int gamma = p.param_mem(l.node, 0, gamma_md(p, l, op));
-    int y = p.mem(p.md(x));
+    int y = -1;
     dnnl::binary::primitive_desc pd;
     if (auto lay = gamma_layout(p, l, op, p.md(x))) {
+        y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
         scale_by_gamma(p, *lay, x, gamma, y);
     } else {
+        y = p.mem(p.md(x));
         pd = binary_pd(p, algorithm::binary_mul, p.md(x), p.md(gamma), p.md(x));
         p.primitive(pd, {{DNNL_ARG_SRC_0, x}, {DNNL_ARG_SRC_1, gamma}, {DNNL_ARG_DST, y}});
     }

@@ -268,7 +268,9 @@ void forward(Plan& p, const Layer& l, const LayerNorm& op) {
     const auto [value, rows, D] = ln_rows(p, l, op);
     const std::optional<simd::ChannelLayout> blocked = blocked_channels(p, l, op);
     int x = blocked ? p.value[size_t(l.x())] : p.value_as(l.x(), value);
-    int y = p.mem(value);
+    // Rows over their input in inference where nothing reads it after (ConvNeXt's, after its
+    // depthwise conv and at each downsampling): a row is written where it was just read.
+    int y = !blocked && overwritable(p, l, x, l.x()) ? p.alias(x, value) : p.mem(value);
     Plan::Saved s{{}, {x}, y};
     std::vector<int> args = {x, p.param_mem(l.node, 0, vec(D)), p.param_mem(l.node, 1, vec(D)), y};
     if (blocked) {

@@ -14,8 +14,8 @@ which the pass before flagged a layer: the rest cannot have a layer flagged in e
 --out PREFIX writes PREFIX.csv (every flagged phase of every pass) and PREFIX.md (the summary).
 Without --roof every run measures the ceilings with ridge's quick probes (about 2 s), which then
 move with the host's load; a fixed --roof (from `ridge roofline measure`) keeps the bounds equal
-across runs; --roof measure runs `ridge roofline measure` (about 20 s) before each pass and holds
-its FMA peak and STREAM triad for that pass. Whatever the choice, the summary gives each pass's
+across runs; --roof measure runs `ridge roofline measure` (about 20 s, on --threads) before each pass and
+holds its FMA peak and STREAM triad for that pass. Whatever the choice, the summary gives each pass's
 measured ceilings: a shared host's bandwidth moves by 10 % and more within an hour, and most
 flagged layers sit near 4x (on the 2-core Zen 5, bounds 14 % higher, as at 87 instead of 99
 GB/s, would have halved one survey's 298 layers flagged in both passes).
@@ -25,6 +25,8 @@ import argparse
 import csv
 import io
 import json
+import math
+import re
 import os
 import subprocess
 import sys
@@ -54,17 +56,22 @@ def zoo(ridge):
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def measure(ridge):
-    """(FMA GFLOP/s, STREAM triad GB/s) of `ridge roofline measure` now."""
-    p = subprocess.run([ridge, "roofline", "measure", "--format", "json"], capture_output=True, text=True)
+def measure(ridge, threads):
+    """(FMA GFLOP/s, STREAM triad GB/s) of `ridge roofline measure` now, on the runs' threads; or
+    (None, why) where it failed."""
+    p = subprocess.run([ridge, "roofline", "measure", "--format", "json", "--threads", str(threads)],
+                       capture_output=True, text=True)
     if p.returncode != 0:
         lines = (p.stderr or p.stdout).strip().splitlines()
-        fail(f"ridge roofline measure: {lines[-1] if lines else f'exit status {p.returncode}'}")
+        return None, f"ridge roofline measure: {lines[-1] if lines else f'exit status {p.returncode}'}"
     try:
         d = json.loads(p.stdout)
-        return float(d["fp32_gflops"]), float(d["stream"]["triad_gbs"])
+        flops, gbs = float(d["fp32_gflops"]), float(d["stream"]["triad_gbs"])
     except (ValueError, KeyError, TypeError) as e:
-        fail(f"ridge roofline measure: unreadable JSON ({e})")
+        return None, f"ridge roofline measure: unreadable JSON ({e})"
+    if not (math.isfinite(flops) and math.isfinite(gbs) and flops > 0 and gbs > 0):
+        return None, f"ridge roofline measure: ceilings {flops} GFLOP/s, {gbs} GB/s"
+    return (flops, gbs), None
 
 
 def bench(ridge, net, mode, batch, roof, args):
@@ -124,12 +131,10 @@ def main():
     for name, v in (("--passes", args.passes), ("--repeat", args.repeat), ("--threads", args.threads)):
         if v <= 0:
             fail(f"{name} must be positive, got {v}")
-    if args.roof and args.roof != "measure":
-        try:
-            if len([float(v) for v in args.roof.split(",")]) != 2:
-                raise ValueError
-        except ValueError:
-            fail(f"--roof takes GFLOPS,GBS or measure, got '{args.roof}'")
+    if args.roof is not None and args.roof != "measure" and not re.fullmatch(r"\d+(\.\d+)?,\d+(\.\d+)?", args.roof):
+        fail(f"--roof takes GFLOPS,GBS (two positive numbers) or measure, got '{args.roof}'")
+    if args.roof is not None and args.roof != "measure" and min(float(v) for v in args.roof.split(",")) <= 0:
+        fail(f"--roof takes GFLOPS,GBS (two positive numbers) or measure, got '{args.roof}'")
     if args.warmup < 0:
         fail(f"--warmup must not be negative, got {args.warmup}")
     known = zoo(args.ridge)
@@ -154,8 +159,17 @@ def main():
         if not todo:
             continue
         print(f"\rpass {pss}/{args.passes}: measuring the ceilings\033[K", end="", file=sys.stderr, flush=True)
-        ceilings[pss] = measure(args.ridge)
-        roof = f"{ceilings[pss][0]:.0f},{ceilings[pss][1]:.0f}" if args.roof == "measure" else args.roof
+        measured, why = measure(args.ridge, args.threads)
+        if measured:
+            ceilings[pss] = measured
+        elif args.roof == "measure" and not ceilings:
+            fail(why)  # nothing to bound the first pass with
+        else:  # the report loses a figure, not the passes before
+            print(f"\nflag_survey.py: pass {pss}: {why}", file=sys.stderr)
+        if args.roof == "measure":  # a failed measurement keeps the last pass's
+            roof = "{:.1f},{:.1f}".format(*(measured or ceilings[max(ceilings)]))
+        else:
+            roof = args.roof
         for done, (net, mode, batch) in enumerate(todo, 1):
             print(f"\rpass {pss}/{args.passes}: {done}/{len(todo)} {net} {mode} b{batch}, "
                   f"{(time.time() - start) / 60:.1f} min, {per_pass[pss]} flagged\033[K",

@@ -452,6 +452,16 @@ std::vector<OpCase> elementwise() {
         {.name = "layer_scale_blocked",
          .what = "layer scale over the channels of a blocked activation (oneDNN: its gradient on channel_dots)",
          .x = {2, 6, 3, 5}, .body = [](Tensor x) { return x | conv(20, 1) | layer_scale(1); }},
+        // A sum over its first operand in inference, never where the second lies in the same
+        // buffer: a slice of it broadcast over it, or the same tensor twice.
+        {.name = "sum_of_own_slice",
+         .what = "a map plus its first image broadcast over the batch, and a map plus itself",
+         .x = {2, 3, 4, 5},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | scale(2.0), t = x | scale(3.0);
+                 return add(add(y, y | slice(0, 0, 1)), add(t, t));
+             }},
         // In inference layer scale writes over its input where nothing reads it after (the
         // second), and not where the sum still does (the first).
         {.name = "layer_scale_in_place",

@@ -1179,19 +1179,20 @@ TEST_CASE("layernorm_channels_forward gives layernorm_forward's bits on a channe
 // softmax_forward on rows that leave its NaN-free path (a NaN, +inf, a row all -inf, infinities of
 // both signs) and on rows that keep it (-inf as a mask, values more than 87 below the maximum,
 // finite values whose sum overflows), against e^(x - max) / sum in double: NaN spreads over the
-// row as in PyTorch, e^(x - max) below e^-87 counts as 0. Rows of 5 (one padded vector), 23 and
-// 197 (a last vector overlapping the one before).
+// row as in PyTorch, e^(x - max) below e^-87 counts as 0, at e^-87 exactly it does not. Rows of 5
+// (one padded vector), 16 and 32 (whole vectors), 23 and 197 (a last vector overlapping the one
+// before).
 TEST_CASE("softmax_forward: NaN and infinities as PyTorch takes them, and values far below the maximum") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     for (const SimdVariant& v : runnable_simd_variants())
-        for (int64_t n : {5, 23, 197}) {
+        for (int64_t n : {5, 16, 23, 32, 197}) {
             CAPTURE(v.isa);
             CAPTURE(n);
             const char* names[] = {"a NaN",          "+inf",           "all -inf",
                                    "+inf and -inf",  "-inf as a mask", "far below the maximum",
-                                   "a sum past the float range"};
+                                   "a sum past the float range", "87 below the maximum"};
             std::vector<std::pair<const char*, std::vector<float>>> cases;
-            for (int c = 0; c < 7; ++c) {
+            for (int c = 0; c < 8; ++c) {
                 std::vector<float> x(static_cast<size_t>(n));
                 for (int64_t i = 0; i < n; ++i) {
                     const float plain = float(i * 37 % 23) / 4.0f - 2.0f;
@@ -1201,7 +1202,8 @@ TEST_CASE("softmax_forward: NaN and infinities as PyTorch takes them, and values
                                         i == 0 ? -inf : i == 1 ? inf : plain,
                                         i % 3 == 1 ? -inf : plain,
                                         i % 2 ? plain - 100.0f : plain,
-                                        3e38f - float(i % 4) * 1e32f};
+                                        3e38f - float(i % 4) * 1e32f,
+                                        i == 0 ? 0.0f : -87.0f};
                     x[size_t(i)] = at[c];
                 }
                 cases.emplace_back(names[c], x);
@@ -1226,6 +1228,7 @@ TEST_CASE("softmax_forward: NaN and infinities as PyTorch takes them, and values
                         CHECK(std::isnan(y[i]));
                     else
                         CHECK(std::abs(y[i] - want) <= 1e-6 * want + 1e-30);
+                    if (row == "87 below the maximum") CHECK(y[i] > 0.0f);  // e^-87 / 1, a normal float
                 }
             }
         }

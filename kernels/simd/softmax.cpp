@@ -41,7 +41,7 @@ RIDGE_SIMD_INLINE Vec16 exp_shifted(Vec16 x, float m) {
 // same bits, without the NaN lanes' tests. With AVX-512 the clamp at -87 and the zeros below it
 // are a compare, a max and a masked move (in the AVX2 build a 16-lane compare becomes scalar code,
 // vec.h's select says so, and the integer form stays, less its NaN test).
-RIDGE_SIMD_INLINE Vec16 exp_shifted_finite(Vec16 x, float m) {
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE Vec16 exp_shifted_finite(Vec16 x, float m) {
 #if RIDGE_SIMD_WIDE
     const Vec16 t = x - m, lo = Vec16{} - 87.0f;
     const Vec16 e = exp_bounded(t > lo ? t : lo);
@@ -69,20 +69,27 @@ RIDGE_SIMD_INLINE void add_halves(Vec8& lo, Vec8& hi, Vec16 e) {
 // alone, two threads: 168 -> 114-123 us; its 12 softmaxes in `ridge bench vit_b_16`'s per-layer
 // pass, three alternated runs: 1.44-1.51 -> 1.13-1.18 ms.
 template <bool Finite>
-RIDGE_SIMD_INLINE float exponentials(const float* x, float* y, int64_t n, float m, Vec16 last_x) {
-    const auto e_of = [m](Vec16 v) { return Finite ? exp_shifted_finite(v, m) : exp_shifted(v, m); };
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE Vec16 e_of(Vec16 v, float m) {
+    if constexpr (Finite)
+        return exp_shifted_finite(v, m);
+    else
+        return exp_shifted(v, m);
+}
+
+template <bool Finite>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE float exponentials(const float* x, float* y, int64_t n, float m, Vec16 last_x) {
     // The sum in two 8-lane halves: a 16-lane accumulator carried across the loop stays on the
     // stack in GCC 12's AVX2 code (layernorm.cpp has the figures), and AVX-512 loses nothing on a
     // loop bound by its exponentials.
     Vec8 s_lo = {}, s_hi = {};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        Vec16 e = e_of(load<Vec16>(x + i));
+        Vec16 e = e_of<Finite>(load<Vec16>(x + i), m);
         store(y + i, e);
         add_halves(s_lo, s_hi, e);
     }
     if (n >= 16 && i < n) {
-        const Vec16 e = e_of(last_x);
+        const Vec16 e = e_of<Finite>(last_x, m);
         store(y + n - 16, e);
         const VI lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
         const VI done = (lane - int32_t(16 - (n - i))) >> 31;  // all ones on lanes summed already
@@ -91,7 +98,7 @@ RIDGE_SIMD_INLINE float exponentials(const float* x, float* y, int64_t n, float 
         float tail[16];
         std::fill(tail, tail + 16, -__builtin_inff());
         std::copy(x + i, x + n, tail);
-        Vec16 e = e_of(load<Vec16>(tail));
+        Vec16 e = e_of<Finite>(load<Vec16>(tail), m);
         add_halves(s_lo, s_hi, e);
         store(tail, e);
         std::copy(tail, tail + (n - i), y + i);

@@ -145,8 +145,12 @@ void binary_forward(Plan& p, const Layer& l, algorithm alg) {
         }
     }
     // oneDNN's binary may write over its first operand (the residual sums' in inference, where
-    // nothing reads it after): the sum lands in lines just read instead of another buffer's.
-    int y = overwritable(p, l, a, l.x(full)) ? p.alias(a, p.md(a)) : p.mem(p.md(a));
+    // nothing reads it after): the sum lands in lines just read instead of another buffer's. Not
+    // where the second lies in the same buffer (a slice or the same tensor): a row written early
+    // would be read as the second operand later.
+    const auto& mm = p.mems;
+    const bool over_a = mm[size_t(a)].buffer != mm[size_t(b)].buffer && overwritable(p, l, a, l.x(full));
+    int y = over_a ? p.alias(a, p.md(a)) : p.mem(p.md(a));
     p.primitive(pd, {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, y}});
     p.value[size_t(l.n.output)] = y;
     Plan::Saved s{pd, {-1, -1}, y};

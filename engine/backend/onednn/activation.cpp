@@ -210,7 +210,7 @@ bool silu_means_forward(Plan& p, const Layer& l, int x) {
     if (p.train || !p.fused || pool < 0 || block == 0) return false;
     const Shape& xs = p.shape(l.x());
     const simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
-    const int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    const int y = output_over(p, l, x, l.x(), p.md(x));
     const int means = p.mem(plain(dims_of(p.shape(p.g.nodes()[size_t(pool)].output))));
     p.kernel("silu_channel_means",
              [lay](const std::vector<float*>& a) { simd::silu_channel_means(a[0], a[1], a[2], lay); }, {x, y, means},

@@ -91,9 +91,7 @@ std::optional<simd::ChannelLayout> gate_layout(const Plan& p, const Layer& l, si
 void gate_forward(Plan& p, const Layer& l, size_t full, const simd::ChannelLayout& lay) {
     int x = p.value[size_t(l.x(full))];
     int s = p.value_as(l.x(1 - full), plain(dims_of(p.shape(l.x(1 - full)))));
-    bool in_place = overwritable(p, l, x, l.x(full));
-    // In place, a new memory over the same bytes: copies value_as made of x hold the ungated values.
-    int y = in_place ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    int y = output_over(p, l, x, l.x(full), p.md(x));
     p.kernel("scale_channels", [lay](const std::vector<float*>& a) { simd::scale_channels(a[0], a[1], a[2], lay); },
              {x, s, y});
     p.value[size_t(l.n.output)] = y;
@@ -259,7 +257,7 @@ void forward(Plan& p, const Layer& l, const LayerScale& op) {
     int y = -1;
     dnnl::binary::primitive_desc pd;
     if (auto lay = gamma_layout(p, l, op, p.md(x))) {
-        y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+        y = output_over(p, l, x, l.x(), p.md(x));
         scale_by_gamma(p, *lay, x, gamma, y);
     } else {
         y = p.mem(p.md(x));

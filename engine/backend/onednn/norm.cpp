@@ -117,7 +117,7 @@ bool affine_forward(Plan& p, const Layer& l) {
     // Over x where nothing reads x after it (a conv's output, the per-layer pass's usual case): a
     // fresh y was a buffer the other core had written last, whose lines each cost a transfer to be
     // written. regnet_y_400mf's 1x208x14x14 after a two-thread conv: 28 us, 11 in a test program.
-    const int y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+    const int y = output_over(p, l, x, l.x(), p.md(x));
     p.kernel("batchnorm_inference",
              [lay, relu = fused_relu(l)](const std::vector<float*>& a) {
                  batchnorm_affine(a[0], a[1], a[2], a[3], a[4], a[4] + lay.C, lay.C);
@@ -270,7 +270,7 @@ void forward(Plan& p, const Layer& l, const LayerNorm& op) {
     int x = blocked ? p.value[size_t(l.x())] : p.value_as(l.x(), value);
     // Rows over their input in inference where nothing reads it after (ConvNeXt's, after its
     // depthwise conv and at each downsampling): a row is written where it was just read.
-    int y = !blocked && overwritable(p, l, x, l.x()) ? p.alias(x, value) : p.mem(value);
+    int y = blocked ? p.mem(value) : output_over(p, l, x, l.x(), value);
     Plan::Saved s{{}, {x}, y};
     std::vector<int> args = {x, p.param_mem(l.node, 0, vec(D)), p.param_mem(l.node, 1, vec(D)), y};
     if (blocked) {

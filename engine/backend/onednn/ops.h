@@ -37,6 +37,12 @@ inline bool free_after(const Plan& p, const Layer& l, int m, int t) {
 // The same in inference, where nothing is kept for a backward.
 inline bool overwritable(const Plan& p, const Layer& l, int m, int t) { return !p.train && free_after(p, l, m, t); }
 
+// Where l writes its output, in layout md: a new memory over m's bytes (m holds tensor t) where
+// overwritable, else a fresh buffer. A new memory, not m: copies value_as made of t keep t's values.
+inline int output_over(Plan& p, const Layer& l, int m, int t, const Md& md) {
+    return overwritable(p, l, m, t) ? p.alias(m, md) : p.mem(md);
+}
+
 // An inner product of plain rows: x (M, C) or (N, C, 1, 1), y (M, K), weights
 // (K, C) or (K, C, 1, 1) in the layout oneDNN picks (format any), bias (K). Linear layers, and 1x1
 // convolutions of a 1x1 map (conv2d.cpp).

@@ -27,7 +27,7 @@ void forward(Plan& p, const Layer& l, const Softmax& op) {
     int y;
     if (axis == int(xs.size()) - 1 && p.md(x) == canonical(plain(dims_of(xs))) && pd.dst_desc() == p.md(x)) {
         const int64_t n = xs.back(), rows = numel(xs) / n;
-        y = overwritable(p, l, x, l.x()) ? p.alias(x, p.md(x)) : p.mem(p.md(x));
+        y = output_over(p, l, x, l.x(), p.md(x));
         p.kernel("softmax_forward",
                  [rows, n](const std::vector<float*>& a) { simd::softmax_forward(a[0], a[1], rows, n); }, {x, y});
     } else {

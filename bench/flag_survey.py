@@ -131,9 +131,8 @@ def main():
     for name, v in (("--passes", args.passes), ("--repeat", args.repeat), ("--threads", args.threads)):
         if v <= 0:
             fail(f"{name} must be positive, got {v}")
-    if args.roof is not None and args.roof != "measure" and not re.fullmatch(r"\d+(\.\d+)?,\d+(\.\d+)?", args.roof):
-        fail(f"--roof takes GFLOPS,GBS (two positive numbers) or measure, got '{args.roof}'")
-    if args.roof is not None and args.roof != "measure" and min(float(v) for v in args.roof.split(",")) <= 0:
+    if args.roof is not None and args.roof != "measure" and (
+            not re.fullmatch(r"\d+(\.\d+)?,\d+(\.\d+)?", args.roof) or min(map(float, args.roof.split(","))) <= 0):
         fail(f"--roof takes GFLOPS,GBS (two positive numbers) or measure, got '{args.roof}'")
     if args.warmup < 0:
         fail(f"--warmup must not be negative, got {args.warmup}")

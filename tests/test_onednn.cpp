@@ -1789,6 +1789,38 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
             unsetenv(v.name);
 }
 
+// A step too small to pay for a second thread by its own work runs on the threads of the step that
+// wrote its input where that input is 64 KB or more (executor.cpp, follow_bytes), so each thread
+// reads what its own core holds: the pool of a 1x1 conv's 1152 x 7 x 7 (225 KB) on both, as the
+// conv ran. The pool of 256 x 7 x 7 (50 KB) keeps one thread. On a machine whose load average
+// exceeds twice its cores a step needs more work for two threads, and the 256-channel conv itself
+// may take one; the pool never takes more than its conv.
+TEST_CASE("a small step reading what many threads wrote runs on as many, from 64 KB") {
+    if (omp_get_num_procs() < 2) {
+        MESSAGE("one core: every step runs on it");
+        return;
+    }
+    for (int64_t K : {1152, 256}) {
+        CAPTURE(K);
+        Graph g("follow");
+        g.input({1, 192, 7, 7}) | conv(K, 1) | adaptive_avgpool(1);
+        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2});
+        ex->prepare();
+        int conv_threads = 0, pool_threads = 0;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.node == 0) conv_threads = std::max(conv_threads, s.threads);
+            if (s.node == 1) pool_threads = std::max(pool_threads, s.threads);
+        }
+        if (K == 1152) {
+            CHECK(conv_threads == 2);
+            CHECK(pool_threads == 2);
+        } else {
+            CHECK(pool_threads == 1);
+        }
+        check_against_reference(g, 1e-5, 1e-5);
+    }
+}
+
 // oneDNN falls back to its reference implementation, hundreds of times slower than its jit kernels,
 // when a primitive meets a layout or shape those do not take (batchnorm on a grouped conv's nChw4c
 // took 41 ms where 0.3 ms was due). Every zoo net at its own resolution, in fused inference at

@@ -906,14 +906,14 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
 // index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
 // every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
-// branches, and channels-last is checked here, with fewer images than threads too, on 1 to 3
-// threads.
+// branches, and channels-last is checked here, with fewer images than threads too (positions
+// split between the threads, 2100 channels in runs of at most 1024 and a tail), on 1 to 3 threads.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
     struct Case {
         int64_t N, C, HW;
     };
     for (const SimdVariant& v : runnable_simd_variants())
-        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{1, 2100, 3}})
+        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{2, 40, 5}, Case{1, 2100, 3}})
             for (int64_t block : {int64_t(1), k.C, int64_t(8), int64_t(16)})
                 for (int threads : {1, 2, 3}) {
                     CAPTURE(v.isa);

@@ -78,6 +78,17 @@ constexpr double serial_idle = 20e-6, serial_shared = 100e-6, serial_busy = 3e-3
 // thread instead (holding whole runs, small nets' steps were up to 1.3x slower, see run()).
 constexpr double held_tail = 50e-6;
 
+// A step that reads a tensor of this many bytes or more runs on at least the threads that wrote
+// it, each reading what its own core holds. One thread reading a map two had written pulled the
+// other core's half over, and the next step on two threads wrote it back from the other core:
+// efficientnet_b0 at batch 1 on the 2-core Zen 5, features.6's gates (1152 x 7 x 7, in place)
+// took 19-20 us on 2 threads after their pool's one (the second thread's half alone 15 of them,
+// the first's 1.5), 5 with every step on one, and 5.8-5.9 with the pool on both (two alternated
+// runs; its pool 10 -> 12-14 us). In the per-layer pass at batch 1, flagged layers: efficientnet_b0
+// 22 -> 8 (with channel_means' split), mobilenet_v3_large 9 -> 5, regnet_y_400mf 10 -> 6,
+// densenet121 30 -> 5; whole steps level within the host's noise (4 alternated rounds).
+constexpr int64_t follow_bytes = int64_t(64) << 10;
+
 // The 1-minute load average over the cores oneDNN may use above 2: the machine is shared.
 bool machine_shared() {
     double load = 0;
@@ -234,6 +245,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
 }
 
 void OnednnExecutor::plan_layers() {
+    std::vector<int> wrote_on(g_.nodes().size(), 1);  // the threads of the step that wrote a layer's output
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         int gi = fusion_.group_of[i];
         const Group* gr = gi >= 0 ? &fusion_.groups[size_t(gi)] : nullptr;
@@ -241,9 +253,16 @@ void OnednnExecutor::plan_layers() {
         int lead = gr ? gr->lead : int(i);
         plan_.at(&plan_.fwd, lead, Phase::fwd);
         double flops = 0, bytes = 0;
-        for (int m : gr ? gr->nodes : std::vector<int>{lead})
+        const std::vector<int> members = gr ? gr->nodes : std::vector<int>{lead};
+        for (int m : members)
             flops += double(work_[size_t(m)].fwd_flops), bytes += double(work_[size_t(m)].fwd_traffic_bytes);
-        plan_.use_threads(threads_for(flops, bytes));
+        int threads = threads_for(flops, bytes);
+        for (int m : members)
+            for (int t : g_.nodes()[size_t(m)].inputs)
+                if (int from = g_.tensor(t).producer; from >= 0 && numel(g_.tensor(t).shape) * 4 >= follow_bytes)
+                    threads = std::max(threads, wrote_on[size_t(from)]);
+        for (int m : members) wrote_on[size_t(m)] = threads;
+        plan_.use_threads(threads);
         try {
             plan_forward(plan_, {lead, g_.nodes()[size_t(lead)], gr});
         } catch (const std::exception& e) {

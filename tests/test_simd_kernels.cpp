@@ -907,15 +907,18 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 // index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
 // every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain
 // branches, and channels-last is checked here, with fewer images than threads too (positions
-// split between the threads, 2100 channels in runs of at most 1024 and a tail), on 1 to 3 threads.
+// split between at most 8 threads, some with none, 2100 channels in runs of at most 1024 and a
+// tail, images in turn), on 1 to 9 threads; values whose sums round, so the order they are added
+// in is tested within float's error.
 TEST_CASE("channel_means pools plain, channels-last and blocked layouts into plain rows") {
     struct Case {
         int64_t N, C, HW;
     };
     for (const SimdVariant& v : runnable_simd_variants())
-        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{2, 40, 5}, Case{1, 2100, 3}})
+        for (const Case& k : {Case{3, 20, 37}, Case{1, 40, 9}, Case{2, 40, 5}, Case{1, 40, 1}, Case{1, 2100, 3},
+                              Case{3, 2100, 2}})
             for (int64_t block : {int64_t(1), k.C, int64_t(8), int64_t(16)})
-                for (int threads : {1, 2, 3}) {
+                for (int threads : {1, 2, 3, 5, 9}) {
                     CAPTURE(v.isa);
                     CAPTURE(k.N);
                     CAPTURE(k.C);
@@ -924,7 +927,7 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
                     const simd::ChannelLayout l{k.N, k.C, k.HW, block};
                     std::vector<float> x(size_t(k.N * l.batch_stride()), 0.0f), out(size_t(k.N * k.C), -1.0f);
                     auto value = [](int64_t n, int64_t c, int64_t s) {
-                        return float((n * 131 + c * 17 + s * 7) % 101) * 0.25f - 12.0f;
+                        return float((n * 131 + c * 17 + s * 7) % 101) * 0.237f - 12.0f;
                     };
                     for (int64_t n = 0; n < k.N; ++n)
                         for (int64_t c = 0; c < k.C; ++c)

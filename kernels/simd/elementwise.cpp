@@ -187,14 +187,14 @@ void channel_means(const float* x, float* out, const ChannelLayout& l) {
     if (B == 1) {
 #pragma omp parallel for schedule(static)
         for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = k * sum_span(x + nc * l.HW, l.HW);
-    } else if (B == l.C && l.N < omp_get_max_threads()) {
+    } else if (B == l.C && l.N < std::min(omp_get_max_threads(), split_most_threads)) {
         // Channels-last with fewer images than threads: each thread sums its own range of positions
         // (runs of `means_run` channels), and the sums are added in thread order after. One image a
         // thread had left the map at batch 1 to one thread, which read the half the other core had
-        // written, and the gate's multiplication after (scale_channels, in place, rows split as
-        // here) then wrote that half back from the other core. efficientnet_b0 at batch 1 on the
-        // 2-core Zen 5, `ridge bench`'s per-layer pass, two alternated runs: its first pool (32 x
-        // 112 x 112) 72-81 -> 36-38 us, the gate after it 137-143 -> 16 us (26 with every step on
+        // written, and the gate's multiplication after (scale_channels, in place, its rows split as
+        // here at batch 1) then wrote that half back from the other core. efficientnet_b0 at batch 1
+        // on the 2-core Zen 5, `ridge bench`'s per-layer pass, two alternated runs: its first pool (32
+        // x 112 x 112) 72-81 -> 36-38 us, the gate after it 137-143 -> 16 us (26 with every step on
         // one thread).
         float sums[split_most_threads][means_run];
 #pragma omp parallel num_threads(std::min(omp_get_max_threads(), split_most_threads))

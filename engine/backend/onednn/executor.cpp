@@ -86,7 +86,8 @@ constexpr double held_tail = 50e-6;
 // the first's 1.5), 5 with every step on one, and 5.8-5.9 with the pool on both (two alternated
 // runs; its pool 10 -> 12-14 us). In the per-layer pass at batch 1, flagged layers: efficientnet_b0
 // 22 -> 8 (with channel_means' split), mobilenet_v3_large 9 -> 5, regnet_y_400mf 10 -> 6,
-// densenet121 30 -> 5; whole steps level within the host's noise (4 alternated rounds).
+// densenet121 30 -> 5; whole steps level within the host's noise (4 alternated rounds). Not on a
+// shared machine, where fewer threads wait less on descheduled team-mates (serial_seconds).
 constexpr int64_t follow_bytes = int64_t(64) << 10;
 
 // The 1-minute load average over the cores oneDNN may use above 2: the machine is shared.
@@ -185,6 +186,13 @@ private:
     const bool shared_ = machine_shared();  // read once, when the executor is made
     double serial_ = serial_seconds(o_.mode == Mode::train, shared_);
     int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
+    // The threads a step reading tensor t runs on at least: those that wrote it (wrote_on, by
+    // layer) where t is follow_bytes or more, on a machine not shared with other work; else 1.
+    int follow(const std::vector<int>& wrote_on, int t) const {
+        const int from = g_.tensor(t).producer;
+        if (shared_ || from < 0 || numel(g_.tensor(t).shape) * 4 < follow_bytes) return 1;
+        return wrote_on[size_t(from)];
+    }
     int output_ = -1;  // the graph's output, plain
     size_t arena_bytes_ = 0;
     std::vector<size_t> offsets_;
@@ -245,7 +253,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
 }
 
 void OnednnExecutor::plan_layers() {
-    std::vector<int> wrote_on(g_.nodes().size(), 1);  // the threads of the step that wrote a layer's output
+    std::vector<int> wrote_on(g_.nodes().size(), 1);  // the threads of the steps that wrote a layer's output
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
         int gi = fusion_.group_of[i];
         const Group* gr = gi >= 0 ? &fusion_.groups[size_t(gi)] : nullptr;
@@ -258,20 +266,26 @@ void OnednnExecutor::plan_layers() {
             flops += double(work_[size_t(m)].fwd_flops), bytes += double(work_[size_t(m)].fwd_traffic_bytes);
         int threads = threads_for(flops, bytes);
         for (int m : members)
-            for (int t : g_.nodes()[size_t(m)].inputs)
-                if (int from = g_.tensor(t).producer; from >= 0 && numel(g_.tensor(t).shape) * 4 >= follow_bytes)
-                    threads = std::max(threads, wrote_on[size_t(from)]);
-        for (int m : members) wrote_on[size_t(m)] = threads;
+            for (int t : g_.nodes()[size_t(m)].inputs) threads = std::max(threads, follow(wrote_on, t));
         plan_.use_threads(threads);
+        const size_t first = plan_.fwd.size();
         try {
             plan_forward(plan_, {lead, g_.nodes()[size_t(lead)], gr});
         } catch (const std::exception& e) {
             throw std::runtime_error(cat("onednn: ", describe(g_, lead), ": ", e.what()));
         }
+        // The threads its steps run on, which an op may have set apart from the estimate (a
+        // batchnorm in training takes every thread, few rows of an inner product may take one); a
+        // layer without a step of its own (a view) passes on what wrote its input.
+        if (plan_.fwd.size() > first) {
+            threads = 0;
+            for (size_t j = first; j < plan_.fwd.size(); ++j) threads = std::max(threads, plan_.fwd[j].threads);
+        }
+        for (int m : members) wrote_on[size_t(m)] = threads;
     }
     plan_.at(&plan_.fwd, int(g_.nodes().size()) - 1, Phase::fwd);
     int64_t out_bytes = numel(g_.tensor(g_.output()).shape) * 4;
-    plan_.use_threads(threads_for(0, 2.0 * double(out_bytes)));
+    plan_.use_threads(std::max(threads_for(0, 2.0 * double(out_bytes)), follow(wrote_on, g_.output())));
     output_ = plan_.value_as(g_.output(), plain(dims_of(g_.tensor(g_.output()).shape)));
     plan_.pin(output_);
 }

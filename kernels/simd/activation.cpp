@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 
+#include "kernels/simd/means.h"
 #include "kernels/simd/simd.h"
 #include "kernels/simd/vec.h"
 
@@ -255,9 +256,6 @@ RIDGE_SIMD_LEAF void silu_sum_rows(const float* x, float* y, float* sums, int64_
     }
 }
 
-// The channels a run of silu_channel_means sums at once in channels-last: 4 KB of sums.
-constexpr int64_t means_run = 1024;
-
 }  // namespace
 
 void silu_forward(const float* x, float* y, int64_t n) { in_pieces(x, y, n, silu_span); }
@@ -281,7 +279,6 @@ void hardsigmoid_backward(const float* x, const float* dy, float* dx, int64_t n)
 // every 6 lines of a row (96 channels of 56x56) took twice one thread's time. On 2 threads of the
 // Zen 5, warm, against silu_forward and channel_means in turn: 1x96x56x56 41 against 121 us (the
 // SiLU alone 36), 1x1152x7x7 by channels 10 against 25 (by positions 22).
-constexpr int split_most_threads = 8;
 constexpr int64_t channel_run_least = 256;
 
 void silu_channel_means(const float* x, float* y, float* out, const ChannelLayout& l) {
@@ -289,25 +286,9 @@ void silu_channel_means(const float* x, float* y, float* out, const ChannelLayou
     const int threads = omp_get_max_threads();
     const float k = 1.0f / float(l.HW);
     if (B == l.C && l.N < threads && l.C < channel_run_least * threads) {
-        float sums[split_most_threads][means_run];
-#pragma omp parallel num_threads(std::min(threads, split_most_threads))
-        {
-            const int t = omp_get_thread_num(), parts = omp_get_num_threads();
-            const int64_t lo = l.HW * t / parts, hi = l.HW * (t + 1) / parts;
-            for (int64_t n = 0; n < l.N; ++n)
-                for (int64_t c0 = 0; c0 < l.C; c0 += means_run) {
-                    const int64_t w = std::min(means_run, l.C - c0), at = n * l.batch_stride() + c0;
-                    std::fill(sums[t], sums[t] + w, 0.0f);
-                    silu_sum_rows(x + at + lo * l.C, y + at + lo * l.C, sums[t], hi - lo, w, l.C);
-#pragma omp barrier
-#pragma omp for schedule(static)
-                    for (int64_t j = 0; j < w; ++j) {
-                        float sum = 0.0f;
-                        for (int u = 0; u < parts; ++u) sum += sums[u][j];
-                        out[n * l.C + c0 + j] = k * sum;
-                    }
-                }
-        }
+        means_by_positions(l, out, [x, y, C = l.C](int64_t at, int64_t rows, int64_t w, float* sums) {
+            silu_sum_rows(x + at, y + at, sums, rows, w, C);
+        });
         return;
     }
     if (B == l.C) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "kernels/simd/means.h"
 #include "kernels/simd/simd.h"
 #include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
@@ -124,8 +125,6 @@ RIDGE_SIMD_LEAF void add_rows(const float* g, float* y, int64_t rows, int64_t wi
 // still spread over every thread.
 constexpr int64_t chunk = 512;
 constexpr int max_block = 16;  // blocked layouts: nChw8c, nChw16c
-constexpr int split_most_threads = 8;  // channel_means' position split
-constexpr int64_t means_run = 1024;    // channels a run of it sums at once: 4 KB of sums a thread
 
 }  // namespace
 
@@ -189,32 +188,15 @@ void channel_means(const float* x, float* out, const ChannelLayout& l) {
         for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = k * sum_span(x + nc * l.HW, l.HW);
     } else if (B == l.C && l.N < std::min(omp_get_max_threads(), split_most_threads)) {
         // Channels-last with fewer images than threads: each thread sums its own range of positions
-        // (runs of `means_run` channels), and the sums are added in thread order after. One image a
-        // thread had left the map at batch 1 to one thread, which read the half the other core had
-        // written, and the gate's multiplication after (scale_channels, in place, its rows split as
-        // here at batch 1) then wrote that half back from the other core. efficientnet_b0 at batch 1
-        // on the 2-core Zen 5, `ridge bench`'s per-layer pass, two alternated runs: its first pool (32
-        // x 112 x 112) 72-81 -> 36-38 us, the gate after it 137-143 -> 16 us (26 with every step on
-        // one thread).
-        float sums[split_most_threads][means_run];
-#pragma omp parallel num_threads(std::min(omp_get_max_threads(), split_most_threads))
-        {
-            const int t = omp_get_thread_num(), parts = omp_get_num_threads();
-            const int64_t lo = l.HW * t / parts, hi = l.HW * (t + 1) / parts;
-            for (int64_t n = 0; n < l.N; ++n)
-                for (int64_t c0 = 0; c0 < l.C; c0 += means_run) {
-                    const int64_t w = std::min(means_run, l.C - c0);
-                    std::fill(sums[t], sums[t] + w, 0.0f);
-                    sum_strided_rows(x + n * l.batch_stride() + lo * l.C + c0, sums[t], hi - lo, w, l.C);
-#pragma omp barrier
-#pragma omp for schedule(static)
-                    for (int64_t j = 0; j < w; ++j) {
-                        float sum = 0.0f;
-                        for (int u = 0; u < parts; ++u) sum += sums[u][j];
-                        out[n * l.C + c0 + j] = k * sum;
-                    }
-                }
-        }
+        // (means.h). One image a thread had left the map at batch 1 to one thread, which read the half
+        // the other core had written, and the gate's multiplication after (scale_channels, in place,
+        // its rows split as here at batch 1) then wrote that half back from the other core.
+        // efficientnet_b0 at batch 1 on the 2-core Zen 5, `ridge bench`'s per-layer pass, two
+        // alternated runs: its first pool (32 x 112 x 112) 72-81 -> 36-38 us, the gate after it
+        // 137-143 -> 16 us (26 with every step on one thread).
+        means_by_positions(l, out, [x, C = l.C](int64_t at, int64_t rows, int64_t w, float* sums) {
+            sum_strided_rows(x + at, sums, rows, w, C);
+        });
     } else if (B == l.C) {  // channels-last: each image's row of sums is its own accumulator
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < l.N; ++n) {

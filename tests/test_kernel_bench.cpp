@@ -93,9 +93,20 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 
 const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
                                               "concat-bn-norelu", "softmax", "softmax-bwd", "silu",  "silu-bwd", "gelu", "gelu-bwd", "gap-grad",
-                                              "linear-row"};
+                                              "linear-row", "scale-strided", "scale-strided-bwd"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
+// The last row left out.
+void scale_strided_row_short(const float* x, const simd::Strided& xl, float s, float* y, const simd::Strided& yl) {
+    int64_t rows = 1;
+    for (int k = 0; k + 1 < xl.rank; ++k) rows *= xl.dims[k];
+    for (int64_t r = 0; r + 1 < rows; ++r) {
+        int64_t xo = 0, yo = 0;
+        for (int64_t rest = r, k = xl.rank - 2; k >= 0; --k)
+            xo += rest % xl.dims[k] * xl.strides[k], yo += rest % xl.dims[k] * yl.strides[k], rest /= xl.dims[k];
+        for (int64_t i = 0; i < xl.dims[xl.rank - 1]; ++i) y[yo + i] = s * x[xo + i];
+    }
+}
 void scale_wrong_gate(const float* x, const float* s, float* y, const simd::ChannelLayout& l) {
     // the gate of the next channel
     for (int64_t nc = 0; nc < l.N * l.C; ++nc)
@@ -289,6 +300,16 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         SimdVariant wrong = d;
         wrong.channel_dots = dots_one_short;
         CHECK_FALSE(make_cpu_cases(kernel("se-gate-grad"), plain, {wrong}, 1).front()->check().ok);
+    }
+    SUBCASE("scale-strided and its gradient one row short") {
+        Problem q;
+        q.N = 2, q.C = 3, q.H = 5, q.W = 7;
+        SimdVariant wrong = d;
+        wrong.scale_strided = scale_strided_row_short;
+        for (const char* name : {"scale-strided", "scale-strided-bwd"}) {
+            CHECK_FALSE(make_cpu_cases(kernel(name), q, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel(name), q, {d}, 1).front()->check().ok);
+        }
     }
     Problem dw = plain;
     dw.C = 19, dw.layout = "nChw16c", dw.R = dw.S = 5, dw.pad = 2;

@@ -660,6 +660,24 @@ TEST_CASE("at batch 8 a patch conv read by a flatten writes channels-last, and t
     }
 }
 
+// Fused inference folds attention's 1/sqrt(d) into in_proj's q rows (fold.h): the scale has no
+// step and the matmul reads q where in_proj wrote it. Unfused, and in training, it runs as a layer.
+// The small whole nets' case checks the fused output against the reference.
+TEST_CASE("fused inference folds attention's scale into in_proj, and runs no step for it") {
+    Graph g = mini_vit(2);
+    auto scale_steps = [&](Mode mode, bool fused) {
+        auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
+        ex->prepare();
+        int n = 0;
+        for (const StepInfo& s : ex->steps())
+            n += s.phase == StepPhase::fwd && s.node >= 0 && std::holds_alternative<Scale>(g.nodes()[size_t(s.node)].op);
+        return n;
+    };
+    CHECK(scale_steps(Mode::infer, true) == 0);
+    CHECK(scale_steps(Mode::infer, false) == 2);
+    CHECK(scale_steps(Mode::train, true) == 2);
+}
+
 // In training, attention's q, k and v gradients are written by the matmuls' and the scale's backward
 // into their regions of the packed in_proj gradient (layout.cpp): the selects have no step, and
 // neither has the permutation back to the in_proj rows. The small whole nets' case checks the

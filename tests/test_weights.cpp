@@ -89,3 +89,56 @@ TEST_CASE("batchnorm folding: which batchnorms fold, and the folded weights by h
     CHECK(describe(g, 1) == "layer " + g.nodes()[1].name + " (batchnorm, input (1,2,4,4))");
     CHECK(describe(g, -1) == "the loss");
 }
+
+TEST_CASE("scale folding: which scales fold into a linear, and the folded rows by hand") {
+    // The q of a packed in_proj (D = 4, 2 heads) as vit.cpp builds it, read with one other region.
+    auto attention = [](Tensor x, int64_t q_index, int64_t k_index) {
+        Tensor qkv = x | linear(12) | reshape({0, 0, 3, 2, -1}) | permute({0, 2, 3, 1, 4});  // 0, 1, 2
+        Tensor q = qkv | select(1, q_index) | scale(0.5);                                      // 3, 4
+        return matmul(q, qkv | select(1, k_index), true);                                      // 5, 6
+    };
+    SUBCASE("vit_b_16: every block's q scale, rows [0, 768) of in_proj") {
+        Graph g = build(*find_net("vit_b_16"), 1, 224, 224);
+        std::vector<ScaleFold> f = scale_folds(g);
+        REQUIRE(f.size() == 12);
+        for (const ScaleFold& s : f) {
+            CHECK(std::holds_alternative<Scale>(g.nodes()[size_t(s.scale)].op));
+            CHECK(g.nodes()[size_t(s.linear)].name.find("in_proj") != std::string::npos);
+            CHECK(s.first == 0);
+            CHECK(s.count == 768);
+            CHECK(s.s == 0.125);
+        }
+    }
+    SUBCASE("a region past the first: the v of the packed tensor") {
+        Graph g{"v"};
+        (void)(attention(g.input({1, 3, 4}), 2, 1) | flatten() | linear(2));
+        std::vector<ScaleFold> f = scale_folds(g);
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].scale == 4);
+        CHECK(f[0].linear == 0);
+        CHECK(f[0].first == 8);
+        CHECK(f[0].count == 4);
+    }
+    SUBCASE("not where the region is read unscaled too, or the scale reads no select of a linear") {
+        Graph g{"shared"};
+        (void)(attention(g.input({1, 3, 4}), 0, 0) | flatten() | linear(2));
+        CHECK(scale_folds(g).empty());
+        Graph h{"plain"};
+        (void)(h.input({1, 3, 4}) | linear(4) | scale(0.5) | flatten() | linear(2));
+        CHECK(scale_folds(h).empty());
+        // The split dimension selected is not the first of the split ones (a head, not q, k or v).
+        Graph m{"head"};
+        Tensor t = m.input({1, 3, 4}) | linear(12) | reshape({0, 0, 3, 2, -1}) | permute({0, 3, 2, 1, 4});
+        (void)(t | select(1, 0) | scale(0.5) | flatten() | linear(2));
+        CHECK(scale_folds(m).empty());
+    }
+    SUBCASE("the folded rows and bias") {
+        HostTensor w({3, 2}), b({3});
+        w.v = {1, 2, 3, 4, 5, 6};
+        b.v = {1, 2, 3};
+        std::vector<HostTensor> f = fold_scale({w, b}, {0, 0, 1, 1, 0.5});
+        CHECK(f[0].v == std::vector<float>{1, 2, 1.5f, 2, 5, 6});
+        CHECK(f[1].v == std::vector<float>{1, 1, 3});
+        CHECK(fold_scale({w}, {0, 0, 2, 1, 0.25}).at(0).v == std::vector<float>{1, 2, 3, 4, 1.25f, 1.5f});
+    }
+}

@@ -52,6 +52,12 @@ Problem concat_default() {
 
 // vit_b_16's attention weights, softmax(q k^T / 8) of (N, heads, T, T) = (8, 12, 197, 197): 197
 // tokens (196 patches and the class token), 12 heads, batch 8 as ridge train runs.
+Problem vit_q_default() {
+    Problem p;
+    p.N = 1, p.C = 12, p.H = 197, p.W = 64;
+    return p;
+}
+
 Problem softmax_default() {
     Problem p;
     p.N = 8, p.C = 12, p.H = 197, p.W = 197;
@@ -146,6 +152,14 @@ const std::vector<Kernel>& kernels() {
          "softmax gradient dx = y * (dy - sum of dy * y over the row), N*C*H rows of W (kernels/simd "
          "softmax_backward; ref: Softmax backward)",
          "vit_b_16 attention weights (N, 12 heads, 197, 197 tokens), batch 8", softmax_default()},
+        {"scale-strided", false, false, {},
+         "attention's q scaled out of the packed in_proj output, y = x / sqrt(W), x (N, C heads, H tokens, W) "
+         "a strided region (kernels/simd scale_strided; ref: Scale forward)",
+         "vit_b_16 self_attention.scale1 (12 heads, 197 tokens, 64 each), batch 1", vit_q_default()},
+        {"scale-strided-bwd", false, false, {},
+         "its gradient into q's region of the packed gradient, dx = dy / sqrt(W) (kernels/simd scale_strided; "
+         "ref: Scale forward)",
+         "vit_b_16 self_attention.scale1 (12 heads, 197 tokens, 64 each), batch 1", vit_q_default()},
         {"silu", false, false, {},
          "SiLU y = x * sigmoid(x), elementwise over the buffer (kernels/simd silu_forward; ref: Activation silu "
          "forward)",

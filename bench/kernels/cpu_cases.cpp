@@ -481,6 +481,89 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->y.size());
 };
 
+// ---- scale-strided -------------------------------------------------------------------------------
+
+// Attention's q scaled out of the packed in_proj output, N images, C heads, H tokens, W per head:
+// the packed x (N, H, 3, C, W) as in_proj writes it (q, k, v, each C heads), q its region (N, C,
+// H, W) with strides (H*3*C*W, W, 3*C*W, 1), y plain. Forward y = s * q; the gradient the same
+// kernel the other way, dq = s * dy into q's region of the packed gradient (the rest untouched).
+struct StridedData {
+    simd::Strided q, flat;
+    Shape shape;
+    float s;
+    std::vector<float> packed, q_plain, y_ref, dq_ref;
+
+    explicit StridedData(const Problem& p) : shape{p.N, p.C, p.H, p.W} {
+        s = float(1.0 / std::sqrt(double(p.W)));
+        const int64_t row = 3 * p.C * p.W;  // floats of one token in the packed tensor
+        q.rank = flat.rank = 4;
+        const int64_t dims[4] = {p.N, p.C, p.H, p.W}, qs[4] = {p.H * row, p.W, row, 1},
+                      fs[4] = {p.C * p.H * p.W, p.H * p.W, p.W, 1};
+        for (int i = 0; i < 4; ++i) q.dims[i] = flat.dims[i] = dims[i], q.strides[i] = qs[i], flat.strides[i] = fs[i];
+        packed = uniform(size_t(p.N * p.H * row), -1, 1, 21);
+        for (int64_t n = 0; n < p.N; ++n)
+            for (int64_t c = 0; c < p.C; ++c)
+                for (int64_t h = 0; h < p.H; ++h)
+                    for (int64_t w = 0; w < p.W; ++w)
+                        q_plain.push_back(packed[size_t(n * qs[0] + c * qs[1] + h * qs[2] + w)]);
+        y_ref.resize(q_plain.size());
+        ref::Fwd f;
+        f.in = {{q_plain.data(), shape}};
+        f.y = {y_ref.data(), shape};
+        ref::forward(Scale{s}, f);
+        // The gradient: dy = q_plain's values, each dq = s * dy at q's place in the packed buffer.
+        dq_ref = packed;
+        for (int64_t n = 0, i = 0; n < p.N; ++n)
+            for (int64_t c = 0; c < p.C; ++c)
+                for (int64_t h = 0; h < p.H; ++h)
+                    for (int64_t w = 0; w < p.W; ++w, ++i)
+                        dq_ref[size_t(n * qs[0] + c * qs[1] + h * qs[2] + w)] = y_ref[size_t(i)];
+    }
+};
+
+class StridedScale : public Case {
+public:
+    StridedScale(std::shared_ptr<const StridedData> d, SimdVariant v, bool grad)
+        : d_(std::move(d)), v_(std::move(v)), grad_(grad), out_(grad_ ? d_->packed : d_->y_ref) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        if (grad_) v_.scale_strided(d_->q_plain.data(), d_->flat, d_->s, out_.data(), d_->q);
+        else v_.scale_strided(d_->packed.data(), d_->q, d_->s, out_.data(), d_->flat);
+    }
+    void run_reference() override {
+        ref::Fwd f;
+        f.in = {{d_->q_plain.data(), d_->shape}};
+        f.y = {ref_.data(), d_->shape};
+        ref::forward(Scale{d_->s}, f);
+    }
+    // One float multiply an element, as the reference's: equal bit for bit. The gradient's buffer
+    // starts as the packed values, so a write outside q's region, or a missed one, shows too.
+    Check check(const Tamper& tamper) override {
+        if (!grad_) {
+            std::fill(out_.begin(), out_.end(), NAN);
+        } else {
+            out_ = d_->packed;
+            const simd::Strided& q = d_->q;
+            for (int64_t n = 0; n < q.dims[0]; ++n)
+                for (int64_t c = 0; c < q.dims[1]; ++c)
+                    for (int64_t h = 0; h < q.dims[2]; ++h)
+                        for (int64_t w = 0; w < q.dims[3]; ++w)
+                            out_[size_t(n * q.strides[0] + c * q.strides[1] + h * q.strides[2] + w)] = NAN;
+        }
+        run_fast();
+        return compare_tampered(grad_ ? "dq" : "y", out_, grad_ ? d_->dq_ref : d_->y_ref, {}, tamper);
+    }
+    double flops() const override { return double(d_->y_ref.size()); }
+    double bytes() const override { return 4.0 * 2.0 * double(d_->y_ref.size()); }
+
+private:
+    std::shared_ptr<const StridedData> d_;
+    SimdVariant v_;
+    bool grad_;
+    std::vector<float> out_;
+    std::vector<float> ref_ = std::vector<float>(d_->y_ref.size());
+};
+
 // ---- softmax ------------------------------------------------------------------------------------
 
 // x (N,C,H,W) plain, softmax along W: logits uniform in [-4, 4) as scaled attention scores, every
@@ -822,6 +905,10 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
         const auto fn = k.name.starts_with("gelu") ? Activation::Fn::gelu : Activation::Fn::silu;
         auto d = std::make_shared<const ActData>(p, fn, grad);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<ActCase>(d, v, grad));
+    } else if (k.name == "scale-strided" || k.name == "scale-strided-bwd") {
+        auto d = std::make_shared<const StridedData>(p);
+        for (const SimdVariant& v : variants)
+            out.push_back(std::make_unique<StridedScale>(d, v, k.name == "scale-strided-bwd"));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));

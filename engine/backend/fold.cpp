@@ -1,5 +1,6 @@
 #include "engine/backend/fold.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/op.h"
@@ -38,6 +39,76 @@ FoldedConv fold_batchnorm(const std::vector<HostTensor>& conv, const std::vector
         f.bias.v[size_t(k)] = float((b - double(mean.v[size_t(k)])) * s + double(beta.v[size_t(k)]));
     }
     return f;
+}
+
+namespace {
+
+// The node that produces t when it is an op of type Op, else null.
+template <class Op>
+const Op* made_by(const Graph& g, int t, int* node = nullptr) {
+    const int p = g.tensor(t).producer;
+    if (node) *node = p;
+    return p < 0 ? nullptr : std::get_if<Op>(&g.nodes()[size_t(p)].op);
+}
+
+}  // namespace
+
+std::vector<ScaleFold> scale_folds(const Graph& g) {
+    const auto& nodes = g.nodes();
+    std::vector<std::vector<int>> readers(size_t(g.output()) + 1);
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (int t : nodes[i].inputs) readers[size_t(t)].push_back(int(i));
+    auto only_reader = [&](int t, int node) {
+        return t != g.output() && readers[size_t(t)].size() == 1 && readers[size_t(t)][0] == node;
+    };
+    std::vector<ScaleFold> folds;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const auto* scale = std::get_if<Scale>(&nodes[i].op);
+        if (!scale) continue;
+        int sel_node, perm_node, resh_node, lin_node;
+        const int picked = nodes[i].inputs[0];
+        const auto* sel = made_by<Select>(g, picked, &sel_node);
+        if (!sel || !only_reader(picked, int(i))) continue;
+        const int permuted = nodes[size_t(sel_node)].inputs[0];
+        const auto* perm = made_by<Permute>(g, permuted, &perm_node);
+        if (!perm || permuted == g.output()) continue;
+        const int reshaped = nodes[size_t(perm_node)].inputs[0];
+        if (!made_by<Reshape>(g, reshaped, &resh_node) || !only_reader(reshaped, perm_node)) continue;
+        const int out = nodes[size_t(resh_node)].inputs[0];
+        if (!made_by<Linear>(g, out, &lin_node) || !only_reader(out, resh_node)) continue;
+
+        const Shape &ls = g.tensor(out).shape, &rs = g.tensor(reshaped).shape;
+        const size_t lead = ls.size() - 1;  // dimensions before the features
+        if (rs.size() <= ls.size() || !std::equal(ls.begin(), ls.begin() + long(lead), rs.begin())) continue;
+        const int d = normalize_dim(sel->dim, g.tensor(permuted).shape.size());
+        if (normalize_dim(perm->order[size_t(d)], rs.size()) != int(lead)) continue;
+        const int64_t index = sel->index < 0 ? sel->index + rs[lead] : sel->index;
+        bool alone = true;  // the permutation read only by selects of dimension d, one of them at index
+        for (int r : readers[size_t(permuted)]) {
+            const auto* other = std::get_if<Select>(&nodes[size_t(r)].op);
+            const int64_t at = other && other->index < 0 ? other->index + rs[lead] : other ? other->index : -1;
+            if (!other || normalize_dim(other->dim, g.tensor(permuted).shape.size()) != d ||
+                (at == index && r != sel_node))
+                alone = false;
+        }
+        if (!alone) continue;
+        const int64_t count = ls.back() / rs[lead];
+        folds.push_back({int(i), lin_node, index * count, count, scale->s});
+    }
+    return folds;
+}
+
+std::vector<HostTensor> fold_scale(std::vector<HostTensor> linear, const ScaleFold& f) {
+    HostTensor& w = linear.at(0);
+    const int64_t C = w.size() / w.shape[0];
+    for (int64_t k = f.first; k < f.first + f.count; ++k) {
+        for (int64_t c = 0; c < C; ++c) {
+            float& v = w.v[size_t(k * C + c)];
+            v = float(double(v) * f.s);
+        }
+        if (linear.size() > 1 && !linear[1].v.empty()) linear[1].v[size_t(k)] = float(double(linear[1].v[size_t(k)]) * f.s);
+    }
+    return linear;
 }
 
 std::string describe(const Graph& g, int node) {

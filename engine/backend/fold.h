@@ -24,6 +24,23 @@ struct FoldedConv {
 };
 FoldedConv fold_batchnorm(const std::vector<HostTensor>& conv, const std::vector<HostTensor>& bn);
 
+// A constant scale folded into the linear layer whose outputs it reads (inference): ViT's
+// q = select(permute(reshape(in_proj(x)))) * 1/sqrt(d) is then in_proj with its q rows' weights
+// and bias scaled, and the scale a view of its input. The scale must read, through views alone,
+// one contiguous range of the linear's outputs that nothing else reads: the linear's output only
+// reshaped (its last dimension split), the reshape only permuted, the permutation read only by
+// selects of one dimension, the first of the split ones, and this select's index by no other
+// select, its output by the scale alone. Otherwise the scale runs as a layer.
+struct ScaleFold {
+    int scale, linear;     // nodes
+    int64_t first, count;  // the linear's output features [first, first + count)
+    double s;
+};
+std::vector<ScaleFold> scale_folds(const Graph& g);
+// The linear's weight (K, C) and bias (K) with rows [first, first + count) multiplied by s, in
+// double and rounded once (exact where s is a power of two, as vit_b_16's 1/8).
+std::vector<HostTensor> fold_scale(std::vector<HostTensor> linear, const ScaleFold& f);
+
 // "layer NAME (KIND, input SHAPES)", or "the loss" for node -1: how an executor's error names it.
 std::string describe(const Graph& g, int node);
 

@@ -101,6 +101,15 @@ struct Gemm {
     bool relu = false;  // after the sum, a NaN taken to 0
 };
 
+// A tensor of up to 6 dimensions laid out by strides (in floats), its last dimension contiguous:
+// a region of a larger tensor (ViT's q of the packed in_proj output) or a plain one.
+struct Strided {
+    static constexpr int most = 6;
+    int rank = 0;
+    int64_t dims[most] = {};
+    int64_t strides[most] = {};
+};
+
 }  // namespace ridge::simd
 
 // The kernels sit in an inline namespace: x86_64_v4, x86_64_v3 or x86_64 for the builds for one
@@ -118,7 +127,7 @@ struct Gemm {
 // clang-format off
 #define RIDGE_SIMD_KERNELS(X, ns) \
     X(ns, scale_channels) X(ns, channel_dots) X(ns, channel_means) X(ns, broadcast_channels) \
-    X(ns, add_broadcast_channels) \
+    X(ns, add_broadcast_channels) X(ns, scale_strided) \
     X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) X(ns, plain_to_blocked) \
     X(ns, shuffle2_channels_last) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, gelu_forward) X(ns, gelu_backward) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \

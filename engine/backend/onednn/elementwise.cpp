@@ -310,15 +310,53 @@ void backward(Plan& p, const Layer& l, const LayerScale& op) {
     reduce_into(p, prod, dgamma);
 }
 
-// A strided region (ViT's q, layout.cpp) is scaled as it is copied out, by a reorder with an
-// output scale: eltwise would write the same gaps and run its reference kernel on them.
+namespace {
+
+// md as kernels/simd's Strided: no blocks, at most Strided::most dimensions, the last contiguous.
+std::optional<simd::Strided> strided(const Md& md) {
+    const Dims dims = md.dims();
+    if (!unblocked(md) || dims.empty() || dims.size() > size_t(simd::Strided::most)) return std::nullopt;
+    const Dims st = strides_of(md);
+    if (st.back() != 1) return std::nullopt;
+    simd::Strided s;
+    s.rank = int(dims.size());
+    std::copy(dims.begin(), dims.end(), s.dims);
+    std::copy(st.begin(), st.end(), s.strides);
+    return s;
+}
+
+// y = s * x where x and y have the same dimensions in layouts without blocks: kernels/simd's
+// scale_strided where both rows are contiguous, else a reorder with an output scale. names: the
+// two arguments' as the profile shows them.
+void scale_copy(Plan& p, int x, float s, int y, std::vector<std::string> names) {
+    const std::optional<simd::Strided> xl = strided(p.md(x)), yl = strided(p.md(y));
+    if (xl && yl) {
+        p.kernel("scale_strided",
+                 [s, xl = *xl, yl = *yl](const std::vector<float*>& a) { simd::scale_strided(a[0], xl, s, a[1], yl); },
+                 {x, y}, std::move(names));
+        return;
+    }
+    dnnl::primitive_attr a = p.attr();
+    a.set_output_scales(0, {s});
+    p.primitive(dnnl::reorder::primitive_desc(p.eng, p.md(x), p.eng, p.md(y), a), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y}});
+}
+
+}  // namespace
+
+// A strided region (ViT's q, layout.cpp) is scaled as it is copied out (scale_copy): eltwise would
+// write the same gaps and run its reference kernel on them. In fused
+// inference the scale is folded into the linear layer that wrote q (fold.h) and q read where it
+// is: vit_b_16 at batch 1 on the 2-core Zen 5 had spent 70 to 100 us a block copying it out.
 void forward(Plan& p, const Layer& l, const Scale& op) {
     int x = p.value[size_t(l.x())];
+    for (const ScaleFold& f : p.scale_folds)
+        if (f.scale == l.node) {
+            p.value[size_t(l.n.output)] = x;
+            return;
+        }
     if (!unblocked(p.md(x)) || dense(p.md(x))) return eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
     int y = p.mem(plain(dims_of(p.shape(l.n.output))));
-    dnnl::primitive_attr a = p.attr();
-    a.set_output_scales(0, {float(op.s)});
-    p.primitive(dnnl::reorder::primitive_desc(p.eng, p.md(x), p.eng, p.md(y), a), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y}});
+    scale_copy(p, x, float(op.s), y, {"src", "dst"});
     p.value[size_t(l.n.output)] = y;
 }
 
@@ -328,9 +366,7 @@ void backward(Plan& p, const Layer& l, const Scale& op) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.dy(l.n.output);
     if (int dx = p.placed_contribution(l.x()); dx >= 0) {  // ViT's q: its region of the packed gradient
-        dnnl::primitive_attr a = p.attr();
-        a.set_output_scales(0, {float(op.s)});
-        p.primitive(dnnl::reorder::primitive_desc(p.eng, p.md(dy), p.eng, p.md(dx), a), {{DNNL_ARG_FROM, dy}, {DNNL_ARG_TO, dx}});
+        scale_copy(p, dy, float(op.s), dx, {"diff_dst", "diff_src"});
         return p.contributed(l.x(), dx);
     }
     dnnl::eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_linear, p.md(dy), float(op.s), 0.0f);

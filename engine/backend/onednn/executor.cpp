@@ -222,6 +222,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     plan_.teams_held = !shared_ && threads_ > 1 && simd::team_may_spin(threads_);
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
+    plan_.scale_folds = fusion_.scales;
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
     plan_layers();
     if (plan_.train) {
@@ -540,8 +541,13 @@ void OnednnExecutor::load(const Weights& w) {
                 throw std::invalid_argument(cat("onednn: ", describe(g_, int(i)), ": tensor ", j, " has ",
                                                 j < w[i].size() ? w[i][j].size() : 0, " elements, expected ",
                                                 numel(plan_.md(m).dims())));
-            write(m, w[i][j].data());
         }
+        std::vector<HostTensor> scaled;  // the layer's tensors with the scales folded into it
+        for (const ScaleFold& f : plan_.scale_folds)
+            if (f.linear == int(i)) scaled = fold_scale(scaled.empty() ? w[i] : std::move(scaled), f);
+        const std::vector<HostTensor>& t = scaled.empty() ? w[i] : scaled;
+        for (size_t j = 0; j < plan_.param[i].size(); ++j)
+            if (plan_.param[i][j] >= 0) write(plan_.param[i][j], t[j].data());
     }
     for (const Plan::Fold& f : plan_.folds) {
         FoldedConv c = fold_batchnorm(w[size_t(f.conv)], w[size_t(f.bn)]);

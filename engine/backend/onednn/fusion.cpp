@@ -121,6 +121,7 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
     Fusion f;
     f.group_of.assign(g.nodes().size(), -1);
     if (!o.fused) return f;
+    if (o.mode == Mode::infer) f.scales = scale_folds(g);
     Chains ch{g, std::vector<std::vector<int>>(size_t(g.output()) + 1), f.group_of};
     for (size_t i = 0; i < g.nodes().size(); ++i)
         for (int t : g.nodes()[i].inputs) ch.consumers[size_t(t)].push_back(int(i));
@@ -171,13 +172,16 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
 
 std::vector<int> last_reader(const Graph& g, const Fusion& f) {
     // The memory a tensor may live in: its storage, or, for a permutation, its input's (the plan
-    // makes a permutation a view where the input's layout allows, layout.cpp).
+    // makes a permutation a view where the input's layout allows, layout.cpp), as for a folded
+    // scale (always a view).
     const size_t T = size_t(g.output()) + 1;
+    std::vector<bool> viewed(g.nodes().size(), false);  // layers whose output the plan makes a view
+    for (size_t i = 0; i < g.nodes().size(); ++i) viewed[i] = std::holds_alternative<Permute>(g.nodes()[i].op);
+    for (const ScaleFold& s : f.scales) viewed[size_t(s.scale)] = true;
     std::vector<int> root(T);
     for (size_t t = 0; t < T; ++t) {
         const TensorInfo& ti = g.tensor(int(t));
-        const bool permuted = ti.producer >= 0 && std::holds_alternative<Permute>(g.nodes()[size_t(ti.producer)].op);
-        if (permuted) root[t] = root[size_t(g.nodes()[size_t(ti.producer)].inputs[0])];
+        if (ti.producer >= 0 && viewed[size_t(ti.producer)]) root[t] = root[size_t(g.nodes()[size_t(ti.producer)].inputs[0])];
         else root[t] = size_t(ti.storage) == t ? int(t) : root[size_t(ti.storage)];
     }
     std::vector<int> last(T, -1);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/backend/executor.h"
+#include "engine/backend/fold.h"
 #include "engine/graph.h"
 
 namespace ridge::onednn {
@@ -35,10 +36,13 @@ struct Group {
     std::vector<int> nodes;    // every member, lead first
 };
 
-// One entry per node: the index of its group in `groups`, or -1 when it runs alone.
+// One entry per node: the index of its group in `groups`, or -1 when it runs alone. Fused
+// inference also folds constant scales into the linear layers they read (fold.h): such a scale
+// runs no step, its output a view of its input.
 struct Fusion {
     std::vector<Group> groups;
     std::vector<int> group_of;
+    std::vector<ScaleFold> scales;
 };
 
 Fusion find_groups(const Graph& g, const ExecOptions& o);
@@ -46,8 +50,8 @@ Fusion find_groups(const Graph& g, const ExecOptions& o);
 // Whether layer op, writing tensor out, concatenates 4-D tensors along their channels.
 bool concat_of_channels(const Graph& g, const Op& op, int out);
 
-// The last layer that reads tensor t, any view of its storage or a permutation of it (which the
-// plan may make a view); the graph's output is read
+// The last layer that reads tensor t, any view of its storage, a permutation of it (which the
+// plan may make a view) or a folded scale of it; the graph's output is read
 // after every layer. A group's members read their inputs where the group runs, at its last
 // member: an in-place layer between a group's lead and its last (a gate, a residual sum) must not
 // overwrite what the group has yet to read.

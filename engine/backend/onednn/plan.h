@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/backend/executor.h"
+#include "engine/backend/fold.h"
 #include "engine/graph.h"
 
 namespace ridge::onednn {
@@ -199,6 +200,9 @@ public:
         int conv, bn;
     };
     std::vector<Fold> folds;
+    // Constant scales folded into the linear layers they read (fusion.h): load() scales those
+    // layers' weight rows, and the scale is a view of its input.
+    std::vector<ScaleFold> scale_folds;
 
     // What a layer's forward keeps for its backward.
     struct Saved {

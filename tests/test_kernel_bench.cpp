@@ -191,16 +191,16 @@ void gelu_grad_density_dropped(const float* x, const float* dy, float* dx, int64
     // dy * Phi, the x * phi(x) term dropped
     for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * 0.5f * std::erfc(-x[i] * 0.70710678f);
 }
-void linear_last_column_dropped(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N,
-                                int64_t C, int64_t K) {
+void linear_last_column_dropped(const float* x, int64_t ldx, const float* w, const float* b, bool relu, float* y,
+                                int64_t N, int64_t C, int64_t K) {
     // the panels read as if each row were one column shorter (a tail lost); the panel stride kept
     std::vector<float> shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
     for (int64_t k = 0; k < K; ++k) shorter[size_t(k / 16 * ((C + 15) / 16 * 16) * 16 + (C - 1) * 16 + k % 16)] = 0;
-    simd::linear_panels(x, shorter.data(), b, relu, y, N, C, K);
+    simd::linear_panels(x, ldx, shorter.data(), b, relu, y, N, C, K);
 }
-void linear_bias_dropped(const float* x, const float* w, const float*, bool relu, float* y, int64_t N, int64_t C,
-                         int64_t K) {
-    simd::linear_panels(x, w, nullptr, relu, y, N, C, K);
+void linear_bias_dropped(const float* x, int64_t ldx, const float* w, const float*, bool relu, float* y, int64_t N,
+                         int64_t C, int64_t K) {
+    simd::linear_panels(x, ldx, w, nullptr, relu, y, N, C, K);
 }
 
 void broadcast_sum_not_mean(const float* s, float, float* y, const simd::ChannelLayout& l) {
@@ -591,7 +591,7 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
 // only. On 1, 2 and 3 threads: where the panels do not share out evenly (one to three panels on
 // two or three threads) the rows go in groups, one thread each (1 to 32 rows a group). With the
 // ReLU a NaN row gives 0, as the reference takes it, and an infinity in a weight stays in its own
-// outputs.
+// outputs. The rows dense, and 7 floats apart with NaN between (a wrong row stride shows).
 TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each instruction set this CPU runs") {
     struct Shape {
         int64_t N, C, K;
@@ -604,50 +604,55 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
         for (const SimdVariant& v : runnable_simd_variants())
             for (const Shape& s : shapes)
                 for (bool relu : {false, true})
-                    for (bool bias : {true, false}) {
-                        omp_set_num_threads(threads);
-                        const int64_t N = s.N, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
-                        CAPTURE(threads);
-                        CAPTURE(v.isa);
-                        CAPTURE(N);
-                        CAPTURE(C);
-                        CAPTURE(K);
-                        CAPTURE(relu);
-                        unsigned seed = unsigned(N * 7 + C * 3 + K);
-                        auto next = [&seed] {
-                            seed = seed * 1664525u + 1013904223u;
-                            return float(seed >> 8) / float(1 << 24) - 0.5f;
-                        };
-                        std::vector<float> x(size_t(N * C)), w(size_t(K * C)), b(static_cast<size_t>(K));
-                        for (float& e : x) e = 2 * next();
-                        for (float& e : w) e = next();
-                        for (float& e : b) e = next();
-                        if (N > 2) x[size_t(2 * C + C / 2)] = NAN;         // row 2: NaN in every output
-                        if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
-                        std::vector<float> panels(size_t(Kp * Cp), 0.0f);
-                        for (int64_t k = 0; k < K; ++k)
-                            for (int64_t c = 0; c < C; ++c)
-                                panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
-                        std::vector<float> y(size_t(N * K), -7.0f);
-                        v.linear_panels(x.data(), panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C, K);
-                        int wrong = 0;
-                        for (int64_t n = 0; n < N; ++n)
-                            for (int64_t k = 0; k < K; ++k) {
-                                double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
-                                for (int64_t c = 0; c < C; ++c) {
-                                    const double p = double(x[size_t(n * C + c)]) * w[size_t(k * C + c)];
-                                    sum += p;
-                                    mag += std::fabs(p);
+                    for (bool bias : {true, false})
+                        for (bool spaced : {false, true}) {
+                            omp_set_num_threads(threads);
+                            const int64_t N = s.N, C = s.C, K = s.K, Cp = (C + 15) / 16 * 16, Kp = (K + 15) / 16 * 16;
+                            const int64_t ldx = spaced ? C + 7 : C;  // the gaps between rows hold NaN
+                            CAPTURE(threads);
+                            CAPTURE(v.isa);
+                            CAPTURE(N);
+                            CAPTURE(C);
+                            CAPTURE(K);
+                            CAPTURE(relu);
+                            CAPTURE(ldx);
+                            unsigned seed = unsigned(N * 7 + C * 3 + K);
+                            auto next = [&seed] {
+                                seed = seed * 1664525u + 1013904223u;
+                                return float(seed >> 8) / float(1 << 24) - 0.5f;
+                            };
+                            std::vector<float> x(size_t(N * ldx), NAN), w(size_t(K * C)), b(static_cast<size_t>(K));
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t c = 0; c < C; ++c) x[size_t(n * ldx + c)] = 2 * next();
+                            for (float& e : w) e = next();
+                            for (float& e : b) e = next();
+                            if (N > 2) x[size_t(2 * ldx + C / 2)] = NAN;       // row 2: NaN in every output
+                            if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
+                            std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                            for (int64_t k = 0; k < K; ++k)
+                                for (int64_t c = 0; c < C; ++c)
+                                    panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
+                            std::vector<float> y(size_t(N * K), -7.0f);
+                            v.linear_panels(x.data(), ldx, panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C,
+                                            K);
+                            int wrong = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t k = 0; k < K; ++k) {
+                                    double sum = bias ? b[size_t(k)] : 0.0, mag = std::fabs(sum);
+                                    for (int64_t c = 0; c < C; ++c) {
+                                        const double p = double(x[size_t(n * ldx + c)]) * w[size_t(k * C + c)];
+                                        sum += p;
+                                        mag += std::fabs(p);
+                                    }
+                                    if (relu && !(sum > 0)) sum = 0.0, mag = 0.0;  // NaN > 0 is false: 0
+                                    const float got = y[size_t(n * K + k)];
+                                    const bool ok = std::isnan(sum)    ? std::isnan(got)
+                                                    : std::isinf(sum) ? double(got) == sum
+                                                                      : std::fabs(got - sum) <= 1e-5 * mag + 1e-6;
+                                    if (!ok && wrong++ < 3) MESSAGE("y[", n, ", ", k, "] ", got, " against ", sum);
                                 }
-                                if (relu && !(sum > 0)) sum = 0.0, mag = 0.0;  // NaN > 0 is false: 0
-                                const float got = y[size_t(n * K + k)];
-                                const bool ok = std::isnan(sum)    ? std::isnan(got)
-                                                : std::isinf(sum) ? double(got) == sum
-                                                                  : std::fabs(got - sum) <= 1e-5 * mag + 1e-6;
-                                if (!ok && wrong++ < 3) MESSAGE("y[", n, ", ", k, "] ", got, " against ", sum);
-                            }
-                        CHECK(wrong == 0);
-                    }
+                            CHECK(wrong == 0);
+                        }
     omp_set_num_threads(threads_before);
 }
 

@@ -853,7 +853,7 @@ public:
         : d_(std::move(d)), v_(std::move(v)), y_(d_->y_ref.size()) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
-        v_.linear_panels(d_->x.data(), d_->w_panels.data(), d_->b.data(), false, y_.data(), d_->N, d_->C, d_->K);
+        v_.linear_panels(d_->x.data(), d_->C, d_->w_panels.data(), d_->b.data(), false, y_.data(), d_->N, d_->C, d_->K);
     }
     void run_reference() override { d_->reference(d_->x, d_->w, d_->b, ref_); }
     Check check(const Tamper& tamper) override {

@@ -128,7 +128,7 @@ RIDGE_SIMD_INLINE void panel_rows_wide_any(int64_t rows, const float* x, int64_t
 // every block of rows reads them, so the weights come from memory once whatever N is. With
 // AVX-512 the blocks are of equal size up to 12 rows (16 rows as 8 and 8, not 12 and 4 whose
 // four chains would wait on the FMA latency); below it, six rows and a tail.
-RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, const float* w, int64_t N, int64_t C, float* out) {
+RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, int64_t ldx, const float* w, int64_t N, int64_t C, float* out) {
     constexpr int64_t chunk = 256;  // columns: 16 KB of the panel
     constexpr int block = 6;
     constexpr int64_t wide_block = 12;
@@ -138,13 +138,13 @@ RIDGE_SIMD_LEAF void panel_dots_rows(const float* x, const float* w, int64_t N, 
         const int64_t c1 = std::min(C, c0 + chunk);
         if (wide_vectors()) {
             for (int64_t n = 0; n < N; n += rows)
-                panel_rows_wide_any(std::min(rows, N - n), x + n * C, C, w, c0, c1, out + n * panel,
+                panel_rows_wide_any(std::min(rows, N - n), x + n * ldx, ldx, w, c0, c1, out + n * panel,
                                     std::make_integer_sequence<int, wide_block>{});
             continue;
         }
         int64_t n = 0;
-        for (; n + block <= N; n += block) panel_rows<block>(x + n * C, C, w, c0, c1, out + n * panel);
-        panel_rows_tail(N - n, x + n * C, C, w, c0, c1, out + n * panel, std::integer_sequence<int, 1, 2, 3, 4, 5>{});
+        for (; n + block <= N; n += block) panel_rows<block>(x + n * ldx, ldx, w, c0, c1, out + n * panel);
+        panel_rows_tail(N - n, x + n * ldx, ldx, w, c0, c1, out + n * panel, std::integer_sequence<int, 1, 2, 3, 4, 5>{});
     }
 }
 
@@ -188,8 +188,8 @@ int64_t row_groups(int64_t panels, int64_t N, int threads) {
 
 }  // namespace
 
-void linear_panels(const float* x, const float* w, const float* b, bool relu, float* y, int64_t N, int64_t C,
-                   int64_t K) {
+void linear_panels(const float* x, int64_t ldx, const float* w, const float* b, bool relu, float* y, int64_t N,
+                   int64_t C, int64_t K) {
     const int64_t panels = (K + panel - 1) / panel;
     const int64_t groups = row_groups(panels, N, omp_get_max_threads());
     // The threads finish together (team.h): on the classifiers' hundreds of MB a thread ended far
@@ -207,9 +207,9 @@ void linear_panels(const float* x, const float* w, const float* b, bool relu, fl
             const int64_t rows = n1 - n0;
             float out[max_panel_rows * panel];
             if (rows == 1)
-                panel_dots(x + n0 * C, w + i * panel_floats(C), C, out);
+                panel_dots(x + n0 * ldx, w + i * panel_floats(C), C, out);
             else
-                panel_dots_rows(x + n0 * C, w + i * panel_floats(C), rows, C, out);
+                panel_dots_rows(x + n0 * ldx, ldx, w + i * panel_floats(C), rows, C, out);
             finish_panel(out, b, relu, y + n0 * K, rows, K, i * panel);
         }
         end.arrive();

@@ -349,7 +349,7 @@ bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
         p.kernel(
             "linear_panels",
             [=, bias = op.bias, act = relu ? nullptr : *act](const std::vector<float*>& a) {
-                simd::linear_panels(a[0], a[1], bias ? a[3] : nullptr, relu, a[2], N, C, K);
+                simd::linear_panels(a[0], C, a[1], bias ? a[3] : nullptr, relu, a[2], N, C, K);
                 if (act) act(a[2], NK);
             },
             args);

@@ -164,16 +164,19 @@ Region region(const Plan& p, const Layer& l, int dim, int64_t start, int64_t len
 }
 
 // Readers that take any strides (matmul's operands, the scale of attention's q, which
-// copies as it scales): a strided region read only by them stays a view. ViT's q, k and v are
-// such regions of the permuted in_proj output. The region must be one oneDNN's matmul reads in
-// place, or it would run its reference kernel.
+// copies as it scales, and in inference a linear on rows that lie apart): a strided region read
+// only by them stays a view. ViT's q, k and v are such regions of the permuted in_proj output, its
+// class tokens rows of the token sequence. For a matmul or the scale the region must be one
+// oneDNN's matmul reads in place, or it would run its reference kernel.
 bool read_strided(const Plan& p, int t, const Md& view) {
-    if (t == p.g.output() || !matmul_reads(view)) return false;
+    if (t == p.g.output()) return false;
     bool any = false;
     for (const Node& n : p.g.nodes())
         for (int in : n.inputs) {
             if (in != t) continue;
-            if (!std::holds_alternative<Matmul>(n.op) && !std::holds_alternative<Scale>(n.op)) return false;
+            const bool rows = std::holds_alternative<Linear>(n.op) && spaced_rows(p, view);
+            const bool any_strides = std::holds_alternative<Matmul>(n.op) || std::holds_alternative<Scale>(n.op);
+            if (!rows && !(any_strides && matmul_reads(view))) return false;
             any = true;
         }
     return any;

@@ -59,6 +59,8 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip);
 // A map of 1x1 (N, C, 1, 1) in channels-last, or in channel blocks that C fills, has the bytes of
 // plain rows (N, C).
 bool rows_in_place(const Md& md);
+// Whether a linear in inference reads the rows of md in place though they lie apart (linear.cpp).
+bool spaced_rows(const Plan& p, const Md& md);
 // Whether tensor t, a map held in layout m, is read only by a flatten whose rows only linear
 // layers read (directly or through dropouts), and these read the map as it lies (linear.cpp says
 // when): then the flatten, and an identity pool that makes t, are views.

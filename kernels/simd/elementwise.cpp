@@ -169,6 +169,7 @@ void scale_strided(const float* x, const Strided& xl, float s, float* y, const S
     const int64_t n = xl.dims[r - 1];
     int64_t rows = 1;
     for (int k = 0; k + 1 < r; ++k) rows *= xl.dims[k];
+    if (rows == 0 || n == 0) return;  // an empty tensor (and no division by a zero extent below)
 #pragma omp parallel
     {
         const int t = omp_get_thread_num(), T = omp_get_num_threads();

@@ -123,6 +123,10 @@ TEST_CASE("scale folding: which scales fold into a linear, and the folded rows b
         Graph g{"shared"};
         (void)(attention(g.input({1, 3, 4}), 0, 0) | flatten() | linear(2));
         CHECK(scale_folds(g).empty());
+        Graph inf{"infinite"};
+        Tensor t0 = inf.input({1, 3, 4}) | linear(12) | reshape({0, 0, 3, 2, -1}) | permute({0, 2, 3, 1, 4});
+        (void)(matmul(t0 | select(1, 0) | scale(INFINITY), t0 | select(1, 1), true) | flatten() | linear(2));
+        CHECK(scale_folds(inf).empty());
         Graph h{"plain"};
         (void)(h.input({1, 3, 4}) | linear(4) | scale(0.5) | flatten() | linear(2));
         CHECK(scale_folds(h).empty());
@@ -140,5 +144,7 @@ TEST_CASE("scale folding: which scales fold into a linear, and the folded rows b
         CHECK(f[0].v == std::vector<float>{1, 2, 1.5f, 2, 5, 6});
         CHECK(f[1].v == std::vector<float>{1, 1, 3});
         CHECK(fold_scale({w}, {0, 0, 2, 1, 0.25}).at(0).v == std::vector<float>{1, 2, 3, 4, 1.25f, 1.5f});
+        HostTensor flat({6});  // a weight handed over flat: refused, not scaled in the wrong places
+        CHECK_THROWS_AS(fold_scale({flat}, {0, 0, 2, 1, 0.25}), std::invalid_argument);
     }
 }

@@ -50,14 +50,15 @@ Problem concat_default() {
     return p;
 }
 
-// vit_b_16's attention weights, softmax(q k^T / 8) of (N, heads, T, T) = (8, 12, 197, 197): 197
-// tokens (196 patches and the class token), 12 heads, batch 8 as ridge train runs.
+// vit_b_16's q at batch 1: 12 heads, 197 tokens, 64 floats a head.
 Problem vit_q_default() {
     Problem p;
     p.N = 1, p.C = 12, p.H = 197, p.W = 64;
     return p;
 }
 
+// vit_b_16's attention weights, softmax(q k^T / 8) of (N, heads, T, T) = (8, 12, 197, 197): 197
+// tokens (196 patches and the class token), 12 heads, batch 8 as ridge train runs.
 Problem softmax_default() {
     Problem p;
     p.N = 8, p.C = 12, p.H = 197, p.W = 197;

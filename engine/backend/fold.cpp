@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "engine/op.h"
 #include "engine/shape.h"
@@ -63,8 +64,10 @@ std::vector<ScaleFold> scale_folds(const Graph& g) {
     };
     std::vector<ScaleFold> folds;
     for (size_t i = 0; i < nodes.size(); ++i) {
+        // Only a finite, normal scale: s (w x + b) and (s w) x + s b part ways at infinities and
+        // where s w or s b would overflow or lose digits below the normal range.
         const auto* scale = std::get_if<Scale>(&nodes[i].op);
-        if (!scale) continue;
+        if (!scale || !std::isnormal(scale->s) || std::fabs(scale->s) > 1e6 || std::fabs(scale->s) < 1e-6) continue;
         int sel_node, perm_node, resh_node, lin_node;
         const int picked = nodes[i].inputs[0];
         const auto* sel = made_by<Select>(g, picked, &sel_node);
@@ -100,6 +103,9 @@ std::vector<ScaleFold> scale_folds(const Graph& g) {
 
 std::vector<HostTensor> fold_scale(std::vector<HostTensor> linear, const ScaleFold& f) {
     HostTensor& w = linear.at(0);
+    if (w.shape.size() != 2 || w.shape[0] < f.first + f.count)
+        throw std::invalid_argument(cat("fold_scale: a linear's weight (K, C) with K >= ", f.first + f.count,
+                                        ", not ", to_string(w.shape)));
     const int64_t C = w.size() / w.shape[0];
     for (int64_t k = f.first; k < f.first + f.count; ++k) {
         for (int64_t c = 0; c < C; ++c) {

@@ -315,7 +315,8 @@ namespace {
 // md as kernels/simd's Strided: no blocks, at most Strided::most dimensions, the last contiguous.
 std::optional<simd::Strided> strided(const Md& md) {
     const Dims dims = md.dims();
-    if (!unblocked(md) || dims.empty() || dims.size() > size_t(simd::Strided::most)) return std::nullopt;
+    if (!unblocked(md) || md.data.offset0 != 0 || dims.empty() || dims.size() > size_t(simd::Strided::most))
+        return std::nullopt;
     const Dims st = strides_of(md);
     if (st.back() != 1) return std::nullopt;
     simd::Strided s;

@@ -85,18 +85,17 @@ std::vector<ScaleFold> scale_folds(const Graph& g) {
         if (rs.size() <= ls.size() || !std::equal(ls.begin(), ls.begin() + long(lead), rs.begin())) continue;
         const int d = normalize_dim(sel->dim, g.tensor(permuted).shape.size());
         if (normalize_dim(perm->order[size_t(d)], rs.size()) != int(lead)) continue;
-        const int64_t index = sel->index < 0 ? sel->index + rs[lead] : sel->index;
+        // A select's index is within its dimension (shape inference refuses any other).
         bool alone = true;  // the permutation read only by selects of dimension d, one of them at index
         for (int r : readers[size_t(permuted)]) {
             const auto* other = std::get_if<Select>(&nodes[size_t(r)].op);
-            const int64_t at = other && other->index < 0 ? other->index + rs[lead] : other ? other->index : -1;
             if (!other || normalize_dim(other->dim, g.tensor(permuted).shape.size()) != d ||
-                (at == index && r != sel_node))
+                (other->index == sel->index && r != sel_node))
                 alone = false;
         }
         if (!alone) continue;
         const int64_t count = ls.back() / rs[lead];
-        folds.push_back({int(i), lin_node, index * count, count, scale->s});
+        folds.push_back({int(i), lin_node, sel->index * count, count, scale->s});
     }
     return folds;
 }

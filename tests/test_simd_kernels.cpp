@@ -1317,3 +1317,50 @@ TEST_CASE("FinishTogether holds early threads until the last arrives, where idle
     const Times none = run("0", milliseconds(10000));
     CHECK(none.ret < none.late);
 }
+
+// team.h's for_units: every unit once. On one thread, or for one unit, on the calling thread in
+// order and without a region of its own (omp_get_level stays where it was), also inside another
+// region, as in the executor's held stretches; on two threads, a team of two, each thread a
+// contiguous share.
+TEST_CASE("for_units runs each unit once, on the calling thread without a team where one thread is asked for") {
+    struct Ran {
+        int64_t unit;
+        int level, thread, team;
+    };
+    auto run = [](int64_t units, int threads) {
+        std::vector<Ran> ran(size_t(units), Ran{-1, -1, -1, -1});
+        std::vector<int> times(size_t(units), 0);
+        simd::for_units(units, threads, [&](int64_t u) {
+            ran[size_t(u)] = {u, omp_get_level(), omp_get_thread_num(), omp_get_num_threads()};
+#pragma omp atomic
+            ++times[size_t(u)];
+        });
+        for (int64_t u = 0; u < units; ++u) CHECK(times[size_t(u)] == 1);
+        return ran;
+    };
+    for (auto [units, threads] : {std::pair<int64_t, int>{0, 1}, {0, 2}, {1, 2}, {7, 1}, {5, 1}}) {
+        CAPTURE(units);
+        CAPTURE(threads);
+        for (const Ran& r : run(units, threads)) CHECK((r.level == 0 && r.team == 1));
+    }
+    if (omp_get_num_procs() >= 2) {
+        std::vector<Ran> ran = run(7, 2);
+        for (const Ran& r : ran) CHECK((r.level == 1 && r.team == 2));
+        for (size_t u = 1; u < ran.size(); ++u) CHECK(ran[u].thread >= ran[u - 1].thread);  // contiguous shares
+        CHECK(ran.front().thread == 0);
+        CHECK(ran.back().thread == 1);
+    }
+    // Inside a team of two, thread 0 alone calls it for one thread: no nested team.
+    int level = -1, team = -1, outer = -1;
+    int64_t count = 0;
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0) {
+            outer = omp_get_num_threads();
+            simd::for_units(3, 1, [&](int64_t) { level = omp_get_level(), team = omp_get_num_threads(), ++count; });
+        }
+    }
+    CHECK(count == 3);
+    CHECK(level == 1);
+    CHECK(team == outer);
+}

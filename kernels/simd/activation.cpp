@@ -16,6 +16,7 @@
 
 #include "kernels/simd/means.h"
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -196,19 +197,18 @@ int64_t piece_size(int64_t n) {
 }
 
 // A span function over n elements, run piece by piece on the threads; one piece (a squeeze's few
-// rows) on the calling thread, without a team to start.
+// rows) on the calling thread, without a team (team.h's for_units).
 void in_pieces(const float* x, float* y, int64_t n, void (*span)(const float*, float*, int64_t)) {
     const int64_t size = piece_size(n), pieces = (n + size - 1) / size;
-#pragma omp parallel for schedule(static) if (pieces > 1)
-    for (int64_t u = 0; u < pieces; ++u) span(x + u * size, y + u * size, std::min(size, n - u * size));
+    for_units(pieces, omp_get_max_threads(),
+              [&](int64_t u) { span(x + u * size, y + u * size, std::min(size, n - u * size)); });
 }
 
 void in_pieces(const float* x, const float* dy, float* dx, int64_t n,
                void (*span)(const float*, const float*, float*, int64_t)) {
     const int64_t size = piece_size(n), pieces = (n + size - 1) / size;
-#pragma omp parallel for schedule(static) if (pieces > 1)
-    for (int64_t u = 0; u < pieces; ++u)
-        span(x + u * size, dy + u * size, dx + u * size, std::min(size, n - u * size));
+    for_units(pieces, omp_get_max_threads(),
+              [&](int64_t u) { span(x + u * size, dy + u * size, dx + u * size, std::min(size, n - u * size)); });
 }
 
 // y = silu(x) over `rows` rows of K vectors, `stride` floats apart, their sums added into sums
@@ -295,21 +295,19 @@ void silu_channel_means(const float* x, float* y, float* out, const ChannelLayou
         const int64_t parts = l.N < threads ? threads / l.N : 1;
         const int64_t width = std::min(means_run, ((l.C + parts - 1) / parts + 15) / 16 * 16);
         const int64_t runs = (l.C + width - 1) / width;
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * runs; ++u) {
+        for_units(l.N * runs, omp_get_max_threads(), [&](int64_t u) {
             const int64_t n = u / runs, c0 = u % runs * width, w = std::min(width, l.C - c0);
             const int64_t at = n * l.batch_stride() + c0;
             float sums[means_run] = {};
             silu_sum_rows(x + at, y + at, sums, l.HW, w, l.C);
             for (int64_t j = 0; j < w; ++j) out[n * l.C + c0 + j] = k * sums[j];
-        }
+        });
         return;
     }
     // Plain (a block of 1) or channel blocks of 8 or 16: a unit is one image's block, its HW rows
     // of B floats (padding lanes included: silu(0) is 0, and their sums are dropped).
     const int64_t units = l.N * l.blocks();
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < units; ++u) {
+    for_units(units, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / l.blocks(), cb = u % l.blocks();
         const int64_t at = n * l.batch_stride() + cb * l.block_stride();
         float sums[16] = {};
@@ -329,7 +327,7 @@ void silu_channel_means(const float* x, float* y, float* out, const ChannelLayou
             silu_sum_rows(x + at, y + at, sums, l.HW, B, B);
         }
         for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = k * sums[j];
-    }
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -159,14 +160,13 @@ template <class Group>
 void each_unit(const ChannelLayout& l, Group group) {
     const int64_t per = per_thread(l);
     const bool wide = RIDGE_SIMD_WIDE && per == 2;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < groups(l) / per; ++u) {
+    for_units(groups(l) / per, omp_get_max_threads(), [&](int64_t u) {
         if (wide) {
             group(std::type_identity<Vec16>{}, 16 * u);
-            continue;
+            return;
         }
         for (int64_t g = u * per; g < (u + 1) * per; ++g) group(std::type_identity<Vec8>{}, 8 * g);
-    }
+    });
 }
 
 }  // namespace

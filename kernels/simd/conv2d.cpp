@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -290,8 +291,7 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
         per_unit = std::min(CB, ((CB + want - 1) / want + 1) / 2 * 2);
     }
     const int64_t parts = (CB + per_unit - 1) / per_unit;  // units of an output row
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < d.N * parts * d.P; ++u) {
+    for_units(d.N * parts * d.P, threads, [&](int64_t u) {
         const int64_t n = u / (parts * d.P);
         const int64_t cb = blocked ? u / d.P % CB : u % parts * per_unit, p = blocked ? u % d.P : u / parts % d.P;
         const int64_t blocks = std::min(per_unit, CB - cb);
@@ -316,7 +316,7 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
         const int64_t lanes = d.C - cb * L;
         if (blocked && lanes < L)
             for (int64_t q = 0; q < d.Q; ++q) std::fill(out + q * ps + lanes, out + q * ps + L, 0.0f);
-    }
+    });
 }
 
 // The weights in dw_run's layout: w itself where blocked_weights, else packed from plain (C,1,R,S).
@@ -641,20 +641,19 @@ template <class Image, class Place>
 void grouped_wgrad_run(float* dw, float* scratch, const GroupedConv3x3& d, int threads, int64_t per, Image image,
                        Place place) {
     const int64_t blocks = d.C / 16, NC = grouped_chunks(d, threads);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < blocks * NC; ++u) {
+    for_units(blocks * NC, threads, [&](int64_t u) {
         const int64_t j = u / NC, k = u % NC;
         float* acc = scratch + u * per;
         std::fill(acc, acc + per, 0.0f);
         for (int64_t n = d.N * k / NC; n < d.N * (k + 1) / NC; ++n) image(n, j, acc);
-    }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t j = 0; j < blocks; ++j)
+    });
+    for_units(blocks, threads, [&](int64_t j) {
         for (int64_t i = 0; i < per; ++i) {
             float sum = 0;
             for (int64_t k = 0; k < NC; ++k) sum += scratch[(j * NC + k) * per + i];
             dw[place(j, i)] = sum;
         }
+    });
 }
 
 // ---- grouped 3x3 conv below AVX-512: output positions as lanes ----
@@ -1014,8 +1013,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
     const int64_t lanes = width == 4 ? grouped4_lanes(d) : 8;  // output channels of one strip
     const int64_t blocks = (d.C + 15) / 16, strips = (d.Q + strip - 1) / strip;
     const float zeros[8] = {};
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t u = 0; u < d.N * blocks * d.P * strips; ++u) {
+    for_units(d.N * blocks * d.P * strips, threads, [&](int64_t u) {
         const int64_t n = u / (blocks * d.P * strips), j = u / (d.P * strips) % blocks, p = u / strips % d.P;
         const int64_t q0 = u % strips * strip, count = std::min(strip, d.Q - q0);
         // At stride 2 every output row reads two input rows no row before it read: the input
@@ -1046,7 +1044,7 @@ void grouped_run(const float* x, const float* packed, const float* b, bool relu,
         // are written as zeros, which a blocked layout's readers assume.
         if (B == 16 && d.C % 16 != 0 && j == blocks - 1)
             for (int64_t q = 0; q < count; ++q) store(y + grouped_at(d, n, d.C, p, q0 + q, d.P, d.Q), Vec8{});
-    }
+    });
 }
 
 }  // namespace
@@ -1071,17 +1069,15 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
                      int threads) {
     const int64_t B = depthwise_lanes(d), CB = (d.C + B - 1) / B, NC = image_chunks(d, threads);
     const int64_t RS = d.R * d.S, per = (RS + 1) * B;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < CB * NC; ++u) {
+    for_units(CB * NC, threads, [&](int64_t u) {
         int64_t cb = u / NC, k = u % NC;
         int64_t n0 = d.N * k / NC, n1 = d.N * (k + 1) / NC;
         (B == 16 ? unit16 : unit8)(x, dy, scratch + u * per, d, cb, n0, n1);
-    }
+    });
     // The chunks added into the first in order, then copied out: no division per element (on a
     // 7x7 map, C768, one image, one thread, the call took 124 us with a division-per-element pass
     // here, 54 without).
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t cb = 0; cb < CB; ++cb) {
+    for_units(CB, threads, [&](int64_t cb) {
         float* part = scratch + cb * NC * per;
         for (int64_t k = 1; k < NC; ++k)
             for (int64_t i = 0; i < per; ++i) part[i] += part[k * per + i];
@@ -1092,7 +1088,7 @@ void depthwise_wgrad(const float* x, const float* dy, float* dw, float* db, floa
             for (int64_t j = 0; j < lanes; ++j)
                 for (int64_t t = 0; t < RS; ++t) dw[(cb * B + j) * RS + t] = part[t * B + j];
         if (db) std::copy(part + RS * B, part + RS * B + lanes, db + cb * B);
-    }
+    });
 }
 
 bool depthwise_conv_supported(const Depthwise& d) {
@@ -1216,8 +1212,7 @@ void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
                 packed[((c / 16 * 9 + t) * 8 + k) * 16 + c % 16] = w[((c / 8 * 8 + k) * 8 + c % 8) * 9 + t];
     const int64_t blocks = d.C / 16, strips = (d.W + strip8 - 1) / strip8;
     const float zeros[8] = {};
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < d.N * blocks * d.H * strips; ++u) {
+    for_units(d.N * blocks * d.H * strips, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / (blocks * d.H * strips), j = u / (d.H * strips) % blocks, h = u / strips % d.H;
         const int64_t w0 = u % strips * strip8, count = std::min(strip8, d.W - w0);
         for (int64_t c0 = 16 * j; c0 < 16 * j + 16; c0 += 8) {
@@ -1229,7 +1224,7 @@ void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
             grouped8_dgrad_strip(rows, d.block, w0, d.Q, packed + j * 9 * 8 * 16 + c0 % 16,
                                  dx + grouped_at(d, n, c0, h, w0, d.H, d.W), count, zeros);
         }
-    }
+    });
 }
 
 size_t grouped8_wgrad_scratch(const GroupedConv3x3& d, int threads) {

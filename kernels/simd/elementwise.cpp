@@ -131,30 +131,30 @@ constexpr int max_block = 16;  // blocked layouts: nChw8c, nChw16c
 void scale_channels(const float* x, const float* s, float* y, const ChannelLayout& l) {
     const int64_t CB = l.blocks(), B = l.block, chunks = (l.HW + chunk - 1) / chunk;
     if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < l.N * l.C; ++nc) scale_span(x + nc * l.HW, s[nc], y + nc * l.HW, l.HW);
+        for_units(l.N * l.C, omp_get_max_threads(), [&](int64_t nc) {
+            scale_span(x + nc * l.HW, s[nc], y + nc * l.HW, l.HW);
+        });
     } else if (B == l.C) {  // channels-last: the gate row is s's own row, no padding
         // Rows of all images, shared evenly: in chunks of 512 an image's few positions (ConvNeXt's
         // 14x14 and 7x7 at batch 1) were one thread's unit. 384 x 14 x 14 alone, 2 threads:
         // 59 -> 28 us with the caches flushed, 12.3 -> 7.8 us warm (medians of 50).
         const int64_t rows = l.N * l.HW, T = omp_get_max_threads();
-#pragma omp parallel for schedule(static)
-        for (int64_t t = 0; t < T; ++t)
+        for_units(T, int(T), [&](int64_t t) {
             for (int64_t r = rows * t / T, end = rows * (t + 1) / T; r < end;) {
                 const int64_t n = r / l.HW, stop = std::min(end, (n + 1) * l.HW);
                 scale_rows(x + r * B, s + n * l.C, y + r * B, stop - r, B);
                 r = stop;
             }
+        });
     } else {
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * CB * chunks; ++u) {
+        for_units(l.N * CB * chunks, omp_get_max_threads(), [&](int64_t u) {
             int64_t n = u / (CB * chunks), cb = u / chunks % CB, s0 = u % chunks * chunk;
             // The gate of one block, zero on the padded channels so y's padding stays zero.
             float g[max_block] = {};
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) g[j] = s[n * l.C + cb * B + j];
             int64_t off = n * l.batch_stride() + cb * l.block_stride() + s0 * B;
             scale_rows(x + off, g, y + off, std::min(chunk, l.HW - s0), B);
-        }
+        });
     }
 }
 
@@ -195,22 +195,21 @@ void scale_strided(const float* x, const Strided& xl, float s, float* y, const S
 void channel_dots(const float* a, const float* b, float* out, const ChannelLayout& l) {
     const int64_t CB = l.blocks(), B = l.block;
     if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = dot_span(a + nc * l.HW, b + nc * l.HW, l.HW);
+        for_units(l.N * l.C, omp_get_max_threads(), [&](int64_t nc) {
+            out[nc] = dot_span(a + nc * l.HW, b + nc * l.HW, l.HW);
+        });
     } else if (B == l.C) {  // channels-last: each image's row of sums is its own accumulator
-#pragma omp parallel for schedule(static)
-        for (int64_t n = 0; n < l.N; ++n) {
+        for_units(l.N, omp_get_max_threads(), [&](int64_t n) {
             std::fill(out + n * l.C, out + (n + 1) * l.C, 0.0f);
             dot_rows(a + n * l.batch_stride(), b + n * l.batch_stride(), out + n * l.C, l.HW, B);
-        }
+        });
     } else {
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * CB; ++u) {
+        for_units(l.N * CB, omp_get_max_threads(), [&](int64_t u) {
             int64_t n = u / CB, cb = u % CB, off = n * l.batch_stride() + cb * l.block_stride();
             float acc[max_block] = {};
             dot_rows(a + off, b + off, acc, l.HW, B);
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) out[n * l.C + cb * B + j] = acc[j];
-        }
+        });
     }
 }
 
@@ -218,8 +217,7 @@ void channel_means(const float* x, float* out, const ChannelLayout& l) {
     const int64_t CB = l.blocks(), B = l.block;
     const float k = 1.0f / float(l.HW);
     if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < l.N * l.C; ++nc) out[nc] = k * sum_span(x + nc * l.HW, l.HW);
+        for_units(l.N * l.C, omp_get_max_threads(), [&](int64_t nc) { out[nc] = k * sum_span(x + nc * l.HW, l.HW); });
     } else if (B == l.C && l.N < std::min(omp_get_max_threads(), split_most_threads)) {
         // Channels-last with fewer images than threads: each thread sums its own range of positions
         // (means.h). One image a thread had left the map at batch 1 to one thread, which read the half
@@ -232,13 +230,12 @@ void channel_means(const float* x, float* out, const ChannelLayout& l) {
             sum_strided_rows(x + at, sums, rows, w, C);
         });
     } else if (B == l.C) {  // channels-last: each image's row of sums is its own accumulator
-#pragma omp parallel for schedule(static)
-        for (int64_t n = 0; n < l.N; ++n) {
+        for_units(l.N, omp_get_max_threads(), [&](int64_t n) {
             float* row = out + n * l.C;
             std::fill(row, row + l.C, 0.0f);
             sum_rows(x + n * l.batch_stride(), row, l.HW, B);
             for (int64_t c = 0; c < l.C; ++c) row[c] *= k;
-        }
+        });
     } else {
         // The threads finish together (team.h). schedule(dynamic) ended them together too, but
         // took efficientnet_b7's 55 pools at batch 8 from 55-58 to 77-80 ms in all (2 alternated
@@ -264,26 +261,23 @@ namespace {
 void broadcast(const float* s, float k, float* y, const ChannelLayout& l, bool add) {
     const int64_t CB = l.blocks(), B = l.block, chunks = (l.HW + chunk - 1) / chunk;
     if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < l.N * l.C; ++nc) {
+        for_units(l.N * l.C, omp_get_max_threads(), [&](int64_t nc) {
             float* row = y + nc * l.HW;
             const float v = k * s[nc];
             if (add)
                 for (int64_t i = 0; i < l.HW; ++i) row[i] += v;
             else
                 std::fill(row, row + l.HW, v);
-        }
+        });
     } else if (B == l.C) {  // channels-last: every position holds the image's row of values
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * chunks; ++u) {
+        for_units(l.N * chunks, omp_get_max_threads(), [&](int64_t u) {
             int64_t n = u / chunks, s0 = u % chunks * chunk, rows = std::min(chunk, l.HW - s0);
             float* row = y + n * l.batch_stride() + s0 * B;
             for (int64_t r = 0; r < rows; ++r, row += B)
                 for (int64_t c = 0; c < B; ++c) row[c] = (add ? row[c] : 0.0f) + k * s[n * l.C + c];
-        }
+        });
     } else {
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < l.N * CB * chunks; ++u) {
+        for_units(l.N * CB * chunks, omp_get_max_threads(), [&](int64_t u) {
             int64_t n = u / (CB * chunks), cb = u / chunks % CB, s0 = u % chunks * chunk;
             float g[max_block] = {};  // zero on the padded channels, which stay zero
             for (int64_t j = 0; j < B && cb * B + j < l.C; ++j) g[j] = k * s[n * l.C + cb * B + j];
@@ -292,7 +286,7 @@ void broadcast(const float* s, float k, float* y, const ChannelLayout& l, bool a
                 add_rows(g, at, std::min(chunk, l.HW - s0), B);
             else
                 fill_rows(g, at, std::min(chunk, l.HW - s0), B);
-        }
+        });
     }
 }
 

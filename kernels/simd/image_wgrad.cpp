@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -138,20 +139,18 @@ void image_conv_wgrad(const float* x, const float* dy, float* dw, float* db, flo
                       int threads) {
     const int64_t L = image_lanes(d), KB = d.K / L, NC = image_chunks(d, threads), per = unit_floats(d);
     const int64_t CRS = d.C * d.R * d.S;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t u = 0; u < KB * NC; ++u) {
+    for_units(KB * NC, threads, [&](int64_t u) {
         const int64_t kb = u / NC, k = u % NC;
         (L == 16 ? unit16 : unit8)(x, dy, scratch + u * per, d, kb, d.N * k / NC, d.N * (k + 1) / NC);
-    }
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t kb = 0; kb < KB; ++kb) {
+    });
+    for_units(KB, threads, [&](int64_t kb) {
         float* part = scratch + kb * NC * per;
         for (int64_t k = 1; k < NC; ++k)
             for (int64_t i = 0; i < (CRS + 1) * L; ++i) part[i] += part[k * per + i];
         for (int64_t j = 0; j < L; ++j)
             for (int64_t t = 0; t < CRS; ++t) dw[(kb * L + j) * CRS + t] = part[t * L + j];
         if (db) std::copy(part + CRS * L, part + CRS * L + L, db + kb * L);
-    }
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

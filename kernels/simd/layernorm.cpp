@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -172,10 +173,11 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, fl
                        int64_t rows, int64_t D, float eps) {
     // Rows in chunks, one leaf call each.
     constexpr int64_t chunk = 4;
-#pragma omp parallel for schedule(static)
-    for (int64_t r0 = 0; r0 < rows; r0 += chunk)
+    for_units((rows + chunk - 1) / chunk, omp_get_max_threads(), [&](int64_t u) {
+        const int64_t r0 = u * chunk;
         ln_forward_rows(x + r0 * D, gamma, beta, y + r0 * D, mean ? mean + r0 : nullptr, var ? var + r0 : nullptr,
                         std::min(chunk, rows - r0), D, eps);
+    });
 }
 
 void layernorm_channels_forward(const float* x, const ChannelLayout& l, const float* gamma, const float* beta,
@@ -205,12 +207,11 @@ void layernorm_backward(const float* x, const float* dy, const float* gamma, con
                         float* dx, bool add_dx, float* dgamma, float* dbeta, float* scratch, int64_t rows, int64_t D,
                         float eps, int threads) {
     const int64_t T = std::max(threads, 1);
-#pragma omp parallel for num_threads(int(T)) schedule(static)
-    for (int64_t k = 0; k < T; ++k) {
+    for_units(T, int(T), [&](int64_t k) {
         const int64_t r0 = rows * k / T, r1 = rows * (k + 1) / T;
         ln_backward_rows(x + r0 * D, dy + r0 * D, gamma, mean + r0, var + r0, dx ? dx + r0 * D : nullptr, add_dx,
                          scratch + 2 * D * k, scratch + 2 * D * k + D, r1 - r0, D, eps);
-    }
+    });
     std::copy(scratch, scratch + D, dgamma);
     std::copy(scratch + D, scratch + 2 * D, dbeta);
     for (int64_t k = 1; k < T; ++k) {

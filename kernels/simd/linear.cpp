@@ -191,7 +191,24 @@ int64_t row_groups(int64_t panels, int64_t N, int threads) {
 void linear_panels(const float* x, int64_t ldx, const float* w, const float* b, bool relu, float* y, int64_t N,
                    int64_t C, int64_t K) {
     const int64_t panels = (K + panel - 1) / panel;
-    const int64_t groups = row_groups(panels, N, omp_get_max_threads());
+    const int threads = omp_get_max_threads();
+    const int64_t groups = row_groups(panels, N, threads), units = panels * groups;
+    auto unit = [&](int64_t u) {
+        const int64_t i = u / groups;
+        int64_t n0, n1;
+        share(N, 1, int(u % groups), int(groups), n0, n1);
+        const int64_t rows = n1 - n0;
+        float out[max_panel_rows * panel];
+        if (rows == 1)
+            panel_dots(x + n0 * ldx, w + i * panel_floats(C), C, out);
+        else
+            panel_dots_rows(x + n0 * ldx, ldx, w + i * panel_floats(C), rows, C, out);
+        finish_panel(out, b, relu, y + n0 * K, rows, K, i * panel);
+    };
+    if (threads <= 1 || units <= 1) {  // without a team (team.h's for_units)
+        for (int64_t u = 0; u < units; ++u) unit(u);
+        return;
+    }
     // The threads finish together (team.h): on the classifiers' hundreds of MB a thread ended far
     // enough ahead to sleep, and the small ReLU after waited for it to wake. vgg11 at batch 16 on
     // the 2-core Zen 5, two alternated runs: classifier.relu1 32-40 -> 14-15 us (its bound 9),
@@ -200,18 +217,7 @@ void linear_panels(const float* x, int64_t ldx, const float* w, const float* b, 
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
-        for (int64_t u = 0; u < panels * groups; ++u) {
-            const int64_t i = u / groups;
-            int64_t n0, n1;
-            share(N, 1, int(u % groups), int(groups), n0, n1);
-            const int64_t rows = n1 - n0;
-            float out[max_panel_rows * panel];
-            if (rows == 1)
-                panel_dots(x + n0 * ldx, w + i * panel_floats(C), C, out);
-            else
-                panel_dots_rows(x + n0 * ldx, ldx, w + i * panel_floats(C), rows, C, out);
-            finish_panel(out, b, relu, y + n0 * K, rows, K, i * panel);
-        }
+        for (int64_t u = 0; u < units; ++u) unit(u);
         end.arrive();
     }
 }
@@ -685,8 +691,8 @@ void outer(const float* coef, const float* v, float* out, int64_t N, int64_t R, 
 
 void linear_rows(const float* x, const float* w, const float* b, float* y, int64_t N, int64_t C, int64_t K,
                  bool transposed, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int t = 0; t < threads; ++t) {
+    for_units(threads, threads, [&](int64_t u) {
+        const int t = int(u);
         int64_t lo, hi;
         if (transposed) {  // w (C, K): y rows are sums of w's rows
             share(K, 16, t, threads, lo, hi);
@@ -695,13 +701,13 @@ void linear_rows(const float* x, const float* w, const float* b, float* y, int64
             share(K, 8, t, threads, lo, hi);
             dots(x, w, b, y, N, K, C, lo, hi);
         }
-    }
+    });
 }
 
 void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, int64_t C, int64_t K, bool transposed,
                        int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int t = 0; t < threads; ++t) {
+    for_units(threads, threads, [&](int64_t u) {
+        const int t = int(u);
         int64_t lo, hi;
         if (transposed) {  // w (C, K): dx is dot products along K
             share(C, 8, t, threads, lo, hi);
@@ -710,13 +716,13 @@ void linear_rows_dgrad(const float* dy, const float* w, float* dx, int64_t N, in
             share(C, 16, t, threads, lo, hi);
             combos(dy, w, nullptr, dx, N, K, C, lo, hi);
         }
-    }
+    });
 }
 
 void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, int64_t N, int64_t C, int64_t K,
                        bool transposed, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int t = 0; t < threads; ++t) {
+    for_units(threads, threads, [&](int64_t u) {
+        const int t = int(u);
         int64_t lo, hi;
         if (transposed) {  // dw (C, K) = x^T dy
             share(C, 4, t, threads, lo, hi);
@@ -733,7 +739,7 @@ void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, in
                 db[k] = s;
             }
         }
-    }
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -118,28 +119,25 @@ void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows
         if (positions == 0) return;
         const int64_t runs = ((positions + chunk - 1) / chunk + threads - 1) / threads * threads;
         const int64_t run = std::max<int64_t>(1, (positions + runs - 1) / runs);
-#pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < positions; p += run) {
-            const int64_t count = std::min(run, positions - p);
+        for_units((positions + run - 1) / run, int(threads), [&](int64_t u) {
+            const int64_t p = u * run, count = std::min(run, positions - p);
             int64_t c0 = 0;
             for (int64_t i = 0; i < pieces; c0 += channels[i++]) rows(i, p * channels[i], p * yl.C + c0, c0, count);
-        }
+        });
     } else if (B == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t nc = 0; nc < yl.N * yl.C; ++nc) {
+        for_units(yl.N * yl.C, omp_get_max_threads(), [&](int64_t nc) {
             int64_t n = nc / yl.C, c = nc % yl.C;
             auto [i, k] = locate(channels, pieces, B, c);
             span(i, (n * channels[i] + k) * yl.HW, nc * yl.HW, c);
-        }
+        });
     } else {
         const int64_t units = yl.blocks();
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < yl.N * units * chunks; ++u) {
+        for_units(yl.N * units * chunks, omp_get_max_threads(), [&](int64_t u) {
             int64_t n = u / (units * chunks), cb = u / chunks % units, s0 = u % chunks * chunk;
             auto [i, k] = locate(channels, pieces, B, cb);
             block(i, (n * channels[i] + k * B) * yl.HW + s0 * B,
                   n * yl.batch_stride() + cb * yl.block_stride() + s0 * B, cb * B, std::min(chunk, yl.HW - s0));
-        }
+        });
     }
 }
 
@@ -230,8 +228,9 @@ RIDGE_SIMD_LEAF void zip_row(const float* a, const float* b, int64_t pairs, floa
 
 void shuffle2_channels_last(const float* x, int64_t C, int64_t positions, int64_t start, int64_t L, float* y) {
     const int64_t j0 = start / 2, half = C / 2;
-#pragma omp parallel for schedule(static)
-    for (int64_t s = 0; s < positions; ++s) zip_row(x + s * C + j0, x + s * C + half + j0, L / 2, y + s * L);
+    for_units(positions, omp_get_max_threads(), [&](int64_t s) {
+        zip_row(x + s * C + j0, x + s * C + half + j0, L / 2, y + s * L);
+    });
 }
 
 void concat_channels_last(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces,
@@ -242,15 +241,14 @@ void concat_channels_last(const float* const* x, const int64_t* channels, const 
     // whole rows of y.
     constexpr int64_t chunk = 64;
     const int64_t chunks = (HW + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < N * chunks; ++u) {
+    for_units(N * chunks, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / chunks, s0 = u % chunks * chunk, s1 = std::min(HW, s0 + chunk);
         int64_t c0 = 0;
         for (int64_t i = 0; i < pieces; c0 += channels[i++]) {
             const ChannelLayout l{N, channels[i], HW, blocks[i]};
             piece_to_rows(x[i] + l.offset(n, 0, 0), l, s0, s1, y + n * HW * C + c0, C);
         }
-    }
+    });
 }
 
 void plain_to_blocked(const float* x, float* y, const ChannelLayout& yl, const int64_t* from) {
@@ -262,8 +260,7 @@ void plain_to_blocked(const float* x, float* y, const ChannelLayout& yl, const i
     // 383-485); these reach 0.8-0.95x its speed there and pass it on smaller maps (plan.cpp).
     constexpr int64_t chunk = 1024;
     const int64_t blocks = yl.blocks(), chunks = (yl.HW + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < yl.N * blocks * chunks; ++u) {
+    for_units(yl.N * blocks * chunks, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / (blocks * chunks), s0 = u % chunks * chunk, s1 = std::min(yl.HW, s0 + chunk);
         for (int64_t k = u / chunks % blocks * yl.block, end = k + yl.block; k < end; k += 8) {
             const float* row[8];
@@ -271,15 +268,14 @@ void plain_to_blocked(const float* x, float* y, const ChannelLayout& yl, const i
                 row[c - k] = c < yl.C ? x + (n * yl.C + (from ? from[c] : c)) * yl.HW : nullptr;
             rows_to_block(row, s0, s1, y + yl.offset(n, k, 0), yl.block);
         }
-    }
+    });
 }
 
 void concat_plain(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces, float* y,
                   int64_t N, int64_t HW) {
     int64_t C = 0, units = 0;  // units: runs of up to 8 of a piece's channels, an image's
     for (int64_t i = 0; i < pieces; ++i) C += channels[i], units += (channels[i] + 7) / 8;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < N * units; ++u) {
+    for_units(N * units, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / units;
         int64_t g = u % units, i = 0, c0 = 0;  // c0: piece i's first channel in y
         while (g >= (channels[i] + 7) / 8) g -= (channels[i] + 7) / 8, c0 += channels[i++];
@@ -290,7 +286,7 @@ void concat_plain(const float* const* x, const int64_t* channels, const int64_t*
             std::copy_n(in, count * HW, out);
         else
             block_to_rows(in, B, k % B, count, out, HW);
-    }
+    });
 }
 
 void concat_affine(const float* const* x, const int64_t* channels, int64_t pieces, const float* a, const float* b,

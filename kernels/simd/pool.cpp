@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -297,21 +298,19 @@ bool max_pool_supported(const MaxPool& d) {
 
 void max_pool(const float* x, float* y, const MaxPool& d) {
     if (d.block == 1) {
-#pragma omp parallel for schedule(static)
-        for (int64_t u = 0; u < d.N * d.C * d.P; ++u) {
+        for_units(d.N * d.C * d.P, omp_get_max_threads(), [&](int64_t u) {
             const int64_t p = u % d.P, nc = u / d.P;
             max_row_plain(x + nc * d.H * d.W, y + nc * d.P * d.Q, d, p);
-        }
+        });
         return;
     }
     const ChannelLayout xl{d.N, d.C, d.H * d.W, d.block}, yl{d.N, d.C, d.P * d.Q, d.block};
     const int64_t CB = xl.blocks(), rows = d.N * CB * d.P;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < rows; ++u) {
+    for_units(rows, omp_get_max_threads(), [&](int64_t u) {
         const int64_t p = u % d.P, nb = u / d.P, n = nb / CB, cb = nb % CB;
         max_row(x + n * xl.batch_stride() + cb * xl.block_stride(), y + n * yl.batch_stride() + cb * yl.block_stride(),
                 d, d.block, p);
-    }
+    });
 }
 
 bool max_pool_backward_supported(const MaxPool& d) { return max_pool_supported(d) && d.block != 1; }
@@ -319,8 +318,7 @@ bool max_pool_backward_supported(const MaxPool& d) { return max_pool_supported(d
 void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool& d) {
     const ChannelLayout xl{d.N, d.C, d.H * d.W, d.block}, yl{d.N, d.C, d.P * d.Q, d.block};
     const int64_t CB = xl.blocks(), maps = d.N * CB;
-#pragma omp parallel for schedule(static)
-    for (int64_t u = 0; u < maps; ++u) {
+    for_units(maps, omp_get_max_threads(), [&](int64_t u) {
         const int64_t n = u / CB, cb = u % CB;
         float* out = dx + n * xl.batch_stride() + cb * xl.block_stride();
         std::fill(out, out + xl.block_stride(), 0.0f);
@@ -333,7 +331,7 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
         const int64_t lanes = std::min(d.block, d.C - cb * d.block);
         if (lanes < d.block)
             for (int64_t i = 0; i < d.H * d.W; ++i) std::fill(out + i * d.block + lanes, out + (i + 1) * d.block, 0.0f);
-    }
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

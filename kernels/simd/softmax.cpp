@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "kernels/simd/simd.h"
+#include "kernels/simd/team.h"
 #include "kernels/simd/vec.h"
 
 namespace ridge::simd::inline RIDGE_SIMD_ISA {
@@ -153,13 +154,13 @@ RIDGE_SIMD_LEAF void softmax_forward_row(const float* x, float* y, int64_t n) {
 }  // namespace
 
 void softmax_forward(const float* x, float* y, int64_t rows, int64_t n) {
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) softmax_forward_row(x + r * n, y + r * n, n);
+    for_units(rows, omp_get_max_threads(), [&](int64_t r) { softmax_forward_row(x + r * n, y + r * n, n); });
 }
 
 void softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t n) {
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) softmax_backward_row(y + r * n, dy + r * n, dx + r * n, n);
+    for_units(rows, omp_get_max_threads(), [&](int64_t r) {
+        softmax_backward_row(y + r * n, dy + r * n, dx + r * n, n);
+    });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -49,11 +49,29 @@ RIDGE_SIMD_INLINE void prefetch_ahead(const float* p, int64_t ahead) {
 // FMA latency, each a pair of 8-lane halves. Memory-bound, so 8 lanes cost nothing on AVX-512,
 // and GCC keeps 16-lane accumulators in AVX2 registers only by spilling them every column (the
 // AVX2 build ran at half the speed of the AVX-512 one).
-RIDGE_SIMD_LEAF void panel_dots(const float* x, const float* w, int64_t C, float* out) {
+//
+// A panel of 2 * dots_ahead columns or more (32 KB) asks for the line dots_ahead columns (16 KB)
+// on as it reads each: on one row the weights come from memory, and the hardware prefetcher alone
+// kept each thread's stream well short of memory speed. `ridge-kernels linear-row`, one row, 2
+// threads, caches flushed, 3 alternated rounds of 200 calls on the 2-core Zen 5, medians:
+// 2304 -> 96 20-51 -> 18-21 us, 4096 -> 1000 263-279 -> 177-230, 1280 -> 1000 54-83 -> 55-66;
+// `ridge bench vgg11` at batch 1, its three classifier linears 14.5-16.3 -> 13.6-14.9 ms (3
+// alternated pairs; still 30-37 GB/s against a triad near 100). efficientnet_b7's squeezes
+// (2304 -> 96) in the executor stayed level. Warm it costs 7 % (2304 -> 96 10.6-11.1 -> 11.5-11.9
+// us), and on short panels, whose lines ahead are another panel's, it lost cold too (96 -> 2304
+// 18-19 -> 20-23 us), hence the threshold.
+constexpr int64_t dots_ahead = 256;
+
+template <bool far>
+RIDGE_SIMD_INLINE void panel_dots_any(const float* x, const float* w, int64_t C, float* out) {
     using V = Vec<8>;
     V a0 = {}, a1 = {}, b0 = {}, b1 = {};
     int64_t c = 0;
     for (; c + 2 <= C; c += 2, w += 2 * panel) {
+        if (far) {
+            prefetch_ahead(w, dots_ahead * panel);
+            prefetch_ahead(w, (dots_ahead + 1) * panel);
+        }
         a0 += load<V>(w) * x[c];
         a1 += load<V>(w + 8) * x[c];
         b0 += load<V>(w + panel) * x[c + 1];
@@ -65,6 +83,13 @@ RIDGE_SIMD_LEAF void panel_dots(const float* x, const float* w, int64_t C, float
     }
     store(out, a0 + b0);
     store(out + 8, a1 + b1);
+}
+
+RIDGE_SIMD_LEAF void panel_dots(const float* x, const float* w, int64_t C, float* out) {
+    if (C >= 2 * dots_ahead)
+        panel_dots_any<true>(x, w, C, out);
+    else
+        panel_dots_any<false>(x, w, C, out);
 }
 
 // The same for `BN` rows of x at once, over columns [c0, c1) of one panel, adding to out (BN,

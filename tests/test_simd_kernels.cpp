@@ -1327,13 +1327,15 @@ TEST_CASE("for_units runs each unit once, on the calling thread without a team w
         int64_t unit;
         int level, thread, team;
     };
-    auto run = [](int64_t units, int threads) {
+    // Each unit's record, and the units in the order they ran (serial runs only append in order).
+    auto run = [](int64_t units, int threads, std::vector<int64_t>& order) {
         std::vector<Ran> ran(size_t(units), Ran{-1, -1, -1, -1});
         std::vector<int> times(size_t(units), 0);
         simd::for_units(units, threads, [&](int64_t u) {
             ran[size_t(u)] = {u, omp_get_level(), omp_get_thread_num(), omp_get_num_threads()};
 #pragma omp atomic
             ++times[size_t(u)];
+            if (omp_get_level() == 0) order.push_back(u);
         });
         for (int64_t u = 0; u < units; ++u) CHECK(times[size_t(u)] == 1);
         return ran;
@@ -1341,11 +1343,18 @@ TEST_CASE("for_units runs each unit once, on the calling thread without a team w
     for (auto [units, threads] : {std::pair<int64_t, int>{0, 1}, {0, 2}, {1, 2}, {7, 1}, {5, 1}}) {
         CAPTURE(units);
         CAPTURE(threads);
-        for (const Ran& r : run(units, threads)) CHECK((r.level == 0 && r.team == 1));
+        std::vector<int64_t> order;
+        for (const Ran& r : run(units, threads, order)) CHECK((r.level == 0 && r.team == 1));
+        std::vector<int64_t> in_order(static_cast<size_t>(units));
+        for (int64_t u = 0; u < units; ++u) in_order[size_t(u)] = u;
+        CHECK(order == in_order);
     }
-    if (omp_get_num_procs() >= 2) {
-        std::vector<Ran> ran = run(7, 2);
-        for (const Ran& r : ran) CHECK((r.level == 1 && r.team == 2));
+    std::vector<int64_t> none;
+    std::vector<Ran> ran = run(7, 2, none);
+    CHECK(none.empty());  // in a region: a team, whatever its size (OMP_DYNAMIC may give one thread)
+    for (const Ran& r : ran) CHECK(r.level == 1);
+    if (ran.front().team == 2) {
+        for (const Ran& r : ran) CHECK(r.team == 2);
         for (size_t u = 1; u < ran.size(); ++u) CHECK(ran[u].thread >= ran[u - 1].thread);  // contiguous shares
         CHECK(ran.front().thread == 0);
         CHECK(ran.back().thread == 1);

@@ -1318,46 +1318,52 @@ TEST_CASE("FinishTogether holds early threads until the last arrives, where idle
     CHECK(none.ret < none.late);
 }
 
-// team.h's for_units: every unit once. On one thread, or for one unit, on the calling thread in
-// order and without a region of its own (omp_get_level stays where it was), also inside another
-// region, as in the executor's held stretches; on two threads, a team of two, each thread a
-// contiguous share.
+// team.h's for_units and for_units_together: every unit once. On one thread, or for one unit, on
+// the calling thread in order and without a region of its own (omp_get_level stays where it was),
+// also inside another region, as in the executor's held stretches; on two threads, a team of two,
+// each thread a contiguous share.
 TEST_CASE("for_units runs each unit once, on the calling thread without a team where one thread is asked for") {
     struct Ran {
         int64_t unit;
         int level, thread, team;
     };
     // Each unit's record, and the units in the order they ran (serial runs only append in order).
-    auto run = [](int64_t units, int threads, std::vector<int64_t>& order) {
+    auto run = [](int64_t units, int threads, std::vector<int64_t>& order, bool together) {
         std::vector<Ran> ran(size_t(units), Ran{-1, -1, -1, -1});
         std::vector<int> times(size_t(units), 0);
-        simd::for_units(units, threads, [&](int64_t u) {
+        auto unit = [&](int64_t u) {
             ran[size_t(u)] = {u, omp_get_level(), omp_get_thread_num(), omp_get_num_threads()};
 #pragma omp atomic
             ++times[size_t(u)];
             if (omp_get_level() == 0) order.push_back(u);
-        });
+        };
+        together ? simd::for_units_together(units, threads, unit) : simd::for_units(units, threads, unit);
         for (int64_t u = 0; u < units; ++u) CHECK(times[size_t(u)] == 1);
         return ran;
     };
-    for (auto [units, threads] : {std::pair<int64_t, int>{0, 1}, {0, 2}, {1, 2}, {7, 1}, {5, 1}}) {
-        CAPTURE(units);
-        CAPTURE(threads);
-        std::vector<int64_t> order;
-        for (const Ran& r : run(units, threads, order)) CHECK((r.level == 0 && r.team == 1));
-        std::vector<int64_t> in_order(static_cast<size_t>(units));
-        for (int64_t u = 0; u < units; ++u) in_order[size_t(u)] = u;
-        CHECK(order == in_order);
-    }
-    std::vector<int64_t> none;
-    std::vector<Ran> ran = run(7, 2, none);
-    CHECK(none.empty());  // in a region: a team, whatever its size (OMP_DYNAMIC may give one thread)
-    for (const Ran& r : ran) CHECK(r.level == 1);
-    if (ran.front().team == 2) {
-        for (const Ran& r : ran) CHECK(r.team == 2);
-        for (size_t u = 1; u < ran.size(); ++u) CHECK(ran[u].thread >= ran[u - 1].thread);  // contiguous shares
-        CHECK(ran.front().thread == 0);
-        CHECK(ran.back().thread == 1);
+    for (bool together : {false, true})
+        for (auto [units, threads] : {std::pair<int64_t, int>{0, 1}, {0, 2}, {1, 2}, {7, 1}, {5, 1}}) {
+            CAPTURE(together);
+            CAPTURE(units);
+            CAPTURE(threads);
+            std::vector<int64_t> order;
+            for (const Ran& r : run(units, threads, order, together)) CHECK((r.level == 0 && r.team == 1));
+            std::vector<int64_t> in_order(static_cast<size_t>(units));
+            for (int64_t u = 0; u < units; ++u) in_order[size_t(u)] = u;
+            CHECK(order == in_order);
+        }
+    for (bool together : {false, true}) {
+        CAPTURE(together);
+        std::vector<int64_t> none;
+        std::vector<Ran> ran = run(7, 2, none, together);
+        CHECK(none.empty());  // in a region: a team, whatever its size (OMP_DYNAMIC may give one thread)
+        for (const Ran& r : ran) CHECK(r.level == 1);
+        if (ran.front().team == 2) {
+            for (const Ran& r : ran) CHECK(r.team == 2);
+            for (size_t u = 1; u < ran.size(); ++u) CHECK(ran[u].thread >= ran[u - 1].thread);  // contiguous shares
+            CHECK(ran.front().thread == 0);
+            CHECK(ran.back().thread == 1);
+        }
     }
     // Inside a team of two, thread 0 alone calls it for one thread: no nested team.
     int level = -1, team = -1, outer = -1;

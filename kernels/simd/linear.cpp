@@ -230,21 +230,11 @@ void linear_panels(const float* x, int64_t ldx, const float* w, const float* b, 
             panel_dots_rows(x + n0 * ldx, ldx, w + i * panel_floats(C), rows, C, out);
         finish_panel(out, b, relu, y + n0 * K, rows, K, i * panel);
     };
-    if (threads <= 1 || units <= 1) {  // without a team (team.h's for_units)
-        for (int64_t u = 0; u < units; ++u) unit(u);
-        return;
-    }
     // The threads finish together (team.h): on the classifiers' hundreds of MB a thread ended far
     // enough ahead to sleep, and the small ReLU after waited for it to wake. vgg11 at batch 16 on
     // the 2-core Zen 5, two alternated runs: classifier.relu1 32-40 -> 14-15 us (its bound 9),
     // the inner products level.
-    FinishTogether end;
-#pragma omp parallel
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t u = 0; u < units; ++u) unit(u);
-        end.arrive();
-    }
+    for_units_together(units, threads, unit);
 }
 
 // A linear layer on many rows in inference (vit's 197 tokens an image, convnext's positions), on

@@ -68,14 +68,31 @@ private:
 // efficientnet_b0 at batch 16, `ridge bench`'s per-layer pass, 3 alternated pairs: its first
 // twelve squeeze-excitation inner products (one thread, held) took 10-17 us each with a region
 // and 4.4-7.5 without; the expansions after them 3.9-7.1 and 1.2-3.4.
-template <class F>
-void for_units(int64_t units, int threads, F&& f) {
+template <bool together, class F>
+void run_units(int64_t units, int threads, F&& f) {
     if (threads <= 1 || units <= 1) {
         for (int64_t u = 0; u < units; ++u) f(u);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t u = 0; u < units; ++u) f(u);
+    FinishTogether end;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t u = 0; u < units; ++u) f(u);
+        if (together) end.arrive();
+    }
+}
+
+template <class F>
+void for_units(int64_t units, int threads, F&& f) {
+    run_units<false>(units, threads, f);
+}
+
+// The same, the threads then finishing together (FinishTogether, above): for a kernel long enough
+// that a thread ending early would fall asleep before the next step needs it.
+template <class F>
+void for_units_together(int64_t units, int threads, F&& f) {
+    run_units<true>(units, threads, f);
 }
 
 }  // namespace ridge::simd

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "cpu_features.h"
 #include "engine/analysis.h"
@@ -1736,7 +1737,8 @@ TEST_CASE("a classifier on few rows in training runs kernels/simd on oneDNN's C-
 // inside the team, its numbers must match the reference however they run, and with a spin of 0
 // nothing is held. A machine whose load average exceeds twice its cores holds nothing either.
 // StepInfo names the threads each step runs with (`ridge profile` reports them): one for a held
-// step, OpenMP's count at the step otherwise, and both kinds occur.
+// step, OpenMP's count at the step otherwise, and both kinds occur. Inference's inner products on
+// a few rows draw a line of their own.
 TEST_CASE("one-thread steps before a many-thread one run in a held team, and match the reference") {
     struct Saved {
         const char* name;
@@ -1796,6 +1798,23 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
         CHECK(t.held >= 4);
         CHECK(t.many > 0);  // the 1x1 convs of 8x64x8x8, on both threads
         CHECK(run(Mode::infer).held >= 1);
+        // In inference an inner product on 2 to 16 rows takes both threads from 512k multiply-adds
+        // or 256 KB of weights (few_rows_threads): on 8 rows 440 -> 52 (183k, 90 KB) runs on one,
+        // 2304 -> 96 (1.8M) on both, and on 2 rows 2304 -> 96 (442k, 885 KB) on both.
+        for (auto [N, C, K, threads] :
+             {std::tuple{8, 440, 52, 1}, std::tuple{8, 2304, 96, 2}, std::tuple{2, 2304, 96, 2}}) {
+            CAPTURE(N);
+            CAPTURE(C);
+            Graph g("squeeze_rows");
+            g.input({N, C, 1, 1}) | conv(K, 1, {.bias = true});
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2});
+            ex->prepare();
+            int ran_on = 0;
+            for (const StepInfo& s : ex->steps())
+                if (s.node == 0) ran_on = std::max(ran_on, s.threads);
+            CHECK(ran_on == threads);
+            check_against_reference(g, 1e-4, 2e-4);
+        }
     }
     check_against_reference(se(), 1e-4, 2e-4);
     check_against_reference(se(12), 1e-4, 2e-4);

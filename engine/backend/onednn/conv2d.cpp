@@ -297,6 +297,17 @@ std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
     return std::nullopt;
 }
 
+// In inference on 2 to 32 rows below AVX-512, and 2 to 16 with it (panel_rows_most),
+// linear_panels (as linear.cpp's classifiers): its blocks of rows over panels of 16 outputs reuse
+// each weight vector for every row of the block, where linear_rows' dot products read it once a
+// row. regnet_y_400mf's block4 squeezes (440 -> 110) at batch 16 on the 2-core Zen 3 had taken 37
+// to 42 us on linear_rows against a bound of 9. With AVX-512 once its blocks took 16-lane columns
+// (kernels/simd/linear.cpp): efficientnet_b7 at batch 16 and 300x300 on the 2-core Zen 5,
+// `ridge profile`, 4 alternated rounds, its 55 squeezes 1.93-2.41 -> 1.57-2.04 ms (3840 -> 160:
+// 0.16-0.25 -> 0.10-0.18), the expansions level (1.87-2.66 either way); 3840 -> 160 alone on 16
+// rows, 2 threads, warm: 79 us against 108 on 8-lane halves.
+bool panel_rows(const Plan& p, int64_t N) { return !p.train && N > 1 && N <= panel_rows_most(); }
+
 // Every thread for 256k multiply-adds or more (efficientnet_b0's 1152 -> 48 at batch 8: 0.44M), or
 // weights of 128 KB or more, which two cores read faster even for one row: at batch 1,
 // efficientnet_b7's 2304 -> 96 -> 2304 (221k weights) forward, data and weight gradient 0.36 ->
@@ -312,21 +323,28 @@ std::optional<RowsActivation> rows_activation(const Plan& p, const Layer& l) {
 // team awake (Plan::teams_held) there is no waking, and every thread pays from 64k:
 // regnet_y_400mf's block4-0 squeeze at batch 8 (440 -> 52 -> 440, 183k each, weights read
 // cold) took 18-28 us forward on one thread and 10-12 on two (3 runs each).
+//
+// Inference on linear_panels' rows (panel_rows) takes both threads only from 512k multiply-adds or
+// 256 KB of weights. A squeeze and its expansion there run right after their pool, which both
+// threads ran over the whole map, and the second thread's share of a small product cost more than
+// it saved. `ridge profile` on the 2-core Zen 5 (a held team), the inner products summed per
+// stage, alternated runs against the lines above: efficientnet_b7 at batch 8 (2 pairs),
+// features.3 (480 -> 20, 77k) 205-228 -> 102-120 us for 14, features.4 (960 -> 40, 307k)
+// 411-464 -> 310-330 for 20, 8-11 of them over 20 us -> 3, and at batch 16 (1 pair) features.3
+// 304 -> 132; efficientnet_b0 at batch 16 (2 pairs), features.4 56-73 -> 45-49 and features.5
+// 83-108 -> 57-61, at batch 8 (3 pairs) features.6 (1152 -> 48, 442k) 122-168 -> 73-109;
+// regnet_y_400mf at batch 8 (3 pairs), block3 80-116 -> 51-55, block4 (440 -> 110, 387k)
+// 122-195 -> 100-143. Wider ones lost on one thread: efficientnet_b7's features.6 at batch 8
+// (2304 -> 96, 1.8M), 26 of them, 1.22-1.24 -> 1.49-1.60 ms. Fused inference level within the
+// host's noise (efficientnet_b0, regnet_y_400mf, mobilenet_v3_large at batch 8, efficientnet_b7 at
+// 8, 3 to 4 alternated pairs). 256 KB of weights keep both threads on any rows (efficientnet_b7's
+// 2304 -> 96 at batch 2 has 442k); from 128 to 256 KB on 2 to 7 rows was not measured. Without a
+// held team the second thread costs its wake-up too, so the line stands there as well.
 int few_rows_threads(const Plan& p, int64_t N, int64_t C, int64_t K) {
+    if (panel_rows(p, N)) return N * C * K >= (1 << 19) || C * K >= (1 << 16) ? p.threads : 1;
     const int64_t enough = p.teams_held ? (1 << 16) : (1 << 18);
     return N * C * K >= enough || C * K >= (1 << 15) ? p.threads : 1;
 }
-
-// In inference on 2 to 32 rows below AVX-512, and 2 to 16 with it (panel_rows_most),
-// linear_panels (as linear.cpp's classifiers): its blocks of rows over panels of 16 outputs reuse
-// each weight vector for every row of the block, where linear_rows' dot products read it once a
-// row. regnet_y_400mf's block4 squeezes (440 -> 110) at batch 16 on the 2-core Zen 3 had taken 37
-// to 42 us on linear_rows against a bound of 9. With AVX-512 once its blocks took 16-lane columns
-// (kernels/simd/linear.cpp): efficientnet_b7 at batch 16 and 300x300 on the 2-core Zen 5,
-// `ridge profile`, 4 alternated rounds, its 55 squeezes 1.93-2.41 -> 1.57-2.04 ms (3840 -> 160:
-// 0.16-0.25 -> 0.10-0.18), the expansions level (1.87-2.66 either way); 3840 -> 160 alone on 16
-// rows, 2 threads, warm: 79 us against 108 on 8-lane halves.
-bool panel_rows(const Plan& p, int64_t N) { return !p.train && N > 1 && N <= panel_rows_most(); }
 
 bool few_rows_forward(Plan& p, const Layer& l, const Conv2d& op) {
     const Shape& xs = p.shape(l.x());

@@ -1798,9 +1798,10 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
         CHECK(t.held >= 4);
         CHECK(t.many > 0);  // the 1x1 convs of 8x64x8x8, on both threads
         CHECK(run(Mode::infer).held >= 1);
-        // In inference an inner product on 2 to 16 rows takes both threads from 512k multiply-adds
-        // or 256 KB of weights (few_rows_threads): on 8 rows 440 -> 52 (183k, 90 KB) runs on one,
-        // 2304 -> 96 (1.8M) on both, and on 2 rows 2304 -> 96 (442k, 885 KB) on both.
+        // In inference an inner product on linear_panels' rows (2 to 16 with AVX-512, 32 below) takes
+        // both threads from 512k multiply-adds or 256 KB of weights (few_rows_threads): on 8 rows
+        // 440 -> 52 (183k, 90 KB) runs on one, 2304 -> 96 (1.8M) on both, and on 2 rows 2304 -> 96
+        // (442k, 885 KB) on both.
         for (auto [N, C, K, threads] :
              {std::tuple{8, 440, 52, 1}, std::tuple{8, 2304, 96, 2}, std::tuple{2, 2304, 96, 2}}) {
             CAPTURE(N);

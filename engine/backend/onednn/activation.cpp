@@ -243,8 +243,8 @@ bool gelu_forward(Plan& p, const Layer& l) {
 // its counted FLOPs, by which the executor gave efficientnet_b0's 16x1152 gates one thread: 24 us
 // against a bound of 6. From 8192 elements (10 us) it takes every thread where the executor holds
 // the team awake (Plan::teams_held); elsewhere waking a thread costs about 27 us, and only from
-// four times that many (as few_rows_threads in conv2d.cpp draws its line in training and on one
-// row).
+// four times that many (as few_rows_threads in conv2d.cpp draws its line outside linear_panels'
+// rows).
 int64_t sigmoid_shared(const Plan& p) { return p.teams_held ? 8192 : 4 * 8192; }
 
 // costly: the function's cost per element is far above its counted FLOPs (the sigmoid's).

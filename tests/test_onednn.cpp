@@ -1651,6 +1651,40 @@ TEST_CASE("a plain shuffle read whole by convs writes their channel blocks") {
     }
 }
 
+// In training a basic unit reads the shuffle's halves apart (layout.cpp's partition): the kept
+// half goes to the next concatenation and the other to a 1x1 conv, whose data gradient is
+// channel-blocked; a stride-2 unit reads the shuffle whole, its two convs' data gradients summed
+// in their blocks. Either shuffle's gradient is one step, unshuffle, from the gradients as they
+// lie into x's plain gradient, where the blocked ones went through a copy to plain and a reorder
+// into the shuffled view. At batch 1 and 8 (on 8 channels and a 3-channel image, where the first
+// convs' layouts differ); the op table's shuffle_channels_last (this graph at batch 1) and
+// concat_blocked_to_rows (its first two units at batch 8) check the gradients.
+TEST_CASE("a channel shuffle's gradient comes back from its halves or whole in one pass") {
+    const std::string block = onednn::avx512_core_here() ? "aBcd16b" : "aBcd8b";
+    for (auto [N, C] : {std::pair{1, 8}, {8, 3}}) {
+        CAPTURE(N);
+        Graph g("shuffle_units");
+        shuffle_units_downsampled(g.input({N, C, 9, 7}));
+        std::vector<int> shuffles;  // the halves', the whole's
+        for (size_t n = 0; n < g.nodes().size(); ++n)
+            if (std::holds_alternative<ChannelShuffle>(g.nodes()[n].op)) shuffles.push_back(int(n));
+        REQUIRE(shuffles.size() == 2);
+        auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+        ex->prepare();
+        std::vector<std::string> steps(2);
+        for (const StepInfo& s : ex->steps())
+            for (size_t i = 0; i < 2; ++i) {
+                if (s.node != shuffles[i] || s.phase != StepPhase::dgrad) continue;
+                steps[i] += s.impl + " ";
+                REQUIRE(s.args.size() == (i == 0 ? 3u : 2u));
+                CHECK(s.args[0].layout == "abcd");
+                CHECK(s.args.back().layout == block);  // the conv's data gradient; the two summed
+            }
+        CHECK(steps[0] == "ridge:unshuffle ");
+        CHECK(steps[1] == "ridge:unshuffle ");
+    }
+}
+
 // A batchnorm in inference that stays apart from a conv (every one, unfused) runs kernels/simd's
 // concat_affine in its input's layout (norm.cpp), with no reorder around it: 58 channels in plain
 // nchw (the graph's input), 32 after a 1x1 conv (channels-last or nChw16c / nChw8c, as oneDNN's

@@ -596,16 +596,18 @@ TEST_CASE(
 // channels-last piece last, so a run that read past its rows would read past the tensor (the
 // sanitizer job's case), on maps of 49, 19 and 130 positions (transposes of 8 and a tail of 1 and
 // 3; 130: three units of concat_channels_last's 64 positions, the last of 2), 3 images on 2
-// threads and 1.
+// threads and 1. concat_plain also with its channels mapped back from a shuffle of 2 groups (its
+// use in a channel shuffle's backward): the concatenation's channel c into y's (c % 2)*C/2 + c/2.
 TEST_CASE("concat_plain and concat_channels_last join pieces each in its own layout") {
     const int threads = omp_get_max_threads();
     omp_set_num_threads(2);
     for (const SimdVariant& v : runnable_simd_variants())
         for (const auto& [N, HW] : {std::pair<int64_t, int64_t>{3, 49}, {1, 19}, {2, 8}, {1, 130}})
-            for (bool rows : {false, true}) {
+            for (int how : {0, 1, 2}) {  // plain, channels-last, plain unshuffled
+                const bool rows = how == 1, mapped = how == 2;
                 CAPTURE(v.isa);
                 CAPTURE(HW);
-                CAPTURE(rows);
+                CAPTURE(how);
                 const std::vector<int64_t> channels = {58, 5, 13, 16, 58, 58}, blocks = {16, 1, 8, 16, 1, 58};
                 const int64_t pieces = int64_t(channels.size());
                 int64_t C = 0;
@@ -621,9 +623,14 @@ TEST_CASE("concat_plain and concat_channels_last join pieces each in its own lay
                                 x.back()[size_t(l.offset(n, c, s))] = float(((n * 7 + i) * 131 + c * 17 + s) % 1009);
                     in.push_back(x.back().data());
                 }
+                std::vector<int64_t> to(static_cast<size_t>(C));
+                for (int64_t c = 0; c < C; ++c) to[size_t(c)] = mapped ? c % 2 * (C / 2) + c / 2 : c;
                 std::vector<float> y(size_t(N * C * HW + 16), -7.0f);
-                (rows ? v.concat_channels_last : v.concat_plain)(in.data(), channels.data(), blocks.data(), pieces,
-                                                                 y.data(), N, HW);
+                if (rows)
+                    v.concat_channels_last(in.data(), channels.data(), blocks.data(), pieces, y.data(), N, HW);
+                else
+                    v.concat_plain(in.data(), channels.data(), blocks.data(), pieces, y.data(), N, HW,
+                                   mapped ? to.data() : nullptr);
                 const simd::ChannelLayout yl{N, C, HW, rows ? C : 1};
                 int64_t wrong = 0, c0 = 0;
                 for (int64_t i = 0; i < pieces; c0 += channels[size_t(i++)]) {
@@ -631,7 +638,8 @@ TEST_CASE("concat_plain and concat_channels_last join pieces each in its own lay
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t c = 0; c < l.C; ++c)
                             for (int64_t s = 0; s < HW; ++s)
-                                wrong += y[size_t(yl.offset(n, c0 + c, s))] != x[size_t(i)][size_t(l.offset(n, c, s))];
+                                wrong += y[size_t(yl.offset(n, to[size_t(c0 + c)], s))] !=
+                                         x[size_t(i)][size_t(l.offset(n, c, s))];
                 }
                 CHECK(wrong == 0);
                 CHECK(std::count(y.end() - 16, y.end(), -7.0f) == 16);  // nothing written past y

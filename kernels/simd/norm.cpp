@@ -143,19 +143,21 @@ void walk(const int64_t* channels, int64_t pieces, const ChannelLayout& yl, Rows
 
 // `count` channels (up to 8, within one block) of a channel block of HW positions, B lanes each
 // (channels-last: B all the channels), from x, the first one's lane at position 0, into plain rows
-// from y, HW floats apart: 8 positions a transpose, the last HW % 8 one at a time. The loads read a
-// blocked layout's padding lanes past the last channel; a channels-last run short of 8 at the row's
-// end (its first channel at `lane`) goes one at a time, as its loads would read past the tensor.
-RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int64_t count, float* y, int64_t HW) {
+// y[0..count), HW floats each: 8 positions a transpose, the last HW % 8 one at a time. The loads
+// read a blocked layout's padding lanes past the last channel; a channels-last run short of 8 at the
+// row's end (its first channel at `lane`) goes one at a time, as its loads would read past the
+// tensor.
+RIDGE_SIMD_LEAF void block_to_rows(const float* x, int64_t B, int64_t lane, int64_t count, float* const* y,
+                                   int64_t HW) {
     int64_t s = 0;
     for (; lane + 8 <= B && s + 8 <= HW; s += 8) {
         Vec8 r[8];
         for (int i = 0; i < 8; ++i) r[i] = load<Vec8>(x + (s + i) * B);
         transpose8(r);
-        for (int64_t c = 0; c < count; ++c) store(y + c * HW + s, r[c]);
+        for (int64_t c = 0; c < count; ++c) store(y[c] + s, r[c]);
     }
     for (; s < HW; ++s)
-        for (int64_t c = 0; c < count; ++c) y[c * HW + s] = x[s * B + c];
+        for (int64_t c = 0; c < count; ++c) y[c][s] = x[s * B + c];
 }
 
 // Positions s0 to s1 of one image's piece `l` (x at the image's first float) into y's
@@ -272,7 +274,7 @@ void plain_to_blocked(const float* x, float* y, const ChannelLayout& yl, const i
 }
 
 void concat_plain(const float* const* x, const int64_t* channels, const int64_t* blocks, int64_t pieces, float* y,
-                  int64_t N, int64_t HW) {
+                  int64_t N, int64_t HW, const int64_t* to) {
     int64_t C = 0, units = 0;  // units: runs of up to 8 of a piece's channels, an image's
     for (int64_t i = 0; i < pieces; ++i) C += channels[i], units += (channels[i] + 7) / 8;
     for_units(N * units, omp_get_max_threads(), [&](int64_t u) {
@@ -281,9 +283,10 @@ void concat_plain(const float* const* x, const int64_t* channels, const int64_t*
         while (g >= (channels[i] + 7) / 8) g -= (channels[i] + 7) / 8, c0 += channels[i++];
         const int64_t k = 8 * g, count = std::min<int64_t>(8, channels[i] - k), B = blocks[i];
         const float* in = x[i] + ChannelLayout{N, channels[i], HW, B}.offset(n, k, 0);
-        float* out = y + (n * C + c0 + k) * HW;
+        float* out[8];
+        for (int64_t c = 0; c < count; ++c) out[c] = y + (n * C + (to ? to[c0 + k + c] : c0 + k + c)) * HW;
         if (B == 1)
-            std::copy_n(in, count * HW, out);
+            for (int64_t c = 0; c < count; ++c) std::copy_n(in + c * HW, HW, out[c]);
         else
             block_to_rows(in, B, k % B, count, out, HW);
     });

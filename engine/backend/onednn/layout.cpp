@@ -9,7 +9,8 @@
 // view, and a blocked map moving its channels last one reorder into channels-last. Slices that
 // partition a channel shuffle's output are buffers the shuffle writes. Gradients go the other way
 // through plain descriptors, except a permutation's, a view of a dy without blocks or one reorder
-// back into x's blocks, and a reshape's of a blocked dy. Dropout and stochastic depth are identities:
+// back into x's blocks, a reshape's of a blocked dy, and a channel shuffle's, one pass from its
+// parts' gradients as they lie into plain. Dropout and stochastic depth are identities:
 // their output is their input, and so is their gradient.
 #include <algorithm>
 #include <cmath>
@@ -476,8 +477,11 @@ bool concat_plain(Plan& p, const Layer& l, Tag tag, const std::vector<int64_t>& 
     p.kernel(
         rows ? "concat_channels_last" : "concat_plain",
         [channels, blocks, rows, N = ys[0], HW = ys[2] * ys[3]](const std::vector<float*>& a) {
-            (rows ? simd::concat_channels_last : simd::concat_plain)(a.data() + 1, channels.data(), blocks.data(),
-                                                                    int64_t(channels.size()), a[0], N, HW);
+            const int64_t pieces = int64_t(channels.size());
+            if (rows)
+                simd::concat_channels_last(a.data() + 1, channels.data(), blocks.data(), pieces, a[0], N, HW);
+            else
+                simd::concat_plain(a.data() + 1, channels.data(), blocks.data(), pieces, a[0], N, HW, nullptr);
         },
         args);
     p.value[size_t(l.n.output)] = args[0];
@@ -716,16 +720,59 @@ void forward(Plan& p, const Layer& l, const ChannelShuffle& op) {
     }
 }
 
+// x's gradient from the shuffled gradient's pieces in order (the parts', or the whole dy where x
+// is read whole), each plain, channel-blocked or channels-last, in one pass of concat_plain into
+// plain, their shuffled channels mapped back to x's. shufflenet_v2's stride-1 units have two parts,
+// one plain (the half the next concatenation reads) and one nChw16c or nChw8c (the branch's 1x1
+// conv); the shuffle before a stride-2 unit gets one blocked gradient from the two convs reading
+// it. Each blocked one went through a plain copy and then oneDNN's reorder into the shuffled view:
+// in training at batch 8 on the 2-core Zen 5 (`ridge profile`, 2 alternated pairs) stage 2's halves
+// 182-376 -> 127-131 us (bound 59), stage 3's 116-134 -> 78-94 (29), stage 4's 86-113 -> 56-57
+// (15), the whole maps before stage 3, stage 4 and conv5 271-290 -> 174-176, 70-71 -> 31 and
+// 146-150 -> 95-108; the net's 16 shuffle gradients 2.36-2.45 -> 1.43-1.44 ms. The new gradient, or -1, planning nothing, where a
+// piece has none or one in another layout.
+int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op, const std::vector<std::pair<int, int64_t>>& pieces) {
+    std::vector<int64_t> channels, blocks;
+    std::vector<int> args = {-1};
+    for (auto [dy, C] : pieces) {
+        const int64_t B = dy < 0 ? 0 : channel_block(p.md(dy));
+        if (B == 0) return -1;
+        channels.push_back(C);
+        blocks.push_back(B);
+        args.push_back(dy);
+    }
+    const Shape& xs = p.shape(l.x());
+    const int64_t C = xs[1];
+    std::vector<int64_t> to(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) to[size_t(c)] = c % op.G * (C / op.G) + c / op.G;
+    args[0] = p.mem(plain(dims_of(xs)));
+    p.kernel(
+        "unshuffle",
+        [channels, blocks, to, N = xs[0], HW = xs[2] * xs[3]](const std::vector<float*>& a) {
+            simd::concat_plain(a.data() + 1, channels.data(), blocks.data(), int64_t(channels.size()), a[0], N, HW,
+                               to.data());
+        },
+        args);
+    return args[0];
+}
+
 // Each part's gradient goes into its region of x's gradient, which the parts cover: zeroed first
 // only where some part has none.
 void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
-    Md view = shuffled(p, l, op);
-    const std::vector<int> readers = partition(p, l.n.output, op.G);
-    if (readers.empty()) return permute_backward(p, l, view);
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
-    const Md want = plain(dims_of(p.shape(l.x())));
+    Md view = shuffled(p, l, op);
+    const std::vector<int> readers = partition(p, l.n.output, op.G);
     int& gr = p.grad[size_t(p.grad_root[size_t(l.x())])];
+    if (gr < 0) {
+        std::vector<std::pair<int, int64_t>> pieces;
+        for (int r : readers) pieces.push_back({p.part[size_t(r)].grad, p.shape(p.g.nodes()[size_t(r)].output)[1]});
+        if (readers.empty()) pieces.push_back({p.dy(l.n.output), p.shape(l.x())[1]});
+        gr = unshuffle(p, l, op, pieces);
+        if (gr >= 0) return;
+    }
+    if (readers.empty()) return permute_backward(p, l, view);
+    const Md want = plain(dims_of(p.shape(l.x())));
     const bool add = gr >= 0 && p.md(gr) == want;
     const int dst = add ? gr : p.mem(want);
     bool every = true;

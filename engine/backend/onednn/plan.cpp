@@ -234,7 +234,7 @@ void Plan::reorder_into(int src, int dst, bool accumulate) {
             "blocked_to_plain",
             [N = d[0], C = d[1], HW = d[2] * d[3], out_of](const std::vector<float*>& a) {
                 const float* x[] = {a[0]};
-                simd::concat_plain(x, &C, &out_of, 1, a[1], N, HW);
+                simd::concat_plain(x, &C, &out_of, 1, a[1], N, HW, nullptr);
             },
             {src, dst});
         return;

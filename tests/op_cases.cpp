@@ -52,6 +52,16 @@ Tensor shuffle_units(Tensor x) {
     return concat({kept, convolved}) | channel_shuffle(2);
 }
 
+// Those units (the basic unit's branch with a ReLU), then both branches of a stride-2 unit reading
+// the second shuffle whole.
+Tensor shuffle_units_downsampled(Tensor x) {
+    Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
+    Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
+    Tensor z = concat({kept, convolved}) | channel_shuffle(2);
+    Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
+    return concat({down, z | conv(116, 1, {.stride = 2})});
+}
+
 std::vector<OpCase> convolutions() {
     return {
         {.name = "conv3x3", .what = "3x3, padding 1", .x = {2, 8, 9, 9},
@@ -554,14 +564,12 @@ std::vector<OpCase> data_movement() {
         // position's channels permuted into the halves and into the whole map the stride-2 unit's
         // two branches read. test_onednn checks which steps run.
         {.name = "shuffle_channels_last", .what = "shufflenet's units at batch 1, channels-last", .x = {1, 8, 9, 7},
-         .body =
-             [](Tensor x) {
-                 Tensor y = concat({x | conv(58, 1) | relu(), x | conv(58, 1)}) | channel_shuffle(2);
-                 Tensor kept = y | slice(1, 0, 58), convolved = y | slice(1, 58, 58) | conv(58, 1) | relu();
-                 Tensor z = concat({kept, convolved}) | channel_shuffle(2);
-                 Tensor down = z | conv(116, 3, {.stride = 2, .pad = 1, .groups = 116});
-                 return concat({down, z | conv(116, 1, {.stride = 2})});
-             }},
+         .body = shuffle_units_downsampled},
+        // In training at batch 8 the gradient of the shuffle the stride-2 unit reads whole is its
+        // two convs' blocked sum, which the shuffle's backward maps back to plain in one pass.
+        {.name = "shuffle_whole_blocked", .what = "shufflenet's units at batch 8, a stride-2 unit after them",
+         .x = {8, 3, 9, 7},
+         .body = shuffle_units_downsampled},
         {.name = "concat_shuffle", .what = "concat, shuffle, a slice off the group boundary, flatten",
          .x = {2, 8, 3, 3},
          .body =

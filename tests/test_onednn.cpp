@@ -1657,8 +1657,8 @@ TEST_CASE("a plain shuffle read whole by convs writes their channel blocks") {
 // in their blocks. Either shuffle's gradient is one step, unshuffle, from the gradients as they
 // lie into x's plain gradient, where the blocked ones went through a copy to plain and a reorder
 // into the shuffled view. At batch 1 and 8 (on 8 channels and a 3-channel image, where the first
-// convs' layouts differ); the op table's shuffle_channels_last (this graph at batch 1) and
-// concat_blocked_to_rows (its first two units at batch 8) check the gradients.
+// convs' layouts differ); the op table's shuffle_channels_last and shuffle_whole_blocked (these
+// graphs) check the gradients.
 TEST_CASE("a channel shuffle's gradient comes back from its halves or whole in one pass") {
     const std::string block = onednn::avx512_core_here() ? "aBcd16b" : "aBcd8b";
     for (auto [N, C] : {std::pair{1, 8}, {8, 3}}) {

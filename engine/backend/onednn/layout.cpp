@@ -731,7 +731,8 @@ void forward(Plan& p, const Layer& l, const ChannelShuffle& op) {
 // (15), the whole maps before stage 3, stage 4 and conv5 271-290 -> 174-176, 70-71 -> 31 and
 // 146-150 -> 95-108; the net's 16 shuffle gradients 2.36-2.45 -> 1.43-1.44 ms. The new gradient, or -1, planning nothing, where a
 // piece has none or one in another layout.
-int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op, const std::vector<std::pair<int, int64_t>>& pieces) {
+int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op,
+              const std::vector<std::pair<int, int64_t>>& pieces) {
     std::vector<int64_t> channels, blocks;
     std::vector<int> args = {-1};
     for (auto [dy, C] : pieces) {
@@ -756,8 +757,9 @@ int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op, const std::vect
     return args[0];
 }
 
-// Each part's gradient goes into its region of x's gradient, which the parts cover: zeroed first
-// only where some part has none.
+// A fresh gradient of x is unshuffle's where it can. Otherwise each part's gradient goes into its
+// region of x's gradient, which the parts cover (zeroed first only where some part has none), and
+// a whole dy through the permutation's backward.
 void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);

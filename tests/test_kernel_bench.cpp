@@ -911,6 +911,111 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
     CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 1, d.pad_t = d.pad_l = 0, d.P = d.Q = -1; }));
 }
 
+// depthwise_dgrad2 of every build against dx = the sum of w[r][s] * dy[p][q] over the taps with
+// h = 2p - pad_t + r, w = 2q - pad_l + s, in double: blocks of 16 (19 channels: a padded last
+// block, whose dy lanes hold NaN and whose dx lanes must come out zero) and 8, channels-last on 24
+// (8 lanes) and 32 channels (16 with AVX-512); 3x3, 5x5, 7x7 and 3x5 kernels, "same" and no
+// padding, even and odd maps (12x12 with a 3x3 and no padding: a last row and column that no dy
+// reaches), maps of one row, on 1 to 4 threads; written over NaN, and added to a gradient already
+// there. Then what it refuses: stride 1 or 2 on one axis only, dilation, plain weights, a P its
+// padding does not give, channels-last off blocks of 8, an even kernel width, R past 7.
+TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set this CPU runs") {
+    struct Shape {
+        int64_t N, C, H, W, R, S, pad_t, pad_l, block;  // block 0: channels-last
+        int threads;
+    };
+    const Shape shapes[] = {{2, 19, 56, 56, 3, 3, 1, 1, 16, 2}, {1, 19, 7, 9, 5, 5, 2, 2, 8, 1},
+                            {2, 24, 14, 14, 3, 3, 1, 1, 0, 2},  {1, 32, 9, 17, 5, 5, 2, 2, 0, 3},
+                            {3, 48, 8, 8, 3, 3, 1, 1, 16, 4},   {1, 16, 15, 15, 7, 7, 3, 3, 16, 2},
+                            {2, 24, 10, 11, 3, 5, 1, 2, 8, 2},  {1, 16, 1, 12, 3, 3, 1, 1, 16, 1},
+                            {2, 32, 12, 12, 3, 3, 0, 0, 16, 2}};
+    auto fill = [](size_t n, unsigned seed) {
+        std::vector<float> out(n);
+        for (size_t i = 0; i < n; ++i) {
+            seed = seed * 1664525u + 1013904223u;
+            out[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
+        }
+        return out;
+    };
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (const Shape& s : shapes) {
+            simd::Depthwise d;
+            d.N = s.N, d.C = s.C, d.H = s.H, d.W = s.W, d.R = s.R, d.S = s.S, d.pad_t = s.pad_t, d.pad_l = s.pad_l;
+            d.stride_h = d.stride_w = 2;
+            d.P = (s.H + 2 * s.pad_t - s.R) / 2 + 1, d.Q = (s.W + 2 * s.pad_l - s.S) / 2 + 1;
+            d.block = s.block ? s.block : s.C;
+            d.blocked_weights = true;
+            CAPTURE(v.isa);
+            CAPTURE(s.C);
+            CAPTURE(s.H);
+            CAPTURE(s.W);
+            CAPTURE(s.R);
+            CAPTURE(s.block);
+            REQUIRE(v.depthwise_dgrad2_supported(d));
+            const int64_t B = d.block, CP = (s.C + B - 1) / B * B;
+            // Element (n, c, h, w) of an H x W map in the layout (channels-last: one block of C).
+            auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
+                return ((n * CP / B + c / B) * H * W + h * W + w) * B + c % B;
+            };
+            std::vector<float> dy = fill(size_t(s.N * CP * d.P * d.Q), 2);
+            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), 3);
+            const std::vector<float> before = fill(size_t(s.N * CP * s.H * s.W), 5);
+            for (int64_t i = 0; i < int64_t(dy.size()); ++i)  // dy's padding lanes: anything, here NaN
+                if (i % B + i / (B * d.P * d.Q) % (CP / B) * B >= s.C) dy[size_t(i)] = NAN;
+            const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
+            std::vector<float> wb(size_t((s.C + L - 1) / L * L * RS), 0.0f);
+            for (int64_t c = 0; c < s.C; ++c)
+                for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
+            for (bool add : {false, true}) {
+                CAPTURE(add);
+                std::vector<double> want(before.size(), 0.0), mag(before.size(), 0.0);
+                std::vector<float> dx(before.size(), NAN);
+                if (add) {
+                    dx = before;
+                    for (int64_t i = 0; i < int64_t(dx.size()); ++i)  // a gradient's padding lanes are zero
+                        if (i % B + i / (B * s.H * s.W) % (CP / B) * B >= s.C) dx[size_t(i)] = 0.0f;
+                    for (size_t i = 0; i < dx.size(); ++i) want[i] = dx[i], mag[i] = std::fabs(dx[i]);
+                }
+                for (int64_t n = 0; n < s.N; ++n)
+                    for (int64_t c = 0; c < s.C; ++c)
+                        for (int64_t p = 0; p < d.P; ++p)
+                            for (int64_t q = 0; q < d.Q; ++q)
+                                for (int64_t r = 0; r < s.R; ++r)
+                                    for (int64_t t = 0; t < s.S; ++t) {
+                                        const int64_t h = 2 * p - s.pad_t + r, u = 2 * q - s.pad_l + t;
+                                        if (h < 0 || h >= s.H || u < 0 || u >= s.W) continue;
+                                        const double g = double(w[size_t((c * s.R + r) * s.S + t)]) *
+                                                         dy[size_t(at(n, c, p, q, d.P, d.Q))];
+                                        const size_t i = size_t(at(n, c, h, u, s.H, s.W));
+                                        want[i] += g, mag[i] += std::fabs(g);
+                                    }
+                v.depthwise_dgrad2(dy.data(), wb.data(), dx.data(), add, d, s.threads);
+                int wrong = 0;
+                for (size_t i = 0; i < dx.size(); ++i)
+                    if (!(std::fabs(dx[i] - want[i]) <= 1e-5 * mag[i] + 1e-6) && wrong++ < 3)
+                        MESSAGE("dx at ", i, ": ", dx[i], " against ", want[i]);
+                CHECK(wrong == 0);
+            }
+        }
+    simd::Depthwise ok;
+    ok.N = 1, ok.C = 16, ok.H = ok.W = 8, ok.P = ok.Q = 4, ok.R = ok.S = 3, ok.pad_t = ok.pad_l = 1, ok.block = 16;
+    ok.stride_h = ok.stride_w = 2, ok.blocked_weights = true;
+    CHECK(simd::depthwise_dgrad2_supported(ok));
+    auto refused = [&](auto change) {
+        simd::Depthwise d = ok;
+        change(d);
+        return !simd::depthwise_dgrad2_supported(d);
+    };
+    CHECK(refused([](simd::Depthwise& d) { d.stride_h = d.stride_w = 1, d.P = d.Q = 8; }));
+    CHECK(refused([](simd::Depthwise& d) { d.stride_w = 1, d.Q = 8; }));
+    CHECK(refused([](simd::Depthwise& d) { d.dil_h = 2, d.P = 3; }));
+    CHECK(refused([](simd::Depthwise& d) { d.blocked_weights = false; }));
+    CHECK(refused([](simd::Depthwise& d) { d.P = 5; }));  // a row of dy that the padding does not give
+    CHECK(refused([](simd::Depthwise& d) { d.C = 12, d.block = 12; }));
+    CHECK(refused([](simd::Depthwise& d) { d.S = 4, d.pad_l = 1, d.Q = 4; }));
+    CHECK(refused([](simd::Depthwise& d) { d.R = 9, d.pad_t = 4; }));  // P stays (8 + 8 - 9) / 2 + 1
+}
+
 // The grouped conv's training kernels (groups of 4 channels, 3x3, stride 1) against the sums
 // written out, on each build this CPU runs: nChw16c, nChw8c (8 lanes a vector on every build, the
 // layout of oneDNN's AVX2 convs) and channels-last (16 lanes on AVX-512, else 8), each on 1 thread

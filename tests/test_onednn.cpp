@@ -1314,6 +1314,42 @@ TEST_CASE("a depthwise conv's data gradient on a small blocked map runs kernels/
     }
 }
 
+// At stride 2 a depthwise conv oneDNN runs forward in a channel-blocked layout takes
+// kernels/simd's depthwise_dgrad2 for its data gradient on any map. Where x's gradient arrived
+// first in the layout the conv read (a stride-2 unit's input, which a strided 1x1 conv reads too:
+// nChw16c with AVX-512) it adds into it, with no copy and no binary add or summing reorder after
+// it. Below AVX-512 the 1x1 conv's gradient arrives channels-last while the depthwise conv read an
+// nChw8c copy, so dx is summed into it by a reorder as before, and the concatenation's 58-channel
+// pieces fill no block, so dy arrives plain and is reordered first. 3x3 and 5x5 (ShuffleNet's,
+// EfficientNet's), 58 channels (a padded block), against the reference.
+TEST_CASE("a depthwise conv's data gradient at stride 2 runs kernels/simd, adding into what arrived") {
+    const bool wide = onednn::avx512_core_here();
+    for (int64_t R : {3, 5}) {
+        CAPTURE(R);
+        Graph g("dw_stride2");
+        Tensor y = g.input({2, 8, 13, 12}) | conv(58, 1) | relu();
+        Tensor down = y | conv(58, R, {.stride = 2, .pad = R / 2, .groups = 58});
+        concat({down, y | conv(58, 1, {.stride = 2})});
+        const int dw = g.tensor(down.id()).producer;
+        auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+        ex->prepare();
+        std::string steps, sums;  // the depthwise conv's data gradient; binary adds anywhere
+        int summed = 0;           // reorders of x's shape in that phase: sums into x's gradient
+        for (const StepInfo& s : ex->steps()) {
+            if (s.primitive == "binary") sums += g.nodes()[size_t(s.node)].name + " ";
+            if (s.node != dw || s.phase != StepPhase::dgrad) continue;
+            if (s.primitive == "reorder")
+                summed += s.args[0].dims == g.tensor(y.id()).shape;
+            else
+                steps += s.impl + " ";
+        }
+        CHECK(steps == "ridge:depthwise_dgrad2 ");
+        CHECK_MESSAGE(sums.empty(), sums);
+        CHECK(summed == (wide ? 0 : 1));
+        check_against_reference(g, 1e-4, 2e-4);
+    }
+}
+
 // A conv on the image that oneDNN would run as its GEMM convolution (11x11 at stride 4) runs
 // image_conv below AVX-512, in fused inference with its batchnorm folded and its ReLU, and in
 // training with image_conv_wgrad reading dy in the nChw8c it wrote; on AVX-512 oneDNN's own. The

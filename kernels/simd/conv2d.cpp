@@ -1,9 +1,9 @@
-// A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, and
-// at stride 1 its forward and data gradient; a grouped 3x3 convolution of 4 or 8 channels a
-// group (with AVX-512 any multiple of 8): its forward (on planar copies of its rows below AVX-512
-// at stride 1, and with AVX-512 for groups of 8 at stride 1 and of 16 and more), and its data and
-// weight gradient for groups of 4 at stride 1 (the data gradient a forward over dy, planar below
-// AVX-512 too) and groups of 8 at stride 2 (simd.h).
+// A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, at
+// stride 1 its forward and data gradient, and at stride 2 its data gradient; a grouped 3x3
+// convolution of 4 or 8 channels a group (with AVX-512 any multiple of 8): its forward (on planar
+// copies of its rows below AVX-512 at stride 1, and with AVX-512 for groups of 8 at stride 1 and
+// of 16 and more), and its data and weight gradient for groups of 4 at stride 1 (the data gradient
+// a forward over dy, planar below AVX-512 too) and groups of 8 at stride 2 (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/simd/simd.h"
 #include "kernels/simd/team.h"
@@ -327,6 +328,141 @@ const float* dw_weights(const float* w, float* packed, const Depthwise& d) {
     for (int64_t c = 0; c < d.C; ++c)
         for (int64_t t = 0; t < RS; ++t) packed[(c / L * RS + t) * L + c % L] = w[c * RS + t];
     return packed;
+}
+
+// ---- depthwise conv at stride 2: the data gradient ----
+
+// The int32 lanes of Vec<L>, for masking it bit by bit.
+template <int L>
+struct LaneBits;
+template <>
+struct LaneBits<8> {
+    typedef int32_t type __attribute__((vector_size(32)));
+};
+template <>
+struct LaneBits<16> {
+    typedef int32_t type __attribute__((vector_size(64)));
+};
+
+// One row of dx, W positions ps floats apart, of one block of L channels: dx[w] (added to where
+// `add`) = the sum over the taps s with w + pad_l - s = 2q, 0 <= q < Q, and over the RE dy rows
+// that reach this row (rows[i], through kernel row taps[i]) of rows[i][q] * wp[taps[i]][s]. At
+// stride 2 the taps that meet a position are those of its parity: inside the row, positions go in
+// pairs from an even w + pad_l, whose even taps and the odd one's read the same dy positions; only
+// the positions near the ends test q's range. ShuffleNet's 8x58x56x56 (3x3) on 2 threads, warm,
+// against a memset of its dx (45-60 us): 205 us with the parity and range tested at every tap and
+// the taps read through wp (reloaded after each store to dx, which may alias them); 141 with the
+// taps in locals and the parities compiled apart; 106 with dx's lanes past C zeroed by a mask on
+// each store rather than a fill after the row, which became a memset call per position; 90-103
+// with a chain of sums per dy row (5x5 on 144 channels 23% faster, one image on one thread).
+template <int L, int S, int RE>
+RIDGE_SIMD_INLINE void dw2_row(const float* const* rows_at, const int64_t* taps, int64_t ps, int64_t Q, int64_t W,
+                               int64_t pad_l, const float* wp, int64_t lanes, bool add, float* dx) {
+    using V = Vec<L>;
+    using I = typename LaneBits<L>::type;
+    I keep;  // all ones in the block's lanes below C
+    for (int j = 0; j < L; ++j) keep[j] = j < lanes ? -1 : 0;
+    // dy's lanes past C may hold anything (NaN times a zero weight is NaN); dx's must be zero.
+    auto put = [&](float* out, V v) RIDGE_SIMD_LAMBDA {
+        I b;
+        __builtin_memcpy(&b, &v, sizeof b);
+        b &= keep;
+        __builtin_memcpy(&v, &b, sizeof v);
+        store(out, v);
+    };
+    const float* rows[RE];
+    V k[RE][S];
+    for (int i = 0; i < RE; ++i) {
+        rows[i] = rows_at[i];
+        for (int s = 0; s < S; ++s) k[i][s] = load<V>(wp + (taps[i] * S + s) * L);
+    }
+    auto at = [&](auto parity, auto edge, int64_t w) RIDGE_SIMD_LAMBDA {
+        const int64_t u = w + pad_l;
+        V acc = add ? load<V>(dx + w * ps) : V{};
+#pragma GCC unroll 4
+        for (int i = 0; i < RE; ++i)
+#pragma GCC unroll 4
+            for (int s = decltype(parity)::value; s < S; s += 2) {
+                const int64_t q = (u - s) / 2;
+                if (decltype(edge)::value && (u < s || q >= Q)) continue;
+                acc += load<V>(rows[i] + q * ps) * k[i][s];
+            }
+        put(dx + w * ps, acc);
+    };
+    using even = std::integral_constant<int, 0>;
+    using odd = std::integral_constant<int, 1>;
+    using inside = std::false_type;
+    auto at_edge = [&](int64_t w) RIDGE_SIMD_LAMBDA {
+        if ((w + pad_l) & 1)
+            at(odd{}, std::true_type{}, w);
+        else
+            at(even{}, std::true_type{}, w);
+    };
+    // Inside: every tap's q in [0, Q), from u = S - 1 (even: S is odd, and pad_l < S) to u = 2Q - 1.
+    // In pairs from there, an even u = 2m, whose taps 2j and the odd one's 2j + 1 read the same dy
+    // positions m - j: each loaded once.
+    const int64_t lo = std::clamp<int64_t>(S - 1 - pad_l, 0, W), hi = std::clamp<int64_t>(2 * Q - pad_l, lo, W);
+    for (int64_t w = 0; w < lo; ++w) at_edge(w);
+    int64_t w = lo;
+    for (; w + 1 < hi; w += 2) {
+        const int64_t m = (w + pad_l) / 2;
+        V e[RE], o[RE];
+#pragma GCC unroll 4
+        for (int i = 0; i < RE; ++i) {
+            const float* r = rows[i] + m * ps;
+            e[i] = V{}, o[i] = V{};
+#pragma GCC unroll 4
+            for (int j = 0; 2 * j < S; ++j) {
+                const V v = load<V>(r - j * ps);
+                e[i] += v * k[i][2 * j];
+                if (2 * j + 1 < S) o[i] += v * k[i][2 * j + 1];
+            }
+        }
+        V es = add ? load<V>(dx + w * ps) : V{}, os = add ? load<V>(dx + (w + 1) * ps) : V{};
+#pragma GCC unroll 4
+        for (int i = 0; i < RE; ++i) es += e[i], os += o[i];
+        put(dx + w * ps, es);
+        put(dx + (w + 1) * ps, os);
+    }
+    if (w < hi) at(even{}, inside{}, w);
+    for (w = hi; w < W; ++w) at_edge(w);
+}
+
+template <int L, int S>
+RIDGE_SIMD_INLINE void dw2_row_reach(const float* const* rows, const int64_t* taps, int64_t reach, int64_t ps,
+                                     int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
+                                     float* dx) {
+    switch (reach) {
+        case 0:
+            if (!add)
+                for (int64_t w = 0; w < W; ++w) store(dx + w * ps, Vec<L>{});
+            return;
+        case 1: return dw2_row<L, S, 1>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        case 2: return dw2_row<L, S, 2>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        case 3: return dw2_row<L, S, 3>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        default: return dw2_row<L, S, 4>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+    }
+}
+
+template <int L>
+RIDGE_SIMD_INLINE void dw2_row_any(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
+                                   int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
+                                   float* dx) {
+    if (S == 3) return dw2_row_reach<L, 3>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
+    if (S == 5) return dw2_row_reach<L, 5>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
+    dw2_row_reach<L, 7>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
+}
+
+RIDGE_SIMD_LEAF void dw2_row16(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
+                               int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
+                               float* dx) {
+    dw2_row_any<16>(rows, taps, reach, S, ps, Q, W, pad_l, wp, lanes, add, dx);
+}
+
+RIDGE_SIMD_LEAF void dw2_row8(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
+                              int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
+                              float* dx) {
+    dw2_row_any<8>(rows, taps, reach, S, ps, Q, W, pad_l, wp, lanes, add, dx);
 }
 
 // ---- grouped 3x3 conv, groups of 4 channels ----
@@ -1116,6 +1252,36 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
     Depthwise g = d;
     g.H = d.P, g.W = d.Q, g.P = d.H, g.Q = d.W, g.pad_t = d.R - 1 - d.pad_t, g.pad_l = d.S - 1 - d.pad_l;
     dw_run(dy, dw_weights(w, packed, d), true, nullptr, dx, g, threads);
+}
+
+bool depthwise_dgrad2_supported(const Depthwise& d) {
+    const bool taps = (d.S == 3 || d.S == 5 || d.S == 7) && d.R <= 7;  // at most 4 rows of dy reach a row of dx
+    return depthwise_wgrad_supported(d) && taps && d.blocked_weights && d.stride_h == 2 && d.stride_w == 2 && d.dil_h == 1 &&
+           d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 && d.pad_l < d.S &&
+           d.P == (d.H + 2 * d.pad_t - d.R) / 2 + 1 && d.Q == (d.W + 2 * d.pad_l - d.S) / 2 + 1 && d.P >= 1 && d.Q >= 1;
+}
+
+// Units of one row of dx and one channel block, as dw_run's: in a blocked layout an image's rows of
+// a block in order, in channels-last a row's blocks in order, so a line that two 8-lane blocks
+// share is mostly written by one thread, one block after the other.
+void depthwise_dgrad2(const float* dy, const float* w, float* dx, bool add, const Depthwise& d, int threads) {
+    const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
+    const bool blocked = d.block == L;
+    const int64_t ps = position_floats(d, L);
+    for_units(d.N * CB * d.H, threads, [&](int64_t u) {
+        const int64_t n = u / (CB * d.H);
+        const int64_t cb = blocked ? u / d.H % CB : u % CB, h = blocked ? u % d.H : u / CB % d.H;
+        const float* rows[max_taps];
+        int64_t taps[max_taps], reach = 0;
+        for (int64_t r = (h + d.pad_t) & 1; r < d.R && r <= h + d.pad_t; r += 2) {
+            const int64_t p = (h + d.pad_t - r) / 2;
+            if (p < d.P) rows[reach] = dy + block_row(d, L, n, cb, p, d.P, d.Q), taps[reach++] = r;
+        }
+        float* out = dx + block_row(d, L, n, cb, h, d.H, d.W);
+        const int64_t lanes = std::min(L, d.C - cb * L);
+        (L == 16 ? dw2_row16 : dw2_row8)(rows, taps, reach, d.S, ps, d.Q, d.W, d.pad_l, w + cb * RS * L, lanes, add,
+                                         out);
+    });
 }
 
 bool grouped_conv3x3_supported(const GroupedConv3x3& d) {

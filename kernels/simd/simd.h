@@ -146,6 +146,7 @@ struct Strided {
     X(ns, winograd3x3_scratch) X(ns, winograd3x3) \
     X(ns, winograd3x3_wgrad_scratch) X(ns, winograd3x3_wgrad) \
     X(ns, depthwise_conv_supported) X(ns, depthwise_conv_packed) X(ns, depthwise_conv) X(ns, depthwise_conv_dgrad) \
+    X(ns, depthwise_dgrad2_supported) X(ns, depthwise_dgrad2) \
     X(ns, depthwise_wgrad_supported) X(ns, depthwise_lanes) X(ns, depthwise_wgrad_scratch) X(ns, depthwise_wgrad) \
     X(ns, image_conv_supported) X(ns, image_conv_weights_size) X(ns, image_conv_weights) X(ns, image_conv_scratch) \
     X(ns, image_conv) \

@@ -212,19 +212,41 @@ bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
 // -> 0.45-0.94 (mobilenet_v3_large, mnasnet1_0, efficientnet_b0), 5x5 on 14x14 1.09-1.77 ->
 // 0.80-1.43, 3x3 on 7x7 0.66-0.95 -> 0.37-0.73; on larger maps no faster (5x5 on 28x28 1.10-1.34
 // against 1.26-1.34) or slower (3x3 on 14x14 0.63-1.21 against 1.09-1.32, on 56x56 0.92-1.07
-// against 1.07-1.24), so those stay oneDNN's. False, planning nothing, for any other conv or layout.
+// against 1.07-1.24), so those stay oneDNN's.
+// At stride 2, on any map, kernels/simd's depthwise_dgrad2, which also adds into a gradient that
+// arrived in x's layout (a stride-2 unit's input, which its other branch reads too) instead of
+// writing a copy for oneDNN's binary add after it. oneDNN's jit_dw took 4 to 10 times its bound
+// there. `ridge profile NET --mode train`, 2 alternated pairs on the 2-core Zen 5, these layers'
+// data gradients in all, ms: shufflenet_v2_x1_0 at batch 8 1.96-1.97 -> 0.88-0.98 (stage4.0's
+// branch1.conv1, which adds, 0.20-0.26 -> 0.04-0.05), at batch 1 0.26-0.27 -> 0.13-0.14;
+// mobilenet_v2 at batch 8 4.06-4.12 -> 3.19-3.32; mobilenet_v3_large 3.20-3.45 -> 2.52-2.63;
+// efficientnet_b0 3.78-4.62 -> 3.36-3.50 (features.2.0's 8x96x112x112, 1.8-2.2 ms, level: its dx
+// is 38 MB), at batch 1 0.71-0.75 -> 0.45-0.64. False, planning nothing, for any other conv or
+// layout.
 bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Md x_md = p.md(s.in[0]);
     const int64_t block = channel_block(x_md);
     if ((block != 8 && block != 16) || channel_block(p.md(s.out)) != block) return false;
     std::optional<simd::Depthwise> found = as_depthwise(p, l, op, block);
-    if (!found || !simd::depthwise_conv_supported(*found)) return false;
-    if (found->H > 3 * found->R || found->W > 3 * found->S) return false;
+    if (!found) return false;
     simd::Depthwise d = *found;
     d.blocked_weights = true;
+    const bool stride2 = simd::depthwise_dgrad2_supported(d);
+    if (!stride2 && (!simd::depthwise_conv_supported(d) || d.H > 3 * d.R || d.W > 3 * d.S)) return false;
     const int w = p.as(p.param[size_t(l.node)][0], depthwise_weights_md(d));
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));  // the forward's output layout, of the same block
+    if (stride2) {
+        const int arrived = p.arrived_as(l.x(), x_md);
+        const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
+        p.kernel("depthwise_dgrad2",
+                 [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
+                     simd::depthwise_dgrad2(a[0], a[1], a[2], add, d, threads);
+                 },
+                 {dy, w, dx});
+        p.contributed(l.x(), dx);
+        return true;
+    }
     const int dx = p.contribution(l.x(), x_md);
     p.kernel("depthwise_conv_dgrad",
              [d, threads = p.step_threads()](const std::vector<float*>& a) {

@@ -208,6 +208,16 @@ void broadcast_sum_not_mean(const float* s, float, float* y, const simd::Channel
     simd::broadcast_channels(s, 1.0f, y, l);
 }
 
+// n floats uniform in [lo, hi) from a linear congruential sequence seeded by `seed`.
+std::vector<float> fill(size_t n, float lo, float hi, unsigned seed) {
+    std::vector<float> out(n);
+    for (size_t i = 0; i < n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        out[i] = lo + (hi - lo) * float(seed >> 8) / float(1 << 24);
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("concat-bn's pieces: 32 channels each, the first taking the rest") {
@@ -522,14 +532,6 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
             CAPTURE(N);
             CAPTURE(C);
             CAPTURE(K);
-            auto fill = [](size_t n, float lo, float hi, unsigned seed) {
-                std::vector<float> out(n);
-                for (size_t i = 0; i < n; ++i) {
-                    seed = seed * 1664525u + 1013904223u;
-                    out[i] = lo + (hi - lo) * float(seed >> 8) / float(1 << 24);
-                }
-                return out;
-            };
             std::vector<float> x = fill(size_t(N * C), -1, 1, 1), w = fill(size_t(K * C), -0.5f, 0.5f, 2),
                                b = fill(size_t(K), -1, 1, 3), dy = fill(size_t(N * K), -1, 1, 4);
             // w(k, c): (K, C) for a squeeze, transposed for an expansion.
@@ -728,6 +730,24 @@ TEST_CASE("linear_gemm agrees with sums in double, with a bias, a residual sum a
             }
 }
 
+namespace {
+
+// Element (n, c, h, w) of an H x W map in channel blocks of B, CP channels padded (channels-last:
+// one block of all the channels, B = CP = C).
+int64_t blocked_at(int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W, int64_t CP, int64_t B) {
+    return ((n * CP / B + c / B) * H * W + h * W + w) * B + c % B;
+}
+
+// Plain depthwise weights (C, RS taps) in the kernels' blocked weight layout of L lanes, zeros past C.
+std::vector<float> depthwise_blocked_weights(const std::vector<float>& w, int64_t C, int64_t RS, int64_t L) {
+    std::vector<float> wb(size_t((C + L - 1) / L * L * RS), 0.0f);
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
+    return wb;
+}
+
+}  // namespace
+
 // depthwise_conv, its data gradient and depthwise_wgrad of every build against sums in double,
 // the weights plain or blocked (ridge-kernels' dw-wgrad takes blocked ones only): blocks of 8 and
 // 16 (19 channels: a padded last block) and channels-last (24 and 40 channels run 8 lanes
@@ -761,21 +781,12 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
             CAPTURE(s.block);
             REQUIRE(simd::depthwise_conv_supported(d));
             const int64_t B = d.block, CP = (s.C + B - 1) / B * B;
-            // Element (n, c, h, w) of an H x W map in the layout, -1 in a padded block's lanes past C.
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
-                return ((n * CP / B + c / B) * H * W + h * W + w) * B + c % B;
-            };
-            auto fill = [](size_t n, unsigned seed) {
-                std::vector<float> out(n);
-                for (size_t i = 0; i < n; ++i) {
-                    seed = seed * 1664525u + 1013904223u;
-                    out[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
-                }
-                return out;
+                return blocked_at(n, c, h, w, H, W, CP, B);
             };
             std::vector<float> x(size_t(s.N * CP * s.H * s.W), 0.0f), dy(size_t(s.N * CP * d.P * d.Q), 0.0f);
-            const std::vector<float> xv = fill(x.size(), 1), dyv = fill(dy.size(), 2);
-            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), 3), b = fill(size_t(s.C), 4);
+            const std::vector<float> xv = fill(x.size(), -1, 1, 1), dyv = fill(dy.size(), -1, 1, 2);
+            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), -1, 1, 3), b = fill(size_t(s.C), -1, 1, 4);
             for (int64_t n = 0; n < s.N; ++n)  // values in the channels, zeros in the padding lanes
                 for (int64_t c = 0; c < s.C; ++c) {
                     for (int64_t h = 0; h < s.H; ++h)
@@ -832,9 +843,7 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
             };
             // The weights plain, packed by the kernel, and in the blocked layout of its lanes, read in place.
             const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
-            std::vector<float> wb(size_t((s.C + L - 1) / L * L * RS), 0.0f);
-            for (int64_t c = 0; c < s.C; ++c)
-                for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
+            const std::vector<float> wb = depthwise_blocked_weights(w, s.C, RS, L);
             std::vector<float> y(dy.size()), dx(x.size());
             for (bool blocked : {false, true}) {
                 CAPTURE(blocked);
@@ -929,14 +938,6 @@ TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set 
                             {3, 48, 8, 8, 3, 3, 1, 1, 16, 4},   {1, 16, 15, 15, 7, 7, 3, 3, 16, 2},
                             {2, 24, 10, 11, 3, 5, 1, 2, 8, 2},  {1, 16, 1, 12, 3, 3, 1, 1, 16, 1},
                             {2, 32, 12, 12, 3, 3, 0, 0, 16, 2}};
-    auto fill = [](size_t n, unsigned seed) {
-        std::vector<float> out(n);
-        for (size_t i = 0; i < n; ++i) {
-            seed = seed * 1664525u + 1013904223u;
-            out[i] = -1 + 2 * float(seed >> 8) / float(1 << 24);
-        }
-        return out;
-    };
     for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes) {
             simd::Depthwise d;
@@ -953,19 +954,16 @@ TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set 
             CAPTURE(s.block);
             REQUIRE(v.depthwise_dgrad2_supported(d));
             const int64_t B = d.block, CP = (s.C + B - 1) / B * B;
-            // Element (n, c, h, w) of an H x W map in the layout (channels-last: one block of C).
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
-                return ((n * CP / B + c / B) * H * W + h * W + w) * B + c % B;
+                return blocked_at(n, c, h, w, H, W, CP, B);
             };
-            std::vector<float> dy = fill(size_t(s.N * CP * d.P * d.Q), 2);
-            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), 3);
-            const std::vector<float> before = fill(size_t(s.N * CP * s.H * s.W), 5);
+            std::vector<float> dy = fill(size_t(s.N * CP * d.P * d.Q), -1, 1, 2);
+            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), -1, 1, 3);
+            const std::vector<float> before = fill(size_t(s.N * CP * s.H * s.W), -1, 1, 5);
             for (int64_t i = 0; i < int64_t(dy.size()); ++i)  // dy's padding lanes: anything, here NaN
                 if (i % B + i / (B * d.P * d.Q) % (CP / B) * B >= s.C) dy[size_t(i)] = NAN;
             const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
-            std::vector<float> wb(size_t((s.C + L - 1) / L * L * RS), 0.0f);
-            for (int64_t c = 0; c < s.C; ++c)
-                for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
+            const std::vector<float> wb = depthwise_blocked_weights(w, s.C, RS, L);
             for (bool add : {false, true}) {
                 CAPTURE(add);
                 std::vector<double> want(before.size(), 0.0), mag(before.size(), 0.0);

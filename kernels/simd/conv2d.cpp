@@ -1256,9 +1256,10 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
 
 bool depthwise_dgrad2_supported(const Depthwise& d) {
     const bool taps = (d.S == 3 || d.S == 5 || d.S == 7) && d.R <= 7;  // at most 4 rows of dy reach a row of dx
-    return depthwise_wgrad_supported(d) && taps && d.blocked_weights && d.stride_h == 2 && d.stride_w == 2 && d.dil_h == 1 &&
-           d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 && d.pad_l < d.S &&
-           d.P == (d.H + 2 * d.pad_t - d.R) / 2 + 1 && d.Q == (d.W + 2 * d.pad_l - d.S) / 2 + 1 && d.P >= 1 && d.Q >= 1;
+    return depthwise_wgrad_supported(d) && taps && d.blocked_weights && d.stride_h == 2 && d.stride_w == 2 &&
+           d.dil_h == 1 && d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 && d.pad_l < d.S &&
+           d.P == (d.H + 2 * d.pad_t - d.R) / 2 + 1 && d.Q == (d.W + 2 * d.pad_l - d.S) / 2 + 1 && d.P >= 1 &&
+           d.Q >= 1;
 }
 
 // Units of one row of dx and one channel block, as dw_run's: in a blocked layout an image's rows of

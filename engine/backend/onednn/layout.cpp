@@ -323,6 +323,13 @@ std::vector<int> partition(const Plan& p, int t, int64_t align) {
     return readers;
 }
 
+// x's channel at each shuffled position j*G + g of a shuffle of C channels into G groups: g*(C/G) + j.
+std::vector<int64_t> shuffle_order(int64_t C, int64_t G) {
+    std::vector<int64_t> from(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) from[size_t(c)] = c % G * (C / G) + c / G;
+    return from;
+}
+
 // The shuffled view's region that a slice of the shuffled channels reads: whole groups of G.
 Md shuffled_part(const Md& view, const Slice& s, int64_t G) {
     Dims dims = view.dims(), offsets(dims.size(), 0);
@@ -692,8 +699,7 @@ bool shuffle_blocked(Plan& p, const Layer& l, const ChannelShuffle& op) {
     for (int r : readers)
         if (!std::holds_alternative<Conv2d>(p.g.nodes()[size_t(r)].op)) return false;
     const int64_t C = xs[1], block = avx512 ? 16 : 8;
-    std::vector<int64_t> from(static_cast<size_t>(C));
-    for (int64_t c = 0; c < C; ++c) from[size_t(c)] = c % op.G * (C / op.G) + c / op.G;
+    const std::vector<int64_t> from = shuffle_order(C, op.G);
     const int y = p.mem(canonical(Md(dims_of(xs), dnnl::memory::data_type::f32, avx512 ? Tag::nChw16c : Tag::nChw8c)));
     const simd::ChannelLayout yl{xs[0], C, xs[2] * xs[3], block};
     p.kernel(
@@ -729,8 +735,8 @@ void forward(Plan& p, const Layer& l, const ChannelShuffle& op) {
 // in training at batch 8 on the 2-core Zen 5 (`ridge profile`, 2 alternated pairs) stage 2's halves
 // 182-376 -> 127-131 us (bound 59), stage 3's 116-134 -> 78-94 (29), stage 4's 86-113 -> 56-57
 // (15), the whole maps before stage 3, stage 4 and conv5 271-290 -> 174-176, 70-71 -> 31 and
-// 146-150 -> 95-108; the net's 16 shuffle gradients 2.36-2.45 -> 1.43-1.44 ms. The new gradient, or -1, planning nothing, where a
-// piece has none or one in another layout.
+// 146-150 -> 95-108; the net's 16 shuffle gradients 2.36-2.45 -> 1.43-1.44 ms. The new
+// gradient, or -1, planning nothing, where a piece has none or one in another layout.
 int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op,
               const std::vector<std::pair<int, int64_t>>& pieces) {
     std::vector<int64_t> channels, blocks;
@@ -743,9 +749,7 @@ int unshuffle(Plan& p, const Layer& l, const ChannelShuffle& op,
         args.push_back(dy);
     }
     const Shape& xs = p.shape(l.x());
-    const int64_t C = xs[1];
-    std::vector<int64_t> to(static_cast<size_t>(C));
-    for (int64_t c = 0; c < C; ++c) to[size_t(c)] = c % op.G * (C / op.G) + c / op.G;
+    const std::vector<int64_t> to = shuffle_order(xs[1], op.G);
     args[0] = p.mem(plain(dims_of(xs)));
     p.kernel(
         "unshuffle",

@@ -107,18 +107,22 @@ std::vector<OpCase> convolutions() {
          .refused = {asymmetric_padding}},
         {.name = "conv_dw5s", .what = "depthwise 5x5 over 40 channels, stride 2 in width only", .x = {2, 40, 7, 10},
          .body = [](Tensor x) { return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40}); }},
-        // After a 1x1 conv, so that their data gradient runs: on a map at most 3 kernel widths
-        // across it is kernels/simd's depthwise_conv_dgrad in the forward's blocked layout
-        // (conv2d.cpp's depthwise_dgrad). 20 channels leave a partial block of 8 or 16; 9x10 is
-        // still small for 5x5, 7x7 for 3x3, and 12x12 is not (oneDNN's).
+        // After a 1x1 conv, so that their data gradient runs: at stride 1 on a map up to 32 wide
+        // it is kernels/simd's depthwise_dgrad in the forward's blocked layout (conv2d.cpp's
+        // depthwise_dgrad), in one strip a row (7, 10 wide) or several (17 wide under 7x7: one
+        // from each end and one between them, moved back to stay inside). 20 channels leave a
+        // partial block of 8 or 16; 12x34 is wider than the kernel takes (oneDNN's).
         {.name = "conv_dw5s1_small", .what = "1x1 conv, depthwise 5x5 stride 1 on a 9x10 map over 20 channels",
          .x = {3, 20, 9, 10},
          .body = [](Tensor x) { return x | conv(20, 1) | conv(20, 5, {.pad = 2, .groups = 20}); }},
         {.name = "conv_dw3s1_small", .what = "1x1 conv, depthwise 3x3 stride 1 with bias on a 7x7 map, 40 channels",
          .x = {2, 40, 7, 7},
          .body = [](Tensor x) { return x | conv(40, 1) | conv(40, 3, {.pad = 1, .groups = 40, .bias = true}); }},
-        {.name = "conv_dw3s1_large", .what = "1x1 conv, depthwise 3x3 stride 1 on a 12x12 map over 24 channels",
-         .x = {2, 24, 12, 12},
+        {.name = "conv_dw7s1_strips", .what = "1x1 conv, depthwise 7x7 stride 1 on an 11x17 map over 20 channels",
+         .x = {2, 20, 11, 17},
+         .body = [](Tensor x) { return x | conv(20, 1) | conv(20, 7, {.pad = 3, .groups = 20}); }},
+        {.name = "conv_dw3s1_large", .what = "1x1 conv, depthwise 3x3 stride 1 on a 12x34 map over 24 channels",
+         .x = {2, 24, 12, 34},
          .body = [](Tensor x) { return x | conv(24, 1) | conv(24, 3, {.pad = 1, .groups = 24}); }},
         // A depthwise conv reading channels-last (convnext's blocks, after a permutation back) stays
         // channels-last in training too, and depthwise_wgrad reads it as blocks of 16 or 8 channels

@@ -920,39 +920,52 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
     CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 1, d.pad_t = d.pad_l = 0, d.P = d.Q = -1; }));
 }
 
-// depthwise_dgrad2 of every build against dx = the sum of w[r][s] * dy[p][q] over the taps with
-// h = 2p - pad_t + r, w = 2q - pad_l + s, in double: blocks of 16 (19 channels: a padded last
-// block, whose dy lanes hold NaN and whose dx lanes must come out zero) and 8, channels-last on 24
-// (8 lanes) and 32 channels (16 with AVX-512); 3x3, 5x5, 7x7 and 3x5 kernels, "same" and no
-// padding, even and odd maps (12x12 with a 3x3 and no padding: a last row and column that no dy
-// reaches), maps of one row, on 1 to 4 threads; written over NaN, and added to a gradient already
-// there. Then what it refuses: stride 1 or 2 on one axis only, dilation, plain weights, a P its
-// padding does not give, channels-last off blocks of 8, an even kernel width, R past 7.
-TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set this CPU runs") {
+// depthwise_dgrad of every build against dx = the sum of w[r][s] * dy[p][q] over the taps with
+// h = stride * p - pad_t + r, w = stride * q - pad_l + s, in double. At stride 2: blocks of 16 (19
+// channels: a padded last block, whose dy lanes hold NaN and whose dx lanes must come out zero)
+// and 8, channels-last on 24 (8 lanes) and 32 channels (16 with AVX-512); 3x3, 5x5, 7x7 and 3x5
+// kernels, "same" and no padding, even and odd maps (12x12 with a 3x3 and no padding: a last row
+// and column that no dy reaches), maps of one row. At stride 1 ("same" padding across, any above
+// and below): rows of 8 or fewer in one strip (3, 7, 8 wide), wider rows in strips from both ends
+// (10, 12, 14: 5, 6, 7 wide) and between them (24, 28, 56), the end one overlapping the one before
+// where they do not divide the row (9 and 13 wide), and one between them moved back (17 wide); 3x3,
+// 5x5, 7x7, 3x5 kernels, no padding above and below, fewer image blocks than threads (rows shared
+// out). On 1 to 4 threads; written over NaN, and added to a gradient already there. Then what it
+// refuses: strides 1 and 2 mixed or 3, at stride 1 padding across other than half the kernel,
+// dilation, plain weights, a P its padding does not give, channels-last off blocks of 8, an even
+// kernel width, R past 7.
+TEST_CASE("depthwise_dgrad agrees with sums in double, on each instruction set this CPU runs") {
     struct Shape {
-        int64_t N, C, H, W, R, S, pad_t, pad_l, block;  // block 0: channels-last
+        int64_t stride, N, C, H, W, R, S, pad_t, pad_l, block;  // block 0: channels-last
         int threads;
     };
-    const Shape shapes[] = {{2, 19, 56, 56, 3, 3, 1, 1, 16, 2}, {1, 19, 7, 9, 5, 5, 2, 2, 8, 1},
-                            {2, 24, 14, 14, 3, 3, 1, 1, 0, 2},  {1, 32, 9, 17, 5, 5, 2, 2, 0, 3},
-                            {3, 48, 8, 8, 3, 3, 1, 1, 16, 4},   {1, 16, 15, 15, 7, 7, 3, 3, 16, 2},
-                            {2, 24, 10, 11, 3, 5, 1, 2, 8, 2},  {1, 16, 1, 12, 3, 3, 1, 1, 16, 1},
-                            {2, 32, 12, 12, 3, 3, 0, 0, 16, 2}};
+    const Shape shapes[] = {
+        {2, 2, 19, 56, 56, 3, 3, 1, 1, 16, 2}, {2, 1, 19, 7, 9, 5, 5, 2, 2, 8, 1}, {2, 2, 24, 14, 14, 3, 3, 1, 1, 0, 2},
+        {2, 1, 32, 9, 17, 5, 5, 2, 2, 0, 3}, {2, 3, 48, 8, 8, 3, 3, 1, 1, 16, 4}, {2, 1, 16, 15, 15, 7, 7, 3, 3, 16, 2},
+        {2, 2, 24, 10, 11, 3, 5, 1, 2, 8, 2}, {2, 1, 16, 1, 12, 3, 3, 1, 1, 16, 1},
+        {2, 2, 32, 12, 12, 3, 3, 0, 0, 16, 2}, {1, 2, 19, 7, 7, 3, 3, 1, 1, 16, 2}, {1, 1, 40, 7, 7, 5, 5, 2, 2, 8, 3},
+        {1, 2, 19, 14, 14, 3, 3, 1, 1, 8, 2}, {1, 1, 24, 28, 28, 3, 3, 1, 1, 0, 2},
+        {1, 1, 32, 14, 10, 5, 5, 2, 2, 0, 1}, {1, 2, 16, 56, 56, 3, 3, 1, 1, 16, 4},
+        {1, 1, 19, 28, 24, 5, 5, 2, 2, 16, 2}, {1, 2, 16, 8, 8, 7, 7, 3, 3, 16, 2},
+        {1, 1, 48, 11, 14, 7, 7, 3, 3, 16, 3}, {1, 1, 16, 9, 3, 3, 3, 1, 1, 16, 1}, {1, 2, 24, 9, 12, 3, 5, 0, 2, 8, 2},
+        {1, 1, 16, 1, 13, 3, 3, 1, 1, 16, 2}, {1, 1, 16, 9, 9, 7, 7, 3, 3, 16, 2},
+        {1, 1, 16, 5, 17, 3, 3, 1, 1, 16, 2}};
     for (const SimdVariant& v : runnable_simd_variants())
         for (const Shape& s : shapes) {
             simd::Depthwise d;
             d.N = s.N, d.C = s.C, d.H = s.H, d.W = s.W, d.R = s.R, d.S = s.S, d.pad_t = s.pad_t, d.pad_l = s.pad_l;
-            d.stride_h = d.stride_w = 2;
-            d.P = (s.H + 2 * s.pad_t - s.R) / 2 + 1, d.Q = (s.W + 2 * s.pad_l - s.S) / 2 + 1;
+            d.stride_h = d.stride_w = s.stride;
+            d.P = (s.H + 2 * s.pad_t - s.R) / s.stride + 1, d.Q = (s.W + 2 * s.pad_l - s.S) / s.stride + 1;
             d.block = s.block ? s.block : s.C;
             d.blocked_weights = true;
             CAPTURE(v.isa);
+            CAPTURE(s.stride);
             CAPTURE(s.C);
             CAPTURE(s.H);
             CAPTURE(s.W);
             CAPTURE(s.R);
             CAPTURE(s.block);
-            REQUIRE(v.depthwise_dgrad2_supported(d));
+            REQUIRE(v.depthwise_dgrad_supported(d));
             const int64_t B = d.block, CP = (s.C + B - 1) / B * B;
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
                 return blocked_at(n, c, h, w, H, W, CP, B);
@@ -980,14 +993,15 @@ TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set 
                             for (int64_t q = 0; q < d.Q; ++q)
                                 for (int64_t r = 0; r < s.R; ++r)
                                     for (int64_t t = 0; t < s.S; ++t) {
-                                        const int64_t h = 2 * p - s.pad_t + r, u = 2 * q - s.pad_l + t;
+                                        const int64_t h = s.stride * p - s.pad_t + r,
+                                                      u = s.stride * q - s.pad_l + t;
                                         if (h < 0 || h >= s.H || u < 0 || u >= s.W) continue;
                                         const double g = double(w[size_t((c * s.R + r) * s.S + t)]) *
                                                          dy[size_t(at(n, c, p, q, d.P, d.Q))];
                                         const size_t i = size_t(at(n, c, h, u, s.H, s.W));
                                         want[i] += g, mag[i] += std::fabs(g);
                                     }
-                v.depthwise_dgrad2(dy.data(), wb.data(), dx.data(), add, d, s.threads);
+                v.depthwise_dgrad(dy.data(), wb.data(), dx.data(), add, d, s.threads);
                 int wrong = 0;
                 for (size_t i = 0; i < dx.size(); ++i)
                     if (!(std::fabs(dx[i] - want[i]) <= 1e-5 * mag[i] + 1e-6) && wrong++ < 3)
@@ -998,14 +1012,17 @@ TEST_CASE("depthwise_dgrad2 agrees with sums in double, on each instruction set 
     simd::Depthwise ok;
     ok.N = 1, ok.C = 16, ok.H = ok.W = 8, ok.P = ok.Q = 4, ok.R = ok.S = 3, ok.pad_t = ok.pad_l = 1, ok.block = 16;
     ok.stride_h = ok.stride_w = 2, ok.blocked_weights = true;
-    CHECK(simd::depthwise_dgrad2_supported(ok));
+    CHECK(simd::depthwise_dgrad_supported(ok));
     auto refused = [&](auto change) {
         simd::Depthwise d = ok;
         change(d);
-        return !simd::depthwise_dgrad2_supported(d);
+        return !simd::depthwise_dgrad_supported(d);
     };
-    CHECK(refused([](simd::Depthwise& d) { d.stride_h = d.stride_w = 1, d.P = d.Q = 8; }));
+    CHECK(!refused([](simd::Depthwise& d) { d.stride_h = d.stride_w = 1, d.P = d.Q = 8; }));
+    CHECK(refused([](simd::Depthwise& d) { d.stride_h = d.stride_w = 3, d.P = d.Q = 3; }));
     CHECK(refused([](simd::Depthwise& d) { d.stride_w = 1, d.Q = 8; }));
+    CHECK(refused([](simd::Depthwise& d) { d.stride_h = 1, d.P = 8; }));
+    CHECK(refused([](simd::Depthwise& d) { d.stride_h = d.stride_w = 1, d.pad_l = 0, d.P = 8, d.Q = 6; }));
     CHECK(refused([](simd::Depthwise& d) { d.dil_h = 2, d.P = 3; }));
     CHECK(refused([](simd::Depthwise& d) { d.blocked_weights = false; }));
     CHECK(refused([](simd::Depthwise& d) { d.P = 5; }));  // a row of dy that the padding does not give

@@ -1293,18 +1293,20 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
 }
 
 // A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
-// kernels/simd's depthwise_conv_dgrad for its data gradient at stride 1 on a map at most 3 kernel
-// widths across, and oneDNN's on larger maps (conv2d.cpp, depthwise_dgrad). The op table's
-// conv_dw*s1_small and _large cases, the same graphs, check the numbers.
-TEST_CASE("a depthwise conv's data gradient on a small blocked map runs kernels/simd, on a larger one oneDNN") {
+// kernels/simd's depthwise_dgrad for its data gradient at stride 1 on a map up to 32 wide, and
+// oneDNN's on wider maps or where the padding across is not half the kernel (conv2d.cpp,
+// depthwise_dgrad). The op table's conv_dw*s1_small and _large cases, the same graphs, check the
+// numbers.
+TEST_CASE("a depthwise conv's data gradient at stride 1 runs kernels/simd on a blocked map up to 32 wide") {
     struct Dw {
-        int64_t C, H, W, R;
+        int64_t C, H, W, R, pad;
         bool kernel;
     };
-    for (Dw d : {Dw{20, 9, 10, 5, true}, Dw{40, 7, 7, 3, true}, Dw{24, 12, 12, 3, false}, Dw{20, 16, 15, 5, false}}) {
-        INFO(d.C, " channels, ", d.H, "x", d.W, ", ", d.R, "x", d.R);
+    for (Dw d : {Dw{20, 9, 10, 5, 2, true}, Dw{40, 7, 7, 3, 1, true}, Dw{24, 28, 32, 3, 1, true},
+                 Dw{24, 12, 33, 3, 1, false}, Dw{20, 9, 9, 5, 1, false}}) {
+        INFO(d.C, " channels, ", d.H, "x", d.W, ", ", d.R, "x", d.R, " padding ", d.pad);
         Graph g("dw_blocked");
-        g.input({2, d.C, d.H, d.W}) | conv(d.C, 1) | conv(d.C, d.R, {.pad = d.R / 2, .groups = d.C});
+        g.input({2, d.C, d.H, d.W}) | conv(d.C, 1) | conv(d.C, d.R, {.pad = d.pad, .groups = d.C});
         const std::vector<std::string> fwd = step_kinds<Conv2d>(g, Mode::train, StepPhase::fwd);
         CHECK(std::count(fwd.begin(), fwd.end(), "convolution") == 2);  // both convs oneDNN's forward
         const std::vector<std::string> dgrad = step_kinds<Conv2d>(g, Mode::train, StepPhase::dgrad);
@@ -1315,7 +1317,7 @@ TEST_CASE("a depthwise conv's data gradient on a small blocked map runs kernels/
 }
 
 // At stride 2 a depthwise conv oneDNN runs forward in a channel-blocked layout takes
-// kernels/simd's depthwise_dgrad2 for its data gradient on any map. Where x's gradient arrived
+// kernels/simd's depthwise_dgrad for its data gradient on any map. Where x's gradient arrived
 // first in the layout the conv read (a stride-2 unit's input, which a strided 1x1 conv reads too:
 // nChw16c with AVX-512) it adds into it, with no copy and no binary add or summing reorder after
 // it. Below AVX-512 the 1x1 conv's gradient arrives channels-last while the depthwise conv read an
@@ -1343,7 +1345,7 @@ TEST_CASE("a depthwise conv's data gradient at stride 2 runs kernels/simd, addin
             else
                 steps += s.impl + " ";
         }
-        CHECK(steps == "ridge:depthwise_dgrad2 ");
+        CHECK(steps == "ridge:depthwise_dgrad ");
         CHECK_MESSAGE(sums.empty(), sums);
         CHECK(summed == (wide ? 0 : 1));
         check_against_reference(g, 1e-4, 2e-4);

@@ -1,9 +1,10 @@
 // A depthwise convolution: its weight gradient in the channel-blocked or channels-last layout, at
-// stride 1 its forward and data gradient, and at stride 2 its data gradient; a grouped 3x3
-// convolution of 4 or 8 channels a group (with AVX-512 any multiple of 8): its forward (on planar
-// copies of its rows below AVX-512 at stride 1, and with AVX-512 for groups of 8 at stride 1 and
-// of 16 and more), and its data and weight gradient for groups of 4 at stride 1 (the data gradient
-// a forward over dy, planar below AVX-512 too) and groups of 8 at stride 2 (simd.h).
+// stride 1 its forward and data gradient as a forward over dy, and at stride 1 or 2 its data
+// gradient row by row; a grouped 3x3 convolution of 4 or 8 channels a group (with AVX-512 any
+// multiple of 8): its forward (on planar copies of its rows below AVX-512 at stride 1, and with
+// AVX-512 for groups of 8 at stride 1 and of 16 and more), and its data and weight gradient for
+// groups of 4 at stride 1 (the data gradient a forward over dy, planar below AVX-512 too) and
+// groups of 8 at stride 2 (simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -330,7 +331,7 @@ const float* dw_weights(const float* w, float* packed, const Depthwise& d) {
     return packed;
 }
 
-// ---- depthwise conv at stride 2: the data gradient ----
+// ---- depthwise conv: the data gradient, row by row ----
 
 // The int32 lanes of Vec<L>, for masking it bit by bit.
 template <int L>
@@ -344,6 +345,97 @@ struct LaneBits<16> {
     typedef int32_t type __attribute__((vector_size(64)));
 };
 
+// All ones in a block's lanes below C. dy's lanes past C may hold anything (NaN times a zero
+// weight is NaN); dx's must be zero, so each store is masked: a fill of the lanes after the row
+// became a memset call per position.
+template <int L>
+RIDGE_SIMD_INLINE typename LaneBits<L>::type lanes_kept(int64_t lanes) {
+    typename LaneBits<L>::type keep;
+    for (int j = 0; j < L; ++j) keep[j] = j < lanes ? -1 : 0;
+    return keep;
+}
+
+template <int L>
+RIDGE_SIMD_INLINE void store_kept(float* out, Vec<L> v, typename LaneBits<L>::type keep) {
+    typename LaneBits<L>::type b;
+    __builtin_memcpy(&b, &v, sizeof b);
+    b &= keep;
+    __builtin_memcpy(&v, &b, sizeof v);
+    store(out, v);
+}
+
+// Positions w0 .. w0 + T - 1 of a row of dx at stride 1 with "same" padding (pad_l = S / 2, Q = W),
+// positions ps floats apart, of one block of L channels, the first `done` of them stored already:
+// dx[w] (added to where `add`) = the sum over the `reach` dy rows that reach this row (rows[i],
+// through kernel row taps[i]) and the taps s with 0 <= q = w + pad_l - s < W of rows[i][q] *
+// wp[taps[i]][s]. The strip stays in registers while each dy position a row gives it is loaded
+// once and multiplied by the S taps. `left`: the strip starts the row (w0 = 0), `right`: it ends it
+// (w0 + T = W); which positions lie in the padding is then known as it is compiled, and nothing is
+// tested. The forward's strip kernel over dy with the taps turned (dw_run) ran this before and
+// tested each position of a strip that met an end: on a 7-wide map every strip. Alone, warm, 2
+// threads on the Zen 5, medians of 300 alternated calls, us: nChw16c 8x960x7x7 (3x3) 79 -> 57,
+// 8x1152x7x7 (5x5) 171 -> 137, 8x576x14x14 223 -> 155, 8x192x28x28 245 -> 180; the AVX2 build on
+// nChw8c 8x960x7x7 213 -> 99, 8x576x14x14 381 -> 183 (a memset of dx: 8 to 44).
+template <int L, int S, int T, bool left, bool right>
+RIDGE_SIMD_INLINE void dw1_strip(const float* const* rows, int64_t shift, const int64_t* taps, int64_t reach,
+                                 int64_t ps, int64_t w0, int64_t done, const float* wp,
+                                 typename LaneBits<L>::type keep, bool add, float* dx) {
+    using V = Vec<L>;
+    constexpr int pad = S / 2, first = left ? pad : 0, last = right ? T + pad : T + S - 1;  // the j read
+    V acc[T] = {};
+    for (int64_t i = 0; i < reach; ++i) {
+        const float* k = wp + taps[i] * S * L;
+        V kv[S];
+#pragma GCC unroll 7
+        for (int s = 0; s < S; ++s) kv[s] = load<V>(k + s * L);
+        // Position q = w0 - pad + j reaches output t through tap t + S - 1 - j; the pointer steps
+        // through them (an offset j * ps each, GCC 12 kept in stack slots) and never past the row.
+        const float* in = rows[i] + shift + (w0 - pad + first) * ps;
+#pragma GCC unroll 16
+        for (int j = first; j < last; ++j) {
+            const V v = load<V>(in);
+            if (j + 1 < last) in += ps;
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const int s = t + S - 1 - j;
+                if (s >= 0 && s < S) acc[t] += v * kv[s];
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        if (t < done) continue;
+        float* out = dx + (w0 + t) * ps;
+        store_kept<L>(out, add ? acc[t] + load<V>(out) : acc[t], keep);
+    }
+}
+
+// A row of dx at stride 1, W wide: one strip where W = T, else strips from each end and between
+// them, each starting where the one before ended or, to stay inside the row, before that (its
+// first positions then redone, not stored again). T <= W - S / 2 (dgrad_strip): the end strips'
+// inner sides lie inside the row.
+template <int L, int S, int T>
+RIDGE_SIMD_INLINE void dw1_row(const float* const* rows, int64_t shift, const int64_t* taps, int64_t reach, int64_t ps,
+                               int64_t W, const float* wp, int64_t lanes, bool add, float* dx) {
+    const auto keep = lanes_kept<L>(lanes);
+    auto strip = [&](auto left, auto right, int64_t w0, int64_t done) RIDGE_SIMD_LAMBDA {
+        dw1_strip<L, S, T, decltype(left)::value, decltype(right)::value>(rows, shift, taps, reach, ps, w0, done, wp,
+                                                                          keep, add, dx);
+    };
+    using yes = std::true_type;
+    using no = std::false_type;
+    if constexpr (T < 5) return strip(yes{}, yes{}, 0, 0);  // only a row of T (dgrad_strip)
+    if (W == T) return strip(yes{}, yes{}, 0, 0);
+    strip(yes{}, no{}, 0, 0);
+    int64_t end = T;  // positions stored
+    while (end < W - T) {
+        const int64_t w0 = std::max<int64_t>(S / 2, std::min(end, W - 2 * T));
+        strip(no{}, no{}, w0, end - w0);
+        end = w0 + T;
+    }
+    strip(no{}, yes{}, W - T, end - (W - T));
+}
+
 // One row of dx, W positions ps floats apart, of one block of L channels: dx[w] (added to where
 // `add`) = the sum over the taps s with w + pad_l - s = 2q, 0 <= q < Q, and over the RE dy rows
 // that reach this row (rows[i], through kernel row taps[i]) of rows[i][q] * wp[taps[i]][s]. At
@@ -356,24 +448,15 @@ struct LaneBits<16> {
 // each store rather than a fill after the row, which became a memset call per position; 90-103
 // with a chain of sums per dy row (5x5 on 144 channels 23% faster, one image on one thread).
 template <int L, int S, int RE>
-RIDGE_SIMD_INLINE void dw2_row(const float* const* rows_at, const int64_t* taps, int64_t ps, int64_t Q, int64_t W,
-                               int64_t pad_l, const float* wp, int64_t lanes, bool add, float* dx) {
+RIDGE_SIMD_INLINE void dw2_row(const float* const* rows_at, int64_t shift, const int64_t* taps, int64_t ps, int64_t Q,
+                               int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add, float* dx) {
     using V = Vec<L>;
-    using I = typename LaneBits<L>::type;
-    I keep;  // all ones in the block's lanes below C
-    for (int j = 0; j < L; ++j) keep[j] = j < lanes ? -1 : 0;
-    // dy's lanes past C may hold anything (NaN times a zero weight is NaN); dx's must be zero.
-    auto put = [&](float* out, V v) RIDGE_SIMD_LAMBDA {
-        I b;
-        __builtin_memcpy(&b, &v, sizeof b);
-        b &= keep;
-        __builtin_memcpy(&v, &b, sizeof v);
-        store(out, v);
-    };
+    const auto keep = lanes_kept<L>(lanes);
+    auto put = [&](float* out, V v) RIDGE_SIMD_LAMBDA { store_kept<L>(out, v, keep); };
     const float* rows[RE];
     V k[RE][S];
     for (int i = 0; i < RE; ++i) {
-        rows[i] = rows_at[i];
+        rows[i] = rows_at[i] + shift;
         for (int s = 0; s < S; ++s) k[i][s] = load<V>(wp + (taps[i] * S + s) * L);
     }
     auto at = [&](auto parity, auto edge, int64_t w) RIDGE_SIMD_LAMBDA {
@@ -429,40 +512,116 @@ RIDGE_SIMD_INLINE void dw2_row(const float* const* rows_at, const int64_t* taps,
 }
 
 template <int L, int S>
-RIDGE_SIMD_INLINE void dw2_row_reach(const float* const* rows, const int64_t* taps, int64_t reach, int64_t ps,
-                                     int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
-                                     float* dx) {
+RIDGE_SIMD_INLINE void dw2_row_reach(const float* const* rows, int64_t shift, const int64_t* taps, int64_t reach,
+                                     int64_t ps, int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes,
+                                     bool add, float* dx) {
     switch (reach) {
         case 0:
             if (!add)
                 for (int64_t w = 0; w < W; ++w) store(dx + w * ps, Vec<L>{});
             return;
-        case 1: return dw2_row<L, S, 1>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
-        case 2: return dw2_row<L, S, 2>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
-        case 3: return dw2_row<L, S, 3>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
-        default: return dw2_row<L, S, 4>(rows, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        case 1: return dw2_row<L, S, 1>(rows, shift, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        case 2: return dw2_row<L, S, 2>(rows, shift, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        case 3: return dw2_row<L, S, 3>(rows, shift, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+        default: return dw2_row<L, S, 4>(rows, shift, taps, ps, Q, W, pad_l, wp, lanes, add, dx);
+    }
+}
+
+// Rows h0 .. h1 - 1 of dx of image n, each through channel blocks cb0 .. cb1 - 1.
+struct RowRun {
+    int64_t n, h0, h1, cb0, cb1;
+};
+
+// The run's rows, row(rows, shift, taps, reach, wp, lanes, out) each: the dy rows p with
+// stride * p + r = h + pad_t for a kernel row r, where block cb0 has them (`shift` floats on, the
+// block's), and the block's weights, lanes and row of dx: the row pointers are made once a row,
+// which a channels-last run takes through all its blocks.
+template <int L, class Row>
+RIDGE_SIMD_INLINE void dgrad_rows(const Depthwise& d, const float* dy, const float* w, float* dx, const RowRun& run,
+                                  Row&& row) {
+    const int64_t RS = d.R * d.S;
+    const int64_t dy_step = block_row(d, L, run.n, 1, 0, d.P, d.Q) - block_row(d, L, run.n, 0, 0, d.P, d.Q);
+    const int64_t dx_step = block_row(d, L, run.n, 1, 0, d.H, d.W) - block_row(d, L, run.n, 0, 0, d.H, d.W);
+    for (int64_t h = run.h0; h < run.h1; ++h) {
+        const float* rows[max_taps];
+        int64_t taps[max_taps], reach = 0;
+        const int64_t u = h + d.pad_t;
+        for (int64_t r = d.stride_h == 1 ? 0 : u & 1; r < d.R && r <= u; r += d.stride_h) {
+            const int64_t p = d.stride_h == 1 ? u - r : (u - r) >> 1;
+            if (p < d.P) rows[reach] = dy + block_row(d, L, run.n, run.cb0, p, d.P, d.Q), taps[reach++] = r;
+        }
+        float* out = dx + block_row(d, L, run.n, run.cb0, h, d.H, d.W);
+        for (int64_t cb = run.cb0; cb < run.cb1; ++cb) {
+            const int64_t k = cb - run.cb0;
+            row(rows, k * dy_step, taps, reach, w + cb * RS * L, std::min<int64_t>(L, d.C - cb * L), out + k * dx_step);
+        }
+    }
+}
+
+// The run at stride 1 in strips of T.
+template <int L, int S, int T>
+RIDGE_SIMD_INLINE void dgrad_run1(const Depthwise& d, const float* dy, const float* w, float* dx, bool add,
+                                  const RowRun& run) {
+    const int64_t ps = position_floats(d, L);
+    dgrad_rows<L>(d, dy, w, dx, run,
+                  [&](const float* const* rows, int64_t shift, const int64_t* taps, int64_t reach, const float* wp,
+                      int64_t lanes, float* out) RIDGE_SIMD_LAMBDA {
+                      dw1_row<L, S, T>(rows, shift, taps, reach, ps, d.W, wp, lanes, add, out);
+                  });
+}
+
+template <int L, int S>
+RIDGE_SIMD_INLINE void dgrad_run_strips(const Depthwise& d, int64_t T, const float* dy, const float* w, float* dx,
+                                        bool add, const RowRun& run) {
+    if (d.stride_h == 2) {
+        const int64_t ps = position_floats(d, L);
+        return dgrad_rows<L>(d, dy, w, dx, run,
+                             [&](const float* const* rows, int64_t shift, const int64_t* taps, int64_t reach,
+                                 const float* wp, int64_t lanes, float* out) RIDGE_SIMD_LAMBDA {
+                                 dw2_row_reach<L, S>(rows, shift, taps, reach, ps, d.Q, d.W, d.pad_l, wp, lanes, add,
+                                                     out);
+                             });
+    }
+    switch (T) {
+        case 1: return dgrad_run1<L, S, 1>(d, dy, w, dx, add, run);
+        case 2: return dgrad_run1<L, S, 2>(d, dy, w, dx, add, run);
+        case 3: return dgrad_run1<L, S, 3>(d, dy, w, dx, add, run);
+        case 4: return dgrad_run1<L, S, 4>(d, dy, w, dx, add, run);
+        case 5: return dgrad_run1<L, S, 5>(d, dy, w, dx, add, run);
+        case 6: return dgrad_run1<L, S, 6>(d, dy, w, dx, add, run);
+        case 7: return dgrad_run1<L, S, 7>(d, dy, w, dx, add, run);
+        default: return dgrad_run1<L, S, 8>(d, dy, w, dx, add, run);
     }
 }
 
 template <int L>
-RIDGE_SIMD_INLINE void dw2_row_any(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
-                                   int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
-                                   float* dx) {
-    if (S == 3) return dw2_row_reach<L, 3>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
-    if (S == 5) return dw2_row_reach<L, 5>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
-    dw2_row_reach<L, 7>(rows, taps, reach, ps, Q, W, pad_l, wp, lanes, add, dx);
+RIDGE_SIMD_INLINE void dgrad_run_any(const Depthwise& d, int64_t T, const float* dy, const float* w, float* dx,
+                                     bool add, const RowRun& run) {
+    if (d.S == 3) return dgrad_run_strips<L, 3>(d, T, dy, w, dx, add, run);
+    if (d.S == 5) return dgrad_run_strips<L, 5>(d, T, dy, w, dx, add, run);
+    dgrad_run_strips<L, 7>(d, T, dy, w, dx, add, run);
 }
 
-RIDGE_SIMD_LEAF void dw2_row16(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
-                               int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
-                               float* dx) {
-    dw2_row_any<16>(rows, taps, reach, S, ps, Q, W, pad_l, wp, lanes, add, dx);
+RIDGE_SIMD_LEAF void dgrad_run16(const Depthwise& d, int64_t T, const float* dy, const float* w, float* dx, bool add,
+                                 const RowRun& run) {
+    dgrad_run_any<16>(d, T, dy, w, dx, add, run);
 }
 
-RIDGE_SIMD_LEAF void dw2_row8(const float* const* rows, const int64_t* taps, int64_t reach, int64_t S, int64_t ps,
-                              int64_t Q, int64_t W, int64_t pad_l, const float* wp, int64_t lanes, bool add,
-                              float* dx) {
-    dw2_row_any<8>(rows, taps, reach, S, ps, Q, W, pad_l, wp, lanes, add, dx);
+RIDGE_SIMD_LEAF void dgrad_run8(const Depthwise& d, int64_t T, const float* dy, const float* w, float* dx, bool add,
+                                const RowRun& run) {
+    dgrad_run_any<8>(d, T, dy, w, dx, add, run);
+}
+
+// The strip of dw1_row: the row where it is 8 wide or less, else the one of 5 to 8 that redoes
+// the fewest positions (ties to the longer), no wider than W - S / 2. 8 at most: a strip's T
+// accumulators, S taps and an input fill at most 16 registers, AVX2's count, with 8 lanes.
+int64_t dgrad_strip(const Depthwise& d) {
+    if (d.W <= 8) return d.W;
+    auto redone = [&](int64_t t) { return t > d.W - d.S / 2 ? d.W : (d.W + t - 1) / t * t - d.W; };
+    int64_t best = 8;
+    for (int64_t t = 7; t >= 5; --t)
+        if (redone(t) < redone(best)) best = t;
+    return best;
 }
 
 // ---- grouped 3x3 conv, groups of 4 channels ----
@@ -1254,34 +1413,37 @@ void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* pac
     dw_run(dy, dw_weights(w, packed, d), true, nullptr, dx, g, threads);
 }
 
-bool depthwise_dgrad2_supported(const Depthwise& d) {
-    const bool taps = (d.S == 3 || d.S == 5 || d.S == 7) && d.R <= 7;  // at most 4 rows of dy reach a row of dx
-    return depthwise_wgrad_supported(d) && taps && d.blocked_weights && d.stride_h == 2 && d.stride_w == 2 &&
-           d.dil_h == 1 && d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 && d.pad_l < d.S &&
-           d.P == (d.H + 2 * d.pad_t - d.R) / 2 + 1 && d.Q == (d.W + 2 * d.pad_l - d.S) / 2 + 1 && d.P >= 1 &&
-           d.Q >= 1;
+bool depthwise_dgrad_supported(const Depthwise& d) {
+    // At most 7 rows of dy reach a row of dx at stride 1, 4 at stride 2 (dw2_row_reach's cases).
+    const bool taps = (d.S == 3 || d.S == 5 || d.S == 7) && d.R <= 7;
+    const int64_t stride = d.stride_h;
+    if (stride == 1 && d.pad_l != d.S / 2) return false;  // dw1_row's strips know the padding as compiled
+    return depthwise_wgrad_supported(d) && taps && d.blocked_weights && (stride == 1 || stride == 2) &&
+           d.stride_w == stride && d.dil_h == 1 && d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 &&
+           d.pad_l < d.S && d.P == (d.H + 2 * d.pad_t - d.R) / stride + 1 &&
+           d.Q == (d.W + 2 * d.pad_l - d.S) / stride + 1 && d.P >= 1 && d.Q >= 1;
 }
 
-// Units of one row of dx and one channel block, as dw_run's: in a blocked layout an image's rows of
-// a block in order, in channels-last a row's blocks in order, so a line that two 8-lane blocks
-// share is mostly written by one thread, one block after the other.
-void depthwise_dgrad2(const float* dy, const float* w, float* dx, bool add, const Depthwise& d, int threads) {
-    const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
-    const bool blocked = d.block == L;
-    const int64_t ps = position_floats(d, L);
-    for_units(d.N * CB * d.H, threads, [&](int64_t u) {
-        const int64_t n = u / (CB * d.H);
-        const int64_t cb = blocked ? u / d.H % CB : u % CB, h = blocked ? u % d.H : u / CB % d.H;
-        const float* rows[max_taps];
-        int64_t taps[max_taps], reach = 0;
-        for (int64_t r = (h + d.pad_t) & 1; r < d.R && r <= h + d.pad_t; r += 2) {
-            const int64_t p = (h + d.pad_t - r) / 2;
-            if (p < d.P) rows[reach] = dy + block_row(d, L, n, cb, p, d.P, d.Q), taps[reach++] = r;
-        }
-        float* out = dx + block_row(d, L, n, cb, h, d.H, d.W);
-        const int64_t lanes = std::min(L, d.C - cb * L);
-        (L == 16 ? dw2_row16 : dw2_row8)(rows, taps, reach, d.S, ps, d.Q, d.W, d.pad_l, w + cb * RS * L, lanes, add,
-                                         out);
+// In a blocked layout, units of an image's rows of one channel block in order (all of them, or a
+// share where there are fewer image blocks than twice the threads); channels-last, units of one
+// row through its blocks in order, so a line that two 8-lane blocks share is written by one thread,
+// one block after the other. Units of one row and block, each choosing its strip, spent about a
+// third of the kernel's time on a 7x7 map (8x960x7x7, one thread, sampled) finding their place
+// and their strip: some eight 64-bit divisions a row.
+void depthwise_dgrad(const float* dy, const float* w, float* dx, bool add, const Depthwise& d, int threads) {
+    const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, T = dgrad_strip(d);
+    const auto run = L == 16 ? dgrad_run16 : dgrad_run8;
+    if (d.block != L) {
+        for_units(d.N * d.H, threads, [&](int64_t u) {
+            const int64_t h = u % d.H;
+            run(d, T, dy, w, dx, add, {u / d.H, h, h + 1, 0, CB});
+        });
+        return;
+    }
+    const int64_t shares = std::clamp<int64_t>((2 * threads + d.N * CB - 1) / (d.N * CB), 1, d.H);
+    for_units(d.N * CB * shares, threads, [&](int64_t u) {
+        const int64_t k = u % shares, cb = u / shares % CB;
+        run(d, T, dy, w, dx, add, {u / (shares * CB), d.H * k / shares, d.H * (k + 1) / shares, cb, cb + 1});
     });
 }
 

@@ -4,19 +4,20 @@
 // binary primitive broadcasts (N,C,1,1) only in its reference implementation), global average
 // pooling's gradient (oneDNN's pooling backward over a whole map is its reference kernel),
 // softmax's gradient where oneDNN's jit softmax backward is missing (it needs AVX-512), max pooling
-// in inference (oneDNN's AVX2 pooling reads at a quarter of memory speed), layernorm
-// and its gradients (oneDNN's are portable C++ without vector code), SiLU and
-// its gradient (oneDNN's swish is compute-bound at a quarter of memory speed), hardsigmoid and its
-// gradient (oneDNN has none), DenseNet's concatenation fused with the batchnorm and ReLU that read
-// it (inference) and its gradient (training: oneDNN's reorders of each piece took 2.5 times memory
-// speed), batchnorm in training on small maps (oneDNN's primitive costs 20 to 50 us there), a
-// linear layer on one row (oneDNN's brgemm inner product streams the weights at four fifths of
-// memory speed), the weight gradient of a depthwise convolution in the channel-blocked layout its
-// forward uses (oneDNN's is the reference implementation there, or a GEMM after reordering both
-// activations), a depthwise convolution at stride 1 with its data gradient in channels-last
-// (convnext's; oneDNN's data gradient needs its weights reordered each step and ran at up to 8
-// times its bound), and the copy from plain channels into nChw8c / nChw16c (oneDNN's reorder runs
-// at a fraction of memory speed where the last block is part padding), a channel shuffle with it.
+// in inference (oneDNN's AVX2 pooling reads at a quarter of memory speed), layernorm and its
+// gradients (oneDNN's are portable C++ without vector code), SiLU and its gradient (oneDNN's swish
+// is compute-bound at a quarter of memory speed), hardsigmoid and its gradient (oneDNN has none),
+// DenseNet's concatenation fused with the batchnorm and ReLU that read it (inference) and its
+// gradient (training: oneDNN's reorders of each piece took 2.5 times memory speed), batchnorm in
+// training on small maps (oneDNN's primitive costs 20 to 50 us there), a linear layer on one row
+// (oneDNN's brgemm inner product streams the weights at four fifths of memory speed), the weight
+// gradient of a depthwise convolution in the channel-blocked layout its forward uses (oneDNN's is
+// the reference implementation there, or a GEMM after reordering both activations) and its data
+// gradient there (oneDNN's jit_dw took 3 to 10 times its bound), a depthwise convolution at stride
+// 1 with its data gradient in channels-last (convnext's; oneDNN's data gradient needs its weights
+// reordered each step and ran at up to 8 times its bound), and the copy from plain channels into
+// nChw8c / nChw16c (oneDNN's reorder runs at a fraction of memory speed where the last block is
+// part padding), a channel shuffle with it.
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -146,7 +147,7 @@ struct Strided {
     X(ns, winograd3x3_scratch) X(ns, winograd3x3) \
     X(ns, winograd3x3_wgrad_scratch) X(ns, winograd3x3_wgrad) \
     X(ns, depthwise_conv_supported) X(ns, depthwise_conv_packed) X(ns, depthwise_conv) X(ns, depthwise_conv_dgrad) \
-    X(ns, depthwise_dgrad2_supported) X(ns, depthwise_dgrad2) \
+    X(ns, depthwise_dgrad_supported) X(ns, depthwise_dgrad) \
     X(ns, depthwise_wgrad_supported) X(ns, depthwise_lanes) X(ns, depthwise_wgrad_scratch) X(ns, depthwise_wgrad) \
     X(ns, image_conv_supported) X(ns, image_conv_weights_size) X(ns, image_conv_weights) X(ns, image_conv_scratch) \
     X(ns, image_conv) \

@@ -201,28 +201,30 @@ bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
-// The data gradient of a depthwise conv oneDNN ran forward at stride 1 in a channel-blocked
-// layout (MobileNet's, MnasNet's and EfficientNet's, whose batchnorm and activation keep their own
-// steps in training), on a map at most 3 kernel widths across: kernels/simd's
-// depthwise_conv_dgrad, the forward's kernel over dy with the taps turned, in that layout. There
-// a large share of the taps lands in the padding, which the kernel skips, and oneDNN 2.6's jit_dw
-// backward took 3 to 4 times its own forward: mobilenet_v3_large's 5x5 features.14.conv2 at batch 8
-// (960 channels, 7x7, nChw8c, the 2-core Zen 3) 1.48 ms against 0.40. `ridge profile NET --mode
-// train --batch 8`, two runs of each build alternated, data gradient in ms: 5x5 on 7x7 1.09-1.90
-// -> 0.45-0.94 (mobilenet_v3_large, mnasnet1_0, efficientnet_b0), 5x5 on 14x14 1.09-1.77 ->
-// 0.80-1.43, 3x3 on 7x7 0.66-0.95 -> 0.37-0.73; on larger maps no faster (5x5 on 28x28 1.10-1.34
-// against 1.26-1.34) or slower (3x3 on 14x14 0.63-1.21 against 1.09-1.32, on 56x56 0.92-1.07
-// against 1.07-1.24), so those stay oneDNN's.
-// At stride 2, on any map, kernels/simd's depthwise_dgrad2, which also adds into a gradient that
-// arrived in x's layout (a stride-2 unit's input, which its other branch reads too) instead of
-// writing a copy for oneDNN's binary add after it. oneDNN's jit_dw took 4 to 10 times its bound
-// there. `ridge profile NET --mode train`, 2 alternated pairs on the 2-core Zen 5, these layers'
-// data gradients in all, ms: shufflenet_v2_x1_0 at batch 8 1.96-1.97 -> 0.88-0.98 (stage4.0's
-// branch1.conv1, which adds, 0.20-0.26 -> 0.04-0.05), at batch 1 0.26-0.27 -> 0.13-0.14;
-// mobilenet_v2 at batch 8 4.06-4.12 -> 3.19-3.32; mobilenet_v3_large 3.20-3.45 -> 2.52-2.63;
-// efficientnet_b0 3.78-4.62 -> 3.36-3.50 (features.2.0's 8x96x112x112, 1.8-2.2 ms, level: its dx
-// is 38 MB), at batch 1 0.71-0.75 -> 0.45-0.64. False, planning nothing, for any other conv or
-// layout.
+// The data gradient of a depthwise conv oneDNN ran forward in a channel-blocked layout (MobileNet's,
+// MnasNet's, EfficientNet's and ShuffleNet's, whose batchnorm and activation keep their own steps
+// in training): kernels/simd's depthwise_dgrad, which also adds into a gradient that arrived in x's
+// layout (a stride-2 unit's input, which its other branch reads too) instead of writing a copy for
+// oneDNN's binary add after it. oneDNN 2.6's jit_dw backward took 3 to 10 times its bound, more on
+// small maps, where a large share of the taps lands in the padding (mobilenet_v3_large's 5x5
+// features.14.conv2 at batch 8, 960 channels on 7x7, 1.48 ms against its forward's 0.40 on the
+// 2-core Zen 3). `ridge profile NET --mode train`, alternated runs on the 2-core Zen 5, these
+// layers' data gradients in all, ms:
+// - At stride 2, on any map: shufflenet_v2_x1_0 at batch 8 1.96-1.97 -> 0.88-0.98 (stage4.0's
+//   branch1.conv1, which adds, 0.20-0.26 -> 0.04-0.05), at batch 1 0.26-0.27 -> 0.13-0.14;
+//   mobilenet_v2 at batch 8 4.06-4.12 -> 3.19-3.32; mobilenet_v3_large 3.20-3.45 -> 2.52-2.63;
+//   efficientnet_b0 3.78-4.62 -> 3.36-3.50 (features.2.0's 8x96x112x112, 1.8-2.2 ms, level: its
+//   dx is 38 MB), at batch 1 0.71-0.75 -> 0.45-0.64.
+// - At stride 1, on maps up to 32 wide (oneDNN's before, or up to 3 kernel widths across the
+//   forward's strip kernel over dy with the taps turned), 2 pairs at batch 8: 28x28 and 14x14
+//   under 3x3, oneDNN's before, mobilenet_v2's features.5-13 3.09-3.36 -> 1.96-2.11,
+//   efficientnet_b0's features.3.1 and 4.1-4.2 1.63-1.71 -> 1.05-1.13, shufflenet_v2_x1_0's
+//   stages 2 and 3 1.18-1.26 -> 0.78; 7x7, and 14x14 under 5x5, the strip kernel's before,
+//   efficientnet_b0's features.5-7 3.08-3.23 -> 2.26-2.46, shufflenet_v2's stage 4 0.21-0.22 ->
+//   0.11. On 56x56 and 112x112 oneDNN's stays: efficientnet_b0's features.1.0 (112) 1.09-1.22
+//   against 1.32-1.46 with the kernel, features.2.1 (56) 1.40-1.46 against 1.57-1.61;
+//   mobilenet_v2's 1.17-1.21 against 1.22-1.26 and 1.35-1.46 against 1.45-1.50.
+// False, planning nothing, for any other conv or layout.
 bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Md x_md = p.md(s.in[0]);
@@ -232,25 +234,14 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     if (!found) return false;
     simd::Depthwise d = *found;
     d.blocked_weights = true;
-    const bool stride2 = simd::depthwise_dgrad2_supported(d);
-    if (!stride2 && (!simd::depthwise_conv_supported(d) || d.H > 3 * d.R || d.W > 3 * d.S)) return false;
+    if (!simd::depthwise_dgrad_supported(d) || (d.stride_h == 1 && d.W > 32)) return false;
     const int w = p.as(p.param[size_t(l.node)][0], depthwise_weights_md(d));
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));  // the forward's output layout, of the same block
-    if (stride2) {
-        const int arrived = p.arrived_as(l.x(), x_md);
-        const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
-        p.kernel("depthwise_dgrad2",
-                 [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
-                     simd::depthwise_dgrad2(a[0], a[1], a[2], add, d, threads);
-                 },
-                 {dy, w, dx});
-        p.contributed(l.x(), dx);
-        return true;
-    }
-    const int dx = p.contribution(l.x(), x_md);
-    p.kernel("depthwise_conv_dgrad",
-             [d, threads = p.step_threads()](const std::vector<float*>& a) {
-                 simd::depthwise_conv_dgrad(a[0], a[1], a[2], nullptr, d, threads);
+    const int arrived = p.arrived_as(l.x(), x_md);
+    const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
+    p.kernel("depthwise_dgrad",
+             [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
+                 simd::depthwise_dgrad(a[0], a[1], a[2], add, d, threads);
              },
              {dy, w, dx});
     p.contributed(l.x(), dx);

@@ -109,9 +109,9 @@ std::vector<OpCase> convolutions() {
          .body = [](Tensor x) { return x | conv(40, 5, {.stride = {1, 2}, .pad = 2, .groups = 40}); }},
         // After a 1x1 conv, so that their data gradient runs: at stride 1 on a map up to 32 wide
         // it is kernels/simd's depthwise_dgrad in the forward's blocked layout (conv2d.cpp's
-        // depthwise_dgrad), in one strip a row (7, 10 wide) or several (17 wide under 7x7: one
-        // from each end and one between them, moved back to stay inside). 20 channels leave a
-        // partial block of 8 or 16; 12x34 is wider than the kernel takes (oneDNN's).
+        // depthwise_dgrad), in one strip a row (7 wide), two (10 wide under 5x5) or three (17
+        // wide under 7x7: one from each end and one between them). 20 channels leave a partial
+        // block of 8 or 16; 12x34 is wider than the kernel takes (oneDNN's).
         {.name = "conv_dw5s1_small", .what = "1x1 conv, depthwise 5x5 stride 1 on a 9x10 map over 20 channels",
          .x = {3, 20, 9, 10},
          .body = [](Tensor x) { return x | conv(20, 1) | conv(20, 5, {.pad = 2, .groups = 20}); }},

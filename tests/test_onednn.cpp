@@ -1295,8 +1295,8 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
 // A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
 // kernels/simd's depthwise_dgrad for its data gradient at stride 1 on a map up to 32 wide, and
 // oneDNN's on wider maps or where the padding across is not half the kernel (conv2d.cpp,
-// depthwise_dgrad). The op table's conv_dw*s1_small and _large cases, the same graphs, check the
-// numbers.
+// depthwise_dgrad). The op table's conv_dw5s1_small, conv_dw3s1_small and conv_dw7s1_strips
+// (the kernel's) and conv_dw3s1_large (oneDNN's), graphs of the same form, check the numbers.
 TEST_CASE("a depthwise conv's data gradient at stride 1 runs kernels/simd on a blocked map up to 32 wide") {
     struct Dw {
         int64_t C, H, W, R, pad;

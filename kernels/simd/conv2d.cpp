@@ -424,16 +424,19 @@ RIDGE_SIMD_INLINE void dw1_row(const float* const* rows, int64_t shift, const in
     };
     using yes = std::true_type;
     using no = std::false_type;
-    if constexpr (T < 5) return strip(yes{}, yes{}, 0, 0);  // only a row of T (dgrad_strip)
-    if (W == T) return strip(yes{}, yes{}, 0, 0);
-    strip(yes{}, no{}, 0, 0);
-    int64_t end = T;  // positions stored
-    while (end < W - T) {
-        const int64_t w0 = std::max<int64_t>(S / 2, std::min(end, W - 2 * T));
-        strip(no{}, no{}, w0, end - w0);
-        end = w0 + T;
+    if constexpr (T < 5) {
+        strip(yes{}, yes{}, 0, 0);  // only a row of T (dgrad_strip)
+    } else {
+        if (W == T) return strip(yes{}, yes{}, 0, 0);
+        strip(yes{}, no{}, 0, 0);
+        int64_t end = T;  // positions stored
+        while (end < W - T) {
+            const int64_t w0 = std::max<int64_t>(S / 2, std::min(end, W - 2 * T));
+            strip(no{}, no{}, w0, end - w0);
+            end = w0 + T;
+        }
+        strip(no{}, yes{}, W - T, end - (W - T));
     }
-    strip(no{}, yes{}, W - T, end - (W - T));
 }
 
 // One row of dx, W positions ps floats apart, of one block of L channels: dx[w] (added to where

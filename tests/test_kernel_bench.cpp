@@ -1129,6 +1129,24 @@ TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on e
     }
 }
 
+// copy_floats on each build: every float copied, none written past n, on one thread and shared
+// out (from 64K floats) in whole lines with the last part taking the tail, with more threads than
+// parts.
+TEST_CASE("copy_floats copies exactly n floats, on one thread and shared out, on each instruction set this CPU runs") {
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (int64_t n : {int64_t(0), int64_t(1), int64_t(17), int64_t(65536 * 2 + 3), int64_t(65536 * 5 + 7)})
+            for (int threads : {1, 2, 3, 4}) {
+                CAPTURE(v.isa);
+                CAPTURE(n);
+                CAPTURE(threads);
+                const std::vector<float> x = fill(size_t(n), -1, 1, 7);
+                std::vector<float> y(size_t(n) + 16, NAN);
+                v.copy_floats(x.data(), y.data(), n, threads);
+                CHECK(std::equal(x.begin(), x.end(), y.begin()));
+                CHECK(std::all_of(y.begin() + n, y.end(), [](float f) { return std::isnan(f); }));
+            }
+}
+
 // kernels/simd's hardsigmoid at and around its kinks, where PyTorch's backward puts the slope on
 // the open interval (-3, 3), and on NaN of either sign and infinities, against the formula in
 // double, for each build: the AVX2 and AVX-512 ones clamp with bit operations, the x86-64 one too

@@ -1352,6 +1352,30 @@ TEST_CASE("a depthwise conv's data gradient at stride 2 runs kernels/simd, addin
     }
 }
 
+// A residual add's gradient goes to both operands: one takes dy's buffer, the other gets a copy
+// (onednn/plan.cpp's reorder_into): ridge's, not oneDNN's reorder of a layout into itself. 24
+// channels leave a block part padding; 7x7 maps are copied on one thread, 64x64 shared out. Against
+// the reference executor.
+TEST_CASE("a residual add's gradient reaches its second operand by a copy of dy") {
+    for (int64_t C : {24, 32})
+        for (int64_t HW : {7, 64}) {
+            CAPTURE(C);
+            CAPTURE(HW);
+            Graph g("residual_copy");
+            Tensor y = g.input({2, 8, HW, HW}) | conv(C, 1) | relu();
+            Tensor sum = add(y | conv(C, 3, {.pad = 1}), y);
+            sum | relu();
+            const int node = g.tensor(sum.id()).producer;
+            auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+            ex->prepare();
+            std::string steps;
+            for (const StepInfo& s : ex->steps())
+                if (s.node == node && s.phase == StepPhase::dgrad) steps += s.impl + " ";
+            CHECK(steps == "ridge:copy ");
+            check_against_reference(g, 1e-4, 2e-4);
+        }
+}
+
 // A conv on the image that oneDNN would run as its GEMM convolution (11x11 at stride 4) runs
 // image_conv below AVX-512, in fused inference with its batchnorm folded and its ReLU, and in
 // training with image_conv_wgrad reading dy in the nChw8c it wrote; on AVX-512 oneDNN's own. The

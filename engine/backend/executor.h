@@ -105,10 +105,12 @@ struct StepInfo {
 };
 
 // Whether a step only moves a tensor between layouts: the library's reorder, or the copies the
-// oneDNN executor runs in its place between plain and channel blocks (onednn/plan.cpp's
-// reorder_into). Such a step is charged to the layer that needed the layout, beside its own work.
+// oneDNN executor runs in its place between plain and channel blocks or within one layout
+// (onednn/plan.cpp's reorder_into). Such a step is charged to the layer that needed the layout,
+// beside its own work.
 inline bool layout_move(const StepInfo& s) {
-    return s.primitive == "reorder" || s.impl == "ridge:plain_to_blocked" || s.impl == "ridge:blocked_to_plain";
+    return s.primitive == "reorder" || s.impl == "ridge:plain_to_blocked" || s.impl == "ridge:blocked_to_plain" ||
+           s.impl == "ridge:copy";
 }
 
 // Called around every step while set: before() just ahead of it, after() once it has finished

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/simd/means.h"
 #include "kernels/simd/simd.h"
@@ -289,5 +290,15 @@ void broadcast(const float* s, float k, float* y, const ChannelLayout& l, bool a
 void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, false); }
 
 void add_broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, true); }
+
+// Whole 64-byte lines a thread, from 256 KB on (below, one thread copies it before a region of two
+// has started).
+void copy_floats(const float* x, float* y, int64_t n, int threads) {
+    const int64_t parts = std::clamp<int64_t>(n / (64 * 1024), 1, std::max(threads, 1));
+    for_units(parts, threads, [&](int64_t k) {
+        const int64_t from = n * k / parts / 16 * 16, to = k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16;
+        std::memcpy(y + from, x + from, size_t(to - from) * sizeof(float));
+    });
+}
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

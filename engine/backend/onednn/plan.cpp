@@ -240,8 +240,8 @@ void Plan::reorder_into(int src, int dst, bool accumulate) {
         return;
     }
     // A copy into the same layout (a gradient passed on to a second reader: a residual add's
-    // operand that does not take dy's buffer). oneDNN's reorder did it at about 9 GB/s:
-    // efficientnet_b0's features.2.1.add1 at batch 8, 3.2 MB, 0.63-0.69 ms.
+    // operand that does not take dy's buffer). oneDNN's reorder copied 5-8 GB/s: efficientnet_b0's
+    // features.2.1.add1 at batch 8, 3.2 MB, 0.40-0.66 ms in alternated runs.
     if (!accumulate && from == to && from.data_type() == dnnl::memory::data_type::f32) {
         kernel(
             "copy",

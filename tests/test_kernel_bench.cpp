@@ -50,7 +50,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
             a.C = block == 1 ? 83 : 80, b.C = block == 1 ? 5 : block, c.C = block == 1 ? 40 : 48;
             d.C = block == 1 ? 37 : 2 * block;
         }
-        if (k.name == "dw-wgrad" && layout == "nhwc") {
+        if ((k.name == "dw-wgrad" || k.name == "dw-dgrad") && layout == "nhwc") {
             // Channels-last wants C a multiple of 8: 16 and 48 run 16 lanes in the AVX-512 build and
             // 8 in the others, 24 and 40 run 8 everywhere.
             a.C = 24, b.C = 16, c.C = 40, d.C = 48;
@@ -79,9 +79,13 @@ std::vector<Problem> small_shapes(const Kernel& k) {
             continue;
         }
         // The fast four-column path (5x5, 3x3, 7x7 at stride 1), the per-tap path (stride 2, 1x1,
-        // an odd width), and images of one row.
-        for (auto [R, S, stride, pad] : {std::array<int64_t, 4>{5, 5, 1, 2}, {3, 3, 2, 1}, {7, 7, 1, 3}, {1, 1, 1, 0},
-                                         {3, 5, 1, 1}, {11, 11, 1, 5}}) {
+        // an odd width), and images of one row. depthwise_dgrad takes S of 3, 5 or 7 at stride 1
+        // or 2, at stride 1 with "same" padding across.
+        std::vector<std::array<int64_t, 4>> windows = {{5, 5, 1, 2}, {3, 3, 2, 1}, {7, 7, 1, 3},
+                                                       {1, 1, 1, 0}, {3, 5, 1, 1}, {11, 11, 1, 5}};
+        if (k.name == "dw-dgrad")
+            windows = {{5, 5, 1, 2}, {3, 3, 2, 1}, {7, 7, 1, 3}, {3, 3, 1, 1}, {5, 5, 2, 2}, {5, 3, 1, 1}};
+        for (auto [R, S, stride, pad] : windows) {
             for (Problem p : {a, b, c}) {
                 p.R = R, p.S = S, p.stride = stride, p.pad = pad;
                 if (p.P() >= 1 && p.Q() >= 1) out.push_back(p);
@@ -91,9 +95,10 @@ std::vector<Problem> small_shapes(const Kernel& k) {
     return out;
 }
 
-const std::vector<std::string> cpu_kernels = {"se-scale",    "se-gate-grad", "dw-wgrad", "concat",   "concat-bn",
-                                              "concat-bn-norelu", "softmax", "softmax-bwd", "silu",  "silu-bwd", "gelu", "gelu-bwd", "gap-grad",
-                                              "linear-row", "scale-strided", "scale-strided-bwd"};
+const std::vector<std::string> cpu_kernels = {
+    "se-scale", "se-gate-grad", "dw-wgrad", "dw-dgrad", "concat", "concat-bn", "concat-bn-norelu", "softmax",
+    "softmax-bwd", "silu", "silu-bwd", "gelu", "gelu-bwd", "gap-grad", "linear-row", "scale-strided",
+    "scale-strided-bwd"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 // The last row left out.
@@ -130,6 +135,16 @@ void wgrad_bias_dropped(const float* x, const float* dy, float* dw, float* db, f
                         int threads) {
     simd::depthwise_wgrad(x, dy, dw, nullptr, scratch, d, threads);
     for (int64_t c = 0; c < d.C; ++c) db[c] = 0;
+}
+// The forward's taps where the data gradient needs them turned (w[r][s] for w[R-1-r][S-1-s]).
+void dgrad_taps_unturned(const float* dy, const float* w, float* dx, bool add, const simd::Depthwise& d,
+                         int threads) {
+    const int64_t L = simd::depthwise_lanes(d), RS = d.R * d.S, blocks = (d.C + L - 1) / L;
+    std::vector<float> turned(size_t(blocks * RS * L));
+    for (int64_t cb = 0; cb < blocks; ++cb)
+        for (int64_t t = 0; t < RS; ++t)
+            for (int64_t j = 0; j < L; ++j) turned[size_t((cb * RS + t) * L + j)] = w[(cb * RS + RS - 1 - t) * L + j];
+    simd::depthwise_dgrad(dy, turned.data(), dx, add, d, threads);
 }
 void concat_relu_dropped(const float* const* x, const int64_t* channels, int64_t pieces, const float* a,
                          const float* b, bool, float* y, const simd::ChannelLayout& l) {
@@ -336,6 +351,12 @@ TEST_CASE("deliberately wrong kernels fail the check") {
         CHECK_FALSE(c.ok);
         CHECK(c.what == "db");
     }
+    SUBCASE("dw-dgrad with the forward's taps, not turned") {
+        SimdVariant wrong = d;
+        wrong.depthwise_dgrad = dgrad_taps_unturned;
+        CHECK_FALSE(make_cpu_cases(kernel("dw-dgrad"), dw, {wrong}, 1).front()->check().ok);
+        CHECK(make_cpu_cases(kernel("dw-dgrad"), dw, {d}, 1).front()->check().ok);
+    }
     Problem cat = plain;
     cat.C = 80;  // pieces 16, 32, 32
     SUBCASE("concat-bn without its ReLU") {
@@ -427,6 +448,9 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"--isa", "sse9"},
         {"dw-wgrad", "--h", "3", "--w", "3", "--pad", "0"},
         {"dw-wgrad", "--pad", "5"},
+        {"dw-dgrad", "--stride", "3"},
+        {"dw-dgrad", "--r", "3", "--s", "3", "--pad", "0"},
+        {"dw-dgrad", "--layout", "nhwc", "--c", "20"},
         {"--repeats", "0"},
         {"--n", "1000000", "--c", "1000000"},
         {"concat-bn", "--c", "40"},

@@ -132,6 +132,9 @@ const std::vector<Kernel>& kernels() {
         {"dw-wgrad", false, true, {"nhwc", "nChw8c", "nChw16c"},
          "depthwise conv weight and bias gradient (kernels/simd depthwise_wgrad; ref: Conv2d backward)",
          "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
+        {"dw-dgrad", false, true, {"nhwc", "nChw8c", "nChw16c"},
+         "depthwise conv data gradient at stride 1 or 2 (kernels/simd depthwise_dgrad; ref: Conv2d backward)",
+         "efficientnet_b0 features.5.1.conv2, 5x5 depthwise (672 ch at 14x14), batch 32", dw_default()},
         {"concat", false, false, channel_layouts,
          "concatenation of channels alone, the pieces as concat-bn's (kernels/simd concat_affine without a and b; "
          "ref: Concat forward)",
@@ -224,9 +227,11 @@ void validate(const Kernel& k, const Problem& p) {
     if (k.whole_blocks && p.C % block != 0)
         fail("C " + std::to_string(p.C) + " is not a multiple of " + p.layout + "'s block of " +
              std::to_string(block) + " (every piece must fill whole blocks)");
-    // depthwise_wgrad reads channels-last in blocks of 8 or 16 channels (convnext's 96 to 768).
-    if (k.name == "dw-wgrad" && p.layout == "nhwc" && p.C % 8 != 0)
-        fail("C " + std::to_string(p.C) + " is not a multiple of 8, as depthwise_wgrad needs in nhwc");
+    // depthwise_wgrad and depthwise_dgrad read channels-last in blocks of 8 or 16 channels
+    // (convnext's 96 to 768).
+    if ((k.name == "dw-wgrad" || k.name == "dw-dgrad") && p.layout == "nhwc" && p.C % 8 != 0)
+        fail("C " + std::to_string(p.C) + " is not a multiple of 8, as " +
+             (k.name == "dw-wgrad" ? "depthwise_wgrad" : "depthwise_dgrad") + " needs in nhwc");
     double elements = double(p.N) * double(p.C + 15) * double(p.H) * double(p.W);
     if (k.outputs) elements = double(p.K + 15) * double(p.C + 15) + double(p.N) * double(p.C + p.K);  // w, x, y
     if (k.filter) {
@@ -238,6 +243,13 @@ void validate(const Kernel& k, const Problem& p) {
         if (p.P() < 1 || p.Q() < 1)
             fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " +
                  std::to_string(p.H) + "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
+        simd::Depthwise d;
+        d.N = p.N, d.C = p.C, d.H = p.H, d.W = p.W, d.P = p.P(), d.Q = p.Q(), d.R = p.R, d.S = p.S;
+        d.stride_h = d.stride_w = p.stride, d.pad_t = d.pad_l = p.pad;
+        d.block = p.layout == "nChw8c" ? 8 : p.layout == "nChw16c" ? 16 : p.C;
+        if (k.name == "dw-dgrad" && !simd::depthwise_dgrad_supported(d))
+            fail(p.describe(true) + " is not a window depthwise_dgrad takes: stride 1 or 2, S of 3, 5 or 7, R up "
+                                    "to 7, and at stride 1 a pad of S / 2");
     }
     // Inputs, outputs, their packed copies and the reference's magnitudes: about six tensors.
     double need = 6 * 4 * elements;

@@ -167,19 +167,19 @@ private:
     std::vector<float> ds_ref_ = std::vector<float>(d_->ds_ref.size());
 };
 
-// ---- dw-wgrad -----------------------------------------------------------------------------------
+// ---- dw-wgrad, dw-dgrad -----------------------------------------------------------------------------
 
-// x (N,C,H,W)  dy (N,C,P,Q)  w, dw (C,1,R,S)  db (C)
+// x (N,C,H,W)  dy (N,C,P,Q)  w, dw (C,1,R,S)  db (C)  dx (N,C,H,W)
 struct DwData {
     Problem p;
     Conv2d op;
     simd::ChannelLayout lx, ly;
     Shape xs, ys, ws;
     std::vector<float> x, dy, w, b, xb, dyb;
-    std::vector<float> dw_ref, db_ref;
-    std::vector<double> dw_bound, db_bound;
+    std::vector<float> dw_ref, db_ref, dx_ref;
+    std::vector<double> dw_bound, db_bound, dx_bound;
 
-    explicit DwData(const Problem& p_)
+    DwData(const Problem& p_, bool data_gradient)
         : p(p_), lx(channel_layout(p_, p_.H, p_.W)), ly(channel_layout(p_, p_.P(), p_.Q())) {
         op.K = p.C, op.kernel = Hw(p.R, p.S), op.stride = p.stride, op.pad = p.pad, op.G = p.C, op.bias = true;
         xs = {p.N, p.C, p.H, p.W};
@@ -201,6 +201,23 @@ struct DwData {
         const int64_t terms = p.N * p.P() * p.Q();
         for (size_t i = 0; i < w.size(); ++i) dw_bound.push_back(dot_bound(terms, dw_mag[i], dw_ref[i]));
         for (size_t i = 0; i < b.size(); ++i) db_bound.push_back(dot_bound(terms, db_mag[i], db_ref[i]));
+        if (!data_gradient) return;
+        dx_ref.assign(x.size(), 0.0f);
+        data_gradient_of(dy, w, dx_ref);
+        std::vector<float> dx_mag(x.size(), 0.0f);
+        data_gradient_of(absolute(dy), absolute(w), dx_mag);
+        // Each input's gradient sums one product per tap that reads it: R*S at most.
+        for (size_t i = 0; i < x.size(); ++i) dx_bound.push_back(dot_bound(p.R * p.S, dx_mag[i], dx_ref[i]));
+    }
+    // dx += sum over the taps that read each input of dy * w.
+    void data_gradient_of(const std::vector<float>& dyin, const std::vector<float>& win, std::vector<float>& dx) const {
+        ref::Bwd bw;
+        bw.in = {{x.data(), xs}};
+        bw.y = {dyin.data(), ys};
+        bw.dy = {dyin.data(), ys};
+        bw.params = {win.data(), b.data()};
+        bw.dx = {{dx.data(), xs}};
+        ref::backward(op, bw);
     }
     // dw += sum of dy * x over the taps, db += sum of dy.
     void gradients(const std::vector<float>& xin, const std::vector<float>& dyin, std::vector<float>& dw,
@@ -272,6 +289,44 @@ private:
     simd::Depthwise shape_;
     std::vector<float> dwb_, db_, scratch_;
     std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
+};
+
+class DwDgrad : public Case {
+public:
+    DwDgrad(std::shared_ptr<const DwData> d, SimdVariant v, int threads)
+        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->shape()), dxb_(packed_size(d_->lx)) {
+        // Abcde{B}a, B the variant's lanes (depthwise_lanes), as dw-wgrad writes them.
+        const int64_t RS = d_->p.R * d_->p.S, B = v_.depthwise_lanes(shape_);
+        wb_.assign(size_t(d_->lx.padded_channels() * RS), 0.0f);
+        for (int64_t c = 0; c < d_->p.C; ++c)
+            for (int64_t t = 0; t < RS; ++t) wb_[size_t(((c / B) * RS + t) * B + c % B)] = d_->w[size_t(c * RS + t)];
+    }
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override { v_.depthwise_dgrad(d_->dyb.data(), wb_.data(), dxb_.data(), false, shape_, threads_); }
+    void run_reference() override {
+        std::fill(dx_ref_.begin(), dx_ref_.end(), 0.0f);
+        d_->data_gradient_of(d_->dy, d_->w, dx_ref_);
+    }
+    Check check(const Tamper& tamper) override {
+        std::fill(dxb_.begin(), dxb_.end(), NAN);
+        run_fast();
+        std::vector<float> padding;
+        std::vector<float> dx = unpack(dxb_, d_->lx, padding);
+        return merge(compare_tampered("dx", dx, d_->dx_ref, d_->dx_bound, tamper), zero_padding("dx", padding, tamper));
+    }
+    double flops() const override {
+        const Problem& p = d_->p;
+        return 2.0 * double(p.N * p.C * p.P() * p.Q()) * double(p.R * p.S);
+    }
+    double bytes() const override { return 4.0 * double(packed_size(d_->ly) + packed_size(d_->lx) + wb_.size()); }
+
+private:
+    std::shared_ptr<const DwData> d_;
+    SimdVariant v_;
+    int threads_;
+    simd::Depthwise shape_;
+    std::vector<float> wb_, dxb_;
+    std::vector<float> dx_ref_ = std::vector<float>(d_->x.size());
 };
 
 // ---- concat, concat-bn, concat-bn-norelu ----------------------------------------------------------------
@@ -889,8 +944,11 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
             out.push_back(grad ? std::unique_ptr<Case>(new SeGateGrad(d, v))
                                : std::unique_ptr<Case>(new SeScale(d, v)));
     } else if (k.name == "dw-wgrad") {
-        auto d = std::make_shared<const DwData>(p);
+        auto d = std::make_shared<const DwData>(p, false);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwWgrad>(d, v, threads));
+    } else if (k.name == "dw-dgrad") {
+        auto d = std::make_shared<const DwData>(p, true);
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<DwDgrad>(d, v, threads));
     } else if (k.name == "concat" || k.name == "concat-bn" || k.name == "concat-bn-norelu") {
         auto d = std::make_shared<const ConcatData>(p, k.name != "concat", k.name == "concat-bn");
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<ConcatBn>(d, v));

@@ -451,6 +451,8 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"dw-dgrad", "--stride", "3"},
         {"dw-dgrad", "--r", "3", "--s", "3", "--pad", "0"},
         {"dw-dgrad", "--layout", "nhwc", "--c", "20"},
+        {"dw-dgrad", "--h", "6", "--w", "6", "--r", "7", "--s", "7", "--stride", "2", "--pad", "0"},
+        {"dw-wgrad", "--h", "6", "--w", "6", "--r", "7", "--s", "7", "--stride", "2", "--pad", "0"},
         {"--repeats", "0"},
         {"--n", "1000000", "--c", "1000000"},
         {"concat-bn", "--c", "40"},
@@ -1054,6 +1056,8 @@ TEST_CASE("depthwise_dgrad agrees with sums in double, on each instruction set t
     CHECK(refused([](simd::Depthwise& d) { d.C = 12, d.block = 12; }));
     CHECK(refused([](simd::Depthwise& d) { d.S = 4, d.pad_l = 1, d.Q = 4; }));
     CHECK(refused([](simd::Depthwise& d) { d.R = 9, d.pad_t = 4; }));  // P stays (8 + 8 - 9) / 2 + 1
+    // A 7x7 window over a 6x6 map without padding: (6 - 7) / 2 + 1 rounds to 1, as if it fitted.
+    CHECK(refused([](simd::Depthwise& d) { d.H = d.W = 6, d.R = d.S = 7, d.pad_t = d.pad_l = 0, d.P = d.Q = 1; }));
 }
 
 // The grouped conv's training kernels (groups of 4 channels, 3x3, stride 1) against the sums

@@ -191,6 +191,15 @@ struct DwData {
         b.assign(size_t(p.C), 0.0f);
         xb = pack(x, lx);
         dyb = pack(dy, ly);
+        if (data_gradient) {
+            dx_ref.assign(x.size(), 0.0f);
+            data_gradient_of(dy, w, dx_ref);
+            std::vector<float> dx_mag(x.size(), 0.0f);
+            data_gradient_of(absolute(dy), absolute(w), dx_mag);
+            // Each input's gradient sums one product per tap that reads it: R*S at most.
+            for (size_t i = 0; i < x.size(); ++i) dx_bound.push_back(dot_bound(p.R * p.S, dx_mag[i], dx_ref[i]));
+            return;
+        }
         dw_ref.assign(w.size(), 0.0f);
         db_ref.assign(b.size(), 0.0f);
         gradients(x, dy, dw_ref, db_ref);
@@ -201,13 +210,6 @@ struct DwData {
         const int64_t terms = p.N * p.P() * p.Q();
         for (size_t i = 0; i < w.size(); ++i) dw_bound.push_back(dot_bound(terms, dw_mag[i], dw_ref[i]));
         for (size_t i = 0; i < b.size(); ++i) db_bound.push_back(dot_bound(terms, db_mag[i], db_ref[i]));
-        if (!data_gradient) return;
-        dx_ref.assign(x.size(), 0.0f);
-        data_gradient_of(dy, w, dx_ref);
-        std::vector<float> dx_mag(x.size(), 0.0f);
-        data_gradient_of(absolute(dy), absolute(w), dx_mag);
-        // Each input's gradient sums one product per tap that reads it: R*S at most.
-        for (size_t i = 0; i < x.size(); ++i) dx_bound.push_back(dot_bound(p.R * p.S, dx_mag[i], dx_ref[i]));
     }
     // dx += sum over the taps that read each input of dy * w.
     void data_gradient_of(const std::vector<float>& dyin, const std::vector<float>& win, std::vector<float>& dx) const {

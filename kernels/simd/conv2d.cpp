@@ -1421,10 +1421,11 @@ bool depthwise_dgrad_supported(const Depthwise& d) {
     const bool taps = (d.S == 3 || d.S == 5 || d.S == 7) && d.R <= 7;
     const int64_t stride = d.stride_h;
     if (stride == 1 && d.pad_l != d.S / 2) return false;  // dw1_row's strips know the padding as compiled
+    // The window within the padded map first: past it, P's division rounds -1 / 2 up to 0.
     return depthwise_wgrad_supported(d) && taps && d.blocked_weights && (stride == 1 || stride == 2) &&
            d.stride_w == stride && d.dil_h == 1 && d.dil_w == 1 && d.pad_t >= 0 && d.pad_t < d.R && d.pad_l >= 0 &&
-           d.pad_l < d.S && d.P == (d.H + 2 * d.pad_t - d.R) / stride + 1 &&
-           d.Q == (d.W + 2 * d.pad_l - d.S) / stride + 1 && d.P >= 1 && d.Q >= 1;
+           d.pad_l < d.S && d.H + 2 * d.pad_t >= d.R && d.W + 2 * d.pad_l >= d.S &&
+           d.P == (d.H + 2 * d.pad_t - d.R) / stride + 1 && d.Q == (d.W + 2 * d.pad_l - d.S) / stride + 1;
 }
 
 // In a blocked layout, units of an image's rows of one channel block in order (all of them, or a

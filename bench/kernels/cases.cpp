@@ -11,6 +11,15 @@
 
 namespace ridge::kbench {
 
+simd::Depthwise Problem::depthwise() const {
+    simd::Depthwise d;
+    d.N = N, d.C = C, d.H = H, d.W = W, d.P = P(), d.Q = Q(), d.R = R, d.S = S;
+    d.stride_h = d.stride_w = stride, d.pad_t = d.pad_l = pad;
+    d.block = layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : layout == "nhwc" ? C : 1;
+    d.blocked_weights = true;
+    return d;
+}
+
 std::string Problem::describe(bool filter) const {
     std::string s = "N" + std::to_string(N) + " C" + std::to_string(C) + " " + std::to_string(H) + "x" +
                     std::to_string(W);
@@ -243,11 +252,7 @@ void validate(const Kernel& k, const Problem& p) {
         if (p.H + 2 * p.pad < p.R || p.W + 2 * p.pad < p.S || p.P() < 1 || p.Q() < 1)
             fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " +
                  std::to_string(p.H) + "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
-        simd::Depthwise d;
-        d.N = p.N, d.C = p.C, d.H = p.H, d.W = p.W, d.P = p.P(), d.Q = p.Q(), d.R = p.R, d.S = p.S;
-        d.stride_h = d.stride_w = p.stride, d.pad_t = d.pad_l = p.pad;
-        d.block = p.layout == "nChw8c" ? 8 : p.layout == "nChw16c" ? 16 : p.C;
-        if (k.name == "dw-dgrad" && !simd::depthwise_dgrad_supported(d))
+        if (k.name == "dw-dgrad" && !simd::depthwise_dgrad_supported(p.depthwise()))
             fail(p.describe(true) + " is not a window depthwise_dgrad takes: stride 1 or 2, S of 3, 5 or 7, R up "
                                     "to 7, and at stride 1 a pad of S / 2");
     }

@@ -22,6 +22,9 @@ struct Problem {
     int64_t P() const { return (H + 2 * pad - R) / stride + 1; }
     int64_t Q() const { return (W + 2 * pad - S) / stride + 1; }
     std::string describe(bool filter) const;  // "N32 C672 14x14 nChw16c" (+ " 5x5/1 pad 2 -> 14x14")
+    // The depthwise convolution it describes, its weights blocked as the executor keeps them
+    // (oneDNN's Abcde16a / Abcde8a, by depthwise_lanes).
+    simd::Depthwise depthwise() const;
 };
 
 struct Kernel {

@@ -233,20 +233,17 @@ struct DwData {
         bw.dparams = {dw.data(), db.data()};
         ref::backward(op, bw);
     }
-    simd::Depthwise shape() const {
-        simd::Depthwise d;
-        d.N = p.N, d.C = p.C, d.H = p.H, d.W = p.W, d.P = p.P(), d.Q = p.Q(), d.R = p.R, d.S = p.S;
-        d.stride_h = d.stride_w = p.stride, d.pad_t = d.pad_l = p.pad;
-        d.block = lx.block;
-        d.blocked_weights = true;  // the executor's layout (oneDNN's Abcde16a / Abcde8a, by depthwise_lanes)
-        return d;
+    // Abcde{B}a: channel block c / B, tap t, lane c % B, B the variant's lanes (depthwise_lanes:
+    // the block, or in channels-last 16 or 8 by the instruction set it runs).
+    size_t blocked_weight(int64_t c, int64_t t, int64_t B) const {
+        return size_t(((c / B) * p.R * p.S + t) * B + c % B);
     }
 };
 
 class DwWgrad : public Case {
 public:
     DwWgrad(std::shared_ptr<const DwData> d, SimdVariant v, int threads)
-        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->shape()),
+        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->p.depthwise()),
           dwb_(size_t(d_->lx.padded_channels() * d_->p.R * d_->p.S)), db_(d_->b.size()),
           scratch_(v_.depthwise_wgrad_scratch(shape_, threads)) {}
     std::string variant() const override { return v_.isa; }
@@ -262,13 +259,11 @@ public:
         std::fill(dwb_.begin(), dwb_.end(), NAN);
         std::fill(db_.begin(), db_.end(), NAN);
         run_fast();
-        // Abcde{B}a: channel block cb, tap t, lane j at (cb*RS + t)*B + j, B the variant's lanes: the
-        // block, or in channels-last 16 or 8 by the instruction set it runs.
         const int64_t RS = d_->p.R * d_->p.S, B = v_.depthwise_lanes(shape_), C = d_->p.C;
         std::vector<float> dw(size_t(C * RS)), padding;
         for (int64_t c = 0; c < d_->lx.padded_channels(); ++c)
             for (int64_t t = 0; t < RS; ++t) {
-                float v = dwb_[size_t(((c / B) * RS + t) * B + c % B)];
+                float v = dwb_[d_->blocked_weight(c, t, B)];
                 if (c < C) dw[size_t(c * RS + t)] = v;
                 else padding.push_back(v);
             }
@@ -296,12 +291,12 @@ private:
 class DwDgrad : public Case {
 public:
     DwDgrad(std::shared_ptr<const DwData> d, SimdVariant v, int threads)
-        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->shape()), dxb_(packed_size(d_->lx)) {
-        // Abcde{B}a, B the variant's lanes (depthwise_lanes), as dw-wgrad writes them.
+        : d_(std::move(d)), v_(std::move(v)), threads_(threads), shape_(d_->p.depthwise()), dxb_(packed_size(d_->lx)) {
+        // In the layout dw-wgrad writes them, its padding lanes zero.
         const int64_t RS = d_->p.R * d_->p.S, B = v_.depthwise_lanes(shape_);
         wb_.assign(size_t(d_->lx.padded_channels() * RS), 0.0f);
         for (int64_t c = 0; c < d_->p.C; ++c)
-            for (int64_t t = 0; t < RS; ++t) wb_[size_t(((c / B) * RS + t) * B + c % B)] = d_->w[size_t(c * RS + t)];
+            for (int64_t t = 0; t < RS; ++t) wb_[d_->blocked_weight(c, t, B)] = d_->w[size_t(c * RS + t)];
     }
     std::string variant() const override { return v_.isa; }
     void run_fast() override { v_.depthwise_dgrad(d_->dyb.data(), wb_.data(), dxb_.data(), false, shape_, threads_); }

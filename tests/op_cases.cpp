@@ -327,6 +327,28 @@ std::vector<OpCase> pooling() {
         {.name = "avgpool_ceil", .what = "avg, ceil mode (oneDNN leaves it to the reference kernel)",
          .x = {2, 8, 10, 10},
          .body = [](Tensor x) { return x | avgpool(3, {.stride = 2, .pad = 1, .ceil_mode = true}); }},
+        // After a conv the map is channel-blocked, which kernels/simd's avg_pool takes (a partial
+        // last block at 20 and 12 channels in nChw16c or nChw8c).
+        {.name = "avgpool_blocked", .what = "avg counting padding, 3x3 stride 1 on a blocked map",
+         .x = {2, 3, 9, 8},
+         .body = [](Tensor x) { return x | conv(20, 1, {.bias = true}) | avgpool(3, {.stride = 1, .pad = 1}); }},
+        {.name = "avgpool_blocked_ex", .what = "avg excluding padding, 3x3 stride 2 on a blocked map",
+         .x = {2, 3, 9, 8},
+         .body = [](Tensor x) {
+             return x | conv(12, 1, {.bias = true}) | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false});
+         }},
+        {.name = "avgpool_blocked_2x2", .what = "avg 2x2 stride 2 on a blocked map (DenseNet's transitions)",
+         .x = {2, 3, 8, 6}, .body = [](Tensor x) { return x | conv(32, 1, {.bias = true}) | avgpool(2); }},
+        {.name = "avgpool_one_image", .what = "avg counting padding, 3x3 stride 1, one image (blocked in training)",
+         .x = {1, 3, 9, 8},
+         .body = [](Tensor x) { return x | conv(24, 1, {.bias = true}) | avgpool(3, {.stride = 1, .pad = 1}); }},
+        {.name = "avgpool_one_image_ex", .what = "avg excluding padding, 3x3 stride 2, one image (blocked in training)",
+         .x = {1, 3, 9, 8},
+         .body = [](Tensor x) {
+             return x | conv(32, 1, {.bias = true}) | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false});
+         }},
+        {.name = "avgpool_blocked_gaps", .what = "avg 2x2 stride 3 on a blocked map: rows no window holds",
+         .x = {2, 3, 8, 8}, .body = [](Tensor x) { return x | conv(16, 1, {.bias = true}) | avgpool(2, {.stride = 3}); }},
         {.name = "adaptive", .what = "adaptive, equal windows", .x = {2, 8, 6, 6},
          .body = [](Tensor x) { return x | adaptive_avgpool(3); }},
         {.name = "adaptive_odd", .what = "adaptive, unequal windows (oneDNN leaves it to the reference kernel)",

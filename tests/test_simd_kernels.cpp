@@ -911,6 +911,133 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
     }
 }
 
+// kernels/simd's avg_pool and avg_pool_backward against PyTorch's definitions summed in double,
+// in nChw8c and nChw16c: windows that overlap (3x3 at stride 1, inception_v3's, and
+// at stride 2), DenseNet's 2x2 at stride 2, padding counted and not, ceil mode's last window past
+// the map (counting the padding only where the window stays within the padded map, which
+// avg_pool_supported requires), a stride past the kernel (rows and columns no window holds: their
+// gradient is 0), a window whose axes differ, one element a window, 20 channels padding the last
+// block (x's and dy's padding hold 1000, which must not reach y or dx: their padding comes out 0),
+// 1 and 3 threads. A sum of n terms and a rounded reciprocal of its count, forward or backward, is
+// within gamma(n + 4) of the sum of the terms' magnitudes over the count; a term left out or a
+// count off by one is far outside it.
+TEST_CASE("avg_pool and avg_pool_backward: windows' means and their gradient, padding counted or not") {
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        struct Window {
+            int64_t H, W, R, S, stride_h, stride_w, pad_t, pad_l, P, Q;
+            bool include;
+        };
+        const std::vector<Window> windows = {
+            {9, 8, 3, 3, 1, 1, 1, 1, 9, 8, true},     // inception_v3's branch pools
+            {9, 8, 3, 3, 1, 1, 1, 1, 9, 8, false},    // the same, the padding not counted
+            {8, 6, 2, 2, 2, 2, 0, 0, 4, 3, true},     // DenseNet's transitions
+            {9, 10, 3, 3, 2, 2, 1, 1, 5, 5, false},   // overlapping at stride 2
+            {10, 10, 3, 3, 2, 2, 1, 1, 6, 6, false},  // ceil mode: the last window past the padded map
+            {11, 11, 3, 3, 2, 2, 0, 0, 6, 6, true},   // ceil mode counting the padding: refused (below)
+            {10, 11, 2, 2, 3, 3, 0, 0, 3, 4, true},   // stride past the kernel
+            {12, 9, 3, 2, 2, 1, 1, 0, 6, 8, false},   // axes that differ
+            {5, 6, 1, 1, 1, 1, 0, 0, 5, 6, true},     // one element a window
+            {3, 1, 3, 3, 1, 1, 1, 1, 3, 1, true},     // one column: both edges at once
+        };
+        int64_t cases = 0;
+        for (const Window& w : windows)
+            for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
+                for (int64_t block : {int64_t(8), int64_t(16)}) {
+                    const int64_t N = 2;
+                    const simd::AvgPool d{N,          C,          w.H,       w.W,       w.P,   w.Q,      w.R,
+                                          w.S,        w.stride_h, w.stride_w, w.pad_t, w.pad_l, block, w.include};
+                    // Ceil mode's last window of 11 at 3x3 stride 2 reaches 1 past the map, where PyTorch
+                    // counts only the padded map's 2 x 3 of it, not 9: refused, the executor's
+                    // reference kernel takes it.
+                    if (w.include && ((w.P - 1) * w.stride_h + w.R > w.H + 2 * w.pad_t ||
+                                      (w.Q - 1) * w.stride_w + w.S > w.W + 2 * w.pad_l)) {
+                        CHECK(!v.avg_pool_supported(d));
+                        continue;
+                    }
+                    REQUIRE(v.avg_pool_supported(d));
+                    const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
+                    auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
+                        return size_t(n * l.batch_stride() + c / l.block * l.block_stride() + s * l.block +
+                                      c % l.block);
+                    };
+                    std::vector<float> x(size_t(N * xl.batch_stride()), 1000.0f);
+                    std::vector<float> dy(size_t(N * yl.batch_stride()), 1000.0f);
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c) {
+                            for (int64_t s = 0; s < w.H * w.W; ++s)
+                                x[at(xl, n, c, s)] = float((n * 131 + c * 17 + s * 29) % 103) / 7.0f - 6.0f;
+                            for (int64_t s = 0; s < w.P * w.Q; ++s)
+                                dy[at(yl, n, c, s)] = float((n * 37 + c * 11 + s * 13) % 89) / 9.0f - 4.0f;
+                        }
+                    // Each window's elements in the map and its count, PyTorch's.
+                    auto window = [&](int64_t p, int64_t q, auto each) {
+                        const int64_t h0 = p * w.stride_h - w.pad_t, c0 = q * w.stride_w - w.pad_l;
+                        const int64_t h1 = std::min(h0 + w.R, w.H + w.pad_t), c1 = std::min(c0 + w.S, w.W + w.pad_l);
+                        const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + w.R, w.H);
+                        const int64_t cs = std::max<int64_t>(c0, 0), ce = std::min(c0 + w.S, w.W);
+                        const int64_t count = w.include ? (h1 - h0) * (c1 - c0) : (he - hs) * (ce - cs);
+                        for (int64_t h = hs; h < he; ++h)
+                            for (int64_t col = cs; col < ce; ++col) each(h * w.W + col, count);
+                    };
+                    const double gamma = double(w.R * w.S + 4) * std::ldexp(1.0, -24);
+                    for (int threads : {1, 3}) {
+                        std::vector<float> y(dy.size(), -7.0f), dx(x.size(), -7.0f);
+                        const int was = omp_get_max_threads();
+                        omp_set_num_threads(threads);
+                        v.avg_pool(x.data(), y.data(), d);
+                        v.avg_pool_backward(dy.data(), dx.data(), d);
+                        omp_set_num_threads(was);
+                        std::vector<double> want_dx(x.size(), 0.0), bound_dx(x.size(), 0.0);
+                        int64_t wrong = 0, padding = 0;
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t c = 0; c < C; ++c)
+                                for (int64_t p = 0; p < w.P; ++p)
+                                    for (int64_t q = 0; q < w.Q; ++q) {
+                                        double sum = 0, magnitude = 0, count = 1;
+                                        const double g = dy[at(yl, n, c, p * w.Q + q)];
+                                        window(p, q, [&](int64_t s, int64_t k) {
+                                            const double e = x[at(xl, n, c, s)];
+                                            sum += e, magnitude += std::fabs(e), count = double(k);
+                                            want_dx[at(xl, n, c, s)] += g / double(k);
+                                            bound_dx[at(xl, n, c, s)] += gamma * std::fabs(g) / double(k);
+                                        });
+                                        const double got = y[at(yl, n, c, p * w.Q + q)];
+                                        wrong += std::fabs(got - sum / count) > gamma * magnitude / count;
+                                    }
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t c = 0; c < C; ++c)
+                                for (int64_t s = 0; s < w.H * w.W; ++s) {
+                                    const size_t i = at(xl, n, c, s);
+                                    wrong += std::fabs(double(dx[i]) - want_dx[i]) > bound_dx[i];
+                                }
+                        for (int64_t n = 0; n < N; ++n)
+                            for (int64_t c = C; c < yl.padded_channels(); ++c) {
+                                for (int64_t s = 0; s < w.P * w.Q; ++s) padding += y[at(yl, n, c, s)] != 0.0f;
+                                for (int64_t s = 0; s < w.H * w.W; ++s) padding += dx[at(xl, n, c, s)] != 0.0f;
+                            }
+                        INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride_h, ",",
+                             w.stride_w, " pad ", w.pad_t, ",", w.pad_l, w.include ? " counted" : " not counted",
+                             " threads ", threads);
+                        CHECK(wrong == 0);
+                        CHECK(padding == 0);
+                        ++cases;
+                    }
+                }
+        CHECK(cases == 108);
+        simd::AvgPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 2, 0, 16, false};  // padding as large as the kernel
+        CHECK(!v.avg_pool_supported(d));
+        d = {1, 16, 8, 8, 5, 4, 2, 2, 2, 2, 0, 0, 16, false};  // a fifth row of windows starts past the map
+        CHECK(!v.avg_pool_supported(d));
+        d = {1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1, true};  // plain maps stay oneDNN's
+        CHECK(!v.avg_pool_supported(d));
+        d = {1, 24, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 24, true};  // channels-last of more than 16 channels
+        CHECK(!v.avg_pool_supported(d));
+        d = {1, 16, 2, 600, 1, 300, 2, 2, 2, 2, 0, 0, 16, true};  // a row wider than the column buffer
+        CHECK(!v.avg_pool_supported(d));
+    }
+}
+
 // kernels/simd's channel_means in each of its layouts, against the mean in double by the layout's
 // index formula (simd.h); the blocked ones with channels that pad the last block. The executor runs
 // every global pool on it (pool.cpp); its whole-net and op-table cases reach the blocked and plain

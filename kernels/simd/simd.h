@@ -65,6 +65,20 @@ struct MaxPool {
     int64_t block = 8;
 };
 
+// An average pooling window (avg_pool) over x (N,C,H,W) into y (N,C,P,Q), both channel-blocked by
+// `block` (8 or 16; channels-last of 8 or 16 channels is the same bytes). Not channels-last of
+// more: a pass a 16-lane part of its positions, as max_row takes them, was slower than oneDNN's
+// pooling there (inception_v3's nine pools at batch 1 in inference on the 2-core Zen 5, 0.55-0.56
+// -> 0.69-0.75 ms, two alternated pairs). A window divides by
+// R*S where it counts the padding (include_pad: no window reaches past the padded map, as
+// PyTorch's ceil mode can), else by the elements of x it holds.
+struct AvgPool {
+    int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
+    int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0;
+    int64_t block = 16;
+    bool include_pad = true;
+};
+
 // A grouped 3x3 convolution with padding 1 and 4 or 8 channels a group, or with AVX-512 any
 // multiple of 8 (grouped_conv3x3): x (N,C,H,W), y (N,C,P,Q).
 struct GroupedConv3x3 {
@@ -138,6 +152,7 @@ struct Strided {
     X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \
     X(ns, linear_rows_wgrad) \
     X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_backward) \
+    X(ns, avg_pool_supported) X(ns, avg_pool) X(ns, avg_pool_backward) \
     X(ns, grouped_conv3x3_supported) X(ns, grouped_conv3x3_scratch) X(ns, grouped_conv3x3) \
     X(ns, grouped4_dgrad_scratch) X(ns, grouped4_conv3x3_dgrad) X(ns, grouped4_wgrad_supported) \
     X(ns, grouped4_wgrad_scratch) X(ns, grouped4_wgrad) \

@@ -347,6 +347,22 @@ std::vector<OpCase> pooling() {
          .body = [](Tensor x) {
              return x | conv(32, 1, {.bias = true}) | avgpool(3, {.stride = 2, .pad = 1, .count_include_pad = false});
          }},
+        // Ceil mode's last window past the padded map, the padding uneven: counting the padding,
+        // PyTorch's count there is the part inside the padded map (2 of 4 at the edges, 1 in the
+        // corner), not R*S; kernels/simd's refuses it and the reference kernel takes it. Not
+        // counting it, kernels/simd's runs.
+        {.name = "avgpool_blocked_uneven_ceil", .what = "avg counting padding, ceil mode, padding on top and left only",
+         .x = {2, 3, 4, 4},
+         .body = [](Tensor x) {
+             return x | conv(16, 1, {.bias = true}) |
+                    avgpool(2, {.stride = 2, .pad = Padding(1, 0, 1, 0), .ceil_mode = true});
+         }},
+        {.name = "avgpool_blocked_uneven_ceil_ex",
+         .what = "avg excluding padding, ceil mode, padding on top and left only", .x = {2, 3, 9, 9},
+         .body = [](Tensor x) {
+             return x | conv(20, 1, {.bias = true}) |
+                    avgpool(3, {.stride = 2, .pad = Padding(1, 0, 1, 0), .ceil_mode = true, .count_include_pad = false});
+         }},
         {.name = "avgpool_blocked_gaps", .what = "avg 2x2 stride 3 on a blocked map: rows no window holds",
          .x = {2, 3, 8, 8}, .body = [](Tensor x) { return x | conv(16, 1, {.bias = true}) | avgpool(2, {.stride = 3}); }},
         {.name = "adaptive", .what = "adaptive, equal windows", .x = {2, 8, 6, 6},

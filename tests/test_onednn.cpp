@@ -1961,7 +1961,9 @@ TEST_CASE("a small step reading what many threads wrote runs on as many, from 64
         check_against_reference(g, 1e-5, 1e-5);
     }
     // The threads a step ran on, not its estimate: a batchnorm in training takes every thread
-    // (norm.cpp) whatever its work, and the pool of its 64 KB output (1 x 32 x 16 x 32) follows it.
+    // (norm.cpp) from 16384 floats where the team is held awake, and the pool of its 64 KB output
+    // (1 x 32 x 16 x 32) follows it. On a shared machine no team is held, the line is four times
+    // that, and both run on one thread (a CI run at load average 4.12 on 2 cores).
     Graph g("follow_bn");
     g.input({1, 16, 16, 32}) | conv(32, 1) | bn() | adaptive_avgpool(1);
     auto ex = make_executor("onednn", g, {.mode = Mode::train, .threads = 2});
@@ -1972,7 +1974,7 @@ TEST_CASE("a small step reading what many threads wrote runs on as many, from 64
         if (s.node == 1) bn_threads = std::max(bn_threads, s.threads);
         if (s.node == 2) pool_threads = std::max(pool_threads, s.threads);
     }
-    CHECK(bn_threads == 2);
+    CHECK(bn_threads == (shared ? 1 : 2));
     CHECK(pool_threads == (shared ? 1 : 2));
 }
 

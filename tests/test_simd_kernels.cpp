@@ -915,8 +915,10 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
 // in nChw8c and nChw16c: windows that overlap (3x3 at stride 1, inception_v3's, and
 // at stride 2), DenseNet's 2x2 at stride 2, padding counted and not, ceil mode's last window past
 // the map (counting the padding only where the window stays within the padded map, which
-// avg_pool_supported requires), a stride past the kernel (rows and columns no window holds: their
-// gradient is 0), a window whose axes differ, one element a window, 20 channels padding the last
+// avg_pool_supported requires; padding on one side only, in ceil mode and not), a stride past the
+// kernel (rows and columns no window holds: their gradient is 0), fewer windows than the map holds
+// (a caller's P and Q: rows past the last window's reach, whose gradient is 0, with no read of dy
+// past its end), a window whose axes differ, one element a window, 20 channels padding the last
 // block (x's and dy's padding hold 1000, which must not reach y or dx: their padding comes out 0),
 // 1 and 3 threads. A sum of n terms and a rounded reciprocal of its count, forward or backward, is
 // within gamma(n + 4) of the sum of the terms' magnitudes over the count; a term left out or a
@@ -927,6 +929,7 @@ TEST_CASE("avg_pool and avg_pool_backward: windows' means and their gradient, pa
         struct Window {
             int64_t H, W, R, S, stride_h, stride_w, pad_t, pad_l, P, Q;
             bool include;
+            int64_t pad_b = -1, pad_r = -1;  // -1: as pad_t and pad_l
         };
         const std::vector<Window> windows = {
             {9, 8, 3, 3, 1, 1, 1, 1, 9, 8, true},     // inception_v3's branch pools
@@ -939,19 +942,25 @@ TEST_CASE("avg_pool and avg_pool_backward: windows' means and their gradient, pa
             {12, 9, 3, 2, 2, 1, 1, 0, 6, 8, false},   // axes that differ
             {5, 6, 1, 1, 1, 1, 0, 0, 5, 6, true},     // one element a window
             {3, 1, 3, 3, 1, 1, 1, 1, 3, 1, true},     // one column: both edges at once
+            {4, 4, 2, 2, 2, 2, 1, 1, 3, 3, true, 0, 0},    // ceil mode, padding above and left only: refused
+            {9, 9, 3, 3, 2, 2, 1, 1, 5, 5, false, 0, 0},  // the same not counted
+            {5, 5, 2, 2, 2, 2, 0, 0, 3, 3, true, 1, 1},    // the last windows in padding below and right only
+            {3, 2, 1, 1, 1, 1, 0, 0, 1, 1, true},          // fewer windows than the map holds: rows past them
         };
         int64_t cases = 0;
         for (const Window& w : windows)
             for (int64_t C : {int64_t(20), int64_t(16), int64_t(24)})
                 for (int64_t block : {int64_t(8), int64_t(16)}) {
                     const int64_t N = 2;
-                    const simd::AvgPool d{N,          C,          w.H,       w.W,       w.P,   w.Q,      w.R,
-                                          w.S,        w.stride_h, w.stride_w, w.pad_t, w.pad_l, block, w.include};
+                    const int64_t pad_b = w.pad_b < 0 ? w.pad_t : w.pad_b, pad_r = w.pad_r < 0 ? w.pad_l : w.pad_r;
+                    const simd::AvgPool d{N,       C,     w.H,       w.W,   w.P,   w.Q,        w.R,        w.S,
+                                          w.stride_h, w.stride_w, w.pad_t, w.pad_l, block, w.include, pad_b, pad_r};
                     // Ceil mode's last window of 11 at 3x3 stride 2 reaches 1 past the map, where PyTorch
-                    // counts only the padded map's 2 x 3 of it, not 9: refused, the executor's
-                    // reference kernel takes it.
-                    if (w.include && ((w.P - 1) * w.stride_h + w.R > w.H + 2 * w.pad_t ||
-                                      (w.Q - 1) * w.stride_w + w.S > w.W + 2 * w.pad_l)) {
+                    // counts only the padded map's 2 x 3 of it, not 9 (and 4 at 2x2 padded above and
+                    // left only, 1 row and column of each edge window inside): refused, the
+                    // executor's reference kernel takes it.
+                    if (w.include && ((w.P - 1) * w.stride_h + w.R > w.pad_t + w.H + pad_b ||
+                                      (w.Q - 1) * w.stride_w + w.S > w.pad_l + w.W + pad_r)) {
                         CHECK(!v.avg_pool_supported(d));
                         continue;
                     }
@@ -973,7 +982,7 @@ TEST_CASE("avg_pool and avg_pool_backward: windows' means and their gradient, pa
                     // Each window's elements in the map and its count, PyTorch's.
                     auto window = [&](int64_t p, int64_t q, auto each) {
                         const int64_t h0 = p * w.stride_h - w.pad_t, c0 = q * w.stride_w - w.pad_l;
-                        const int64_t h1 = std::min(h0 + w.R, w.H + w.pad_t), c1 = std::min(c0 + w.S, w.W + w.pad_l);
+                        const int64_t h1 = std::min(h0 + w.R, w.H + pad_b), c1 = std::min(c0 + w.S, w.W + pad_r);
                         const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + w.R, w.H);
                         const int64_t cs = std::max<int64_t>(c0, 0), ce = std::min(c0 + w.S, w.W);
                         const int64_t count = w.include ? (h1 - h0) * (c1 - c0) : (he - hs) * (ce - cs);
@@ -1024,7 +1033,7 @@ TEST_CASE("avg_pool and avg_pool_backward: windows' means and their gradient, pa
                         ++cases;
                     }
                 }
-        CHECK(cases == 108);
+        CHECK(cases == 144);
         simd::AvgPool d{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 2, 0, 16, false};  // padding as large as the kernel
         CHECK(!v.avg_pool_supported(d));
         d = {1, 16, 8, 8, 5, 4, 2, 2, 2, 2, 0, 0, 16, false};  // a fifth row of windows starts past the map

@@ -351,7 +351,10 @@ struct Span {
 };
 Span windows_holding(int64_t i, int64_t size, int64_t stride, int64_t pad, int64_t count) {
     const int64_t lo = i + pad - size + 1;  // a window starting at or after here holds i
-    return {lo <= 0 ? 0 : (lo + stride - 1) / stride, std::min(count, (i + pad) / stride + 1)};
+    const int64_t last = std::min(count, (i + pad) / stride + 1);
+    // Past the last window's reach (a caller's P or Q below the map's own count) the span is empty,
+    // not reversed: a reversed one read rows of dy past its end.
+    return {std::min(last, lo <= 0 ? 0 : (lo + stride - 1) / stride), last};
 }
 
 // The elements of x a window from `start` holds along an axis of `extent`.
@@ -560,8 +563,8 @@ bool avg_pool_supported(const AvgPool& d) {
     // the padding counts, ends inside the padded map (its count is then R * S).
     const bool windows = d.pad_t < d.R && d.pad_l < d.S && (d.P - 1) * d.stride_h - d.pad_t < d.H &&
                          (d.Q - 1) * d.stride_w - d.pad_l < d.W;
-    const bool counted = !d.include_pad || ((d.P - 1) * d.stride_h + d.R <= d.H + 2 * d.pad_t &&
-                                            (d.Q - 1) * d.stride_w + d.S <= d.W + 2 * d.pad_l);
+    const bool counted = !d.include_pad || ((d.P - 1) * d.stride_h + d.R <= d.pad_t + d.H + d.pad_b &&
+                                            (d.Q - 1) * d.stride_w + d.S <= d.pad_l + d.W + d.pad_r);
     const bool columns = std::max(d.W, d.Q) * 16 <= kColumns;
     return shape && (d.block == 8 || d.block == 16) && windows && counted && columns;
 }

@@ -183,7 +183,8 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
 simd::AvgPool avg_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const Md& x) {
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
     return {xs[0],       xs[1],       xs[2],       xs[3],       ys[2],        ys[3],           op.kernel.h,
-            op.kernel.w, op.stride.h, op.stride.w, op.pad.top, op.pad.left, channel_block(x), op.count_include_pad};
+            op.kernel.w, op.stride.h, op.stride.w, op.pad.top, op.pad.left, channel_block(x), op.count_include_pad,
+            op.pad.bottom, op.pad.right};
 }
 
 // Average pooling on a channel-blocked map runs kernels/simd's avg_pool, forward and backward (the

@@ -85,10 +85,15 @@ std::vector<Problem> small_shapes(const Kernel& k) {
                                                        {1, 1, 1, 0}, {3, 5, 1, 1}, {11, 11, 1, 5}};
         if (k.name == "dw-dgrad")
             windows = {{5, 5, 1, 2}, {3, 3, 2, 1}, {7, 7, 1, 3}, {3, 3, 1, 1}, {5, 5, 2, 2}, {5, 3, 1, 1}};
+        // Average pools: inception_v3's branch pool, DenseNet's transition, overlapping at stride 2,
+        // one element a window, a stride past the kernel (elements no window holds), uneven axes.
+        if (k.name.starts_with("avg-pool"))
+            windows = {{3, 3, 1, 1}, {2, 2, 2, 0}, {3, 3, 2, 1}, {1, 1, 1, 0}, {2, 2, 3, 0}, {3, 5, 1, 1}};
         for (auto [R, S, stride, pad] : windows) {
             for (Problem p : {a, b, c}) {
                 p.R = R, p.S = S, p.stride = stride, p.pad = pad;
-                if (p.P() >= 1 && p.Q() >= 1) out.push_back(p);
+                // P() rounds -1/2 up to 0: a window past the padded map is left out first.
+                if (p.H + 2 * pad >= R && p.W + 2 * pad >= S && p.P() >= 1 && p.Q() >= 1) out.push_back(p);
             }
         }
     }
@@ -98,9 +103,21 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 const std::vector<std::string> cpu_kernels = {
     "se-scale", "se-gate-grad", "dw-wgrad", "dw-dgrad", "concat", "concat-bn", "concat-bn-norelu", "softmax",
     "softmax-bwd", "silu", "silu-bwd", "gelu", "gelu-bwd", "gap-grad", "linear-row", "scale-strided",
-    "scale-strided-bwd"};
+    "scale-strided-bwd", "avg-pool", "avg-pool-bwd"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
+// The padding not counted where the kernel says it is: the edges' means divided by fewer.
+void avg_pool_padding_uncounted(const float* x, float* y, const simd::AvgPool& d) {
+    simd::AvgPool wrong = d;
+    wrong.include_pad = false;
+    simd::avg_pool(x, y, wrong);
+}
+// Each row's gradient from the windows holding the row above it.
+void avg_pool_backward_row_shifted(const float* dy, float* dx, const simd::AvgPool& d) {
+    simd::AvgPool wrong = d;
+    wrong.pad_t += 1;
+    simd::avg_pool_backward(dy, dx, wrong);
+}
 // The last row left out.
 void scale_strided_row_short(const float* x, const simd::Strided& xl, float s, float* y, const simd::Strided& yl) {
     int64_t rows = 1;
@@ -423,6 +440,18 @@ TEST_CASE("deliberately wrong kernels fail the check") {
             CHECK(make_cpu_cases(kernel("linear-row"), row, {d}, 1).front()->check().ok);
         }
     }
+    SUBCASE("avg-pool dividing the edges by the elements inside, avg-pool-bwd a row off") {
+        Problem pool = plain;
+        pool.C = 20, pool.layout = "nChw16c", pool.R = pool.S = 3, pool.stride = 1, pool.pad = 1;
+        SimdVariant wrong = d;
+        wrong.avg_pool = avg_pool_padding_uncounted;
+        wrong.avg_pool_backward = avg_pool_backward_row_shifted;
+        for (const char* name : {"avg-pool", "avg-pool-bwd"}) {
+            CAPTURE(name);
+            CHECK_FALSE(make_cpu_cases(kernel(name), pool, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel(name), pool, {d}, 1).front()->check().ok);
+        }
+    }
     SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
         SimdVariant wrong = d;
         wrong.broadcast_channels = broadcast_sum_not_mean;
@@ -461,6 +490,10 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"softmax-bwd", "--layout", "nchw"},
         {"softmax", "--layout", "nhwc"},
         {"gap-grad", "--r", "3"},
+        {"avg-pool", "--layout", "nchw"},
+        {"avg-pool-bwd", "--layout", "nhwc"},
+        {"avg-pool", "--h", "4", "--w", "600"},
+        {"avg-pool-bwd", "--r", "3", "--s", "3", "--pad", "3"},
         {"silu", "--layout", "nhwc"},
         {"linear-row", "--n", "2"},
         {"linear-row", "--rows", "65"},

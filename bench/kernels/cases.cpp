@@ -20,6 +20,11 @@ simd::Depthwise Problem::depthwise() const {
     return d;
 }
 
+simd::AvgPool Problem::avg_pool() const {
+    const int64_t block = layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : layout == "nhwc" ? C : 1;
+    return {N, C, H, W, P(), Q(), R, S, stride, stride, pad, pad, block, true, pad, pad};
+}
+
 std::string Problem::describe(bool filter) const {
     std::string s = "N" + std::to_string(N) + " C" + std::to_string(C) + " " + std::to_string(H) + "x" +
                     std::to_string(W);
@@ -46,6 +51,14 @@ Problem se_default() {
 Problem dw_default() {
     Problem p = se_default();
     p.R = 5, p.S = 5, p.stride = 1, p.pad = 2;
+    return p;
+}
+
+// inception_v3's Mixed_5b.avgpool1: the branch pool of its first 35x35 block (192 channels, 3x3 at
+// stride 1 padded by 1), at batch 8 as training runs it, in nChw16c as oneDNN's convs leave it.
+Problem pool_default() {
+    Problem p;
+    p.N = 8, p.C = 192, p.H = 35, p.W = 35, p.R = 3, p.S = 3, p.stride = 1, p.pad = 1, p.layout = "nChw16c";
     return p;
 }
 
@@ -189,6 +202,14 @@ const std::vector<Kernel>& kernels() {
          "GELU gradient dx = dy * (Phi(x) + x * phi(x)) (kernels/simd gelu_backward; ref: Activation gelu "
          "backward)",
          gelu_origin, gelu_default()},
+        {"avg-pool", false, true, {"nChw8c", "nChw16c"},
+         "average pooling y = the mean of each window of x, the padding counted (kernels/simd avg_pool; ref: "
+         "Pool2d avg forward)",
+         "inception_v3 Mixed_5b.avgpool1 (192 ch at 35x35, 3x3 stride 1 pad 1), batch 8", pool_default()},
+        {"avg-pool-bwd", false, true, {"nChw8c", "nChw16c"},
+         "its gradient dx = the sum of dy / R*S over the windows that hold each element (kernels/simd "
+         "avg_pool_backward; ref: Pool2d avg backward)",
+         "inception_v3 Mixed_5b.avgpool1 (192 ch at 35x35, 3x3 stride 1 pad 1), batch 8", pool_default()},
         {"gap-grad", false, false, channel_layouts,
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",
@@ -252,6 +273,9 @@ void validate(const Kernel& k, const Problem& p) {
         if (p.H + 2 * p.pad < p.R || p.W + 2 * p.pad < p.S || p.P() < 1 || p.Q() < 1)
             fail("a " + std::to_string(p.R) + "x" + std::to_string(p.S) + " window does not fit " +
                  std::to_string(p.H) + "x" + std::to_string(p.W) + " with pad " + std::to_string(p.pad));
+        if (k.name.starts_with("avg-pool") && !simd::avg_pool_supported(p.avg_pool()))
+            fail(p.describe(true) + " is not a window avg_pool takes: its column buffer holds rows of at most 512 "
+                                    "columns, in and out");
         if (k.name == "dw-dgrad" && !simd::depthwise_dgrad_supported(p.depthwise()))
             fail(p.describe(true) + " is not a window depthwise_dgrad takes: stride 1 or 2, S of 3, 5 or 7, R up "
                                     "to 7, and at stride 1 a pad of S / 2");
@@ -259,7 +283,9 @@ void validate(const Kernel& k, const Problem& p) {
     // Inputs, outputs, their packed copies and the reference's magnitudes: about six tensors;
     // dw-dgrad's dx is as large as x, in a packed copy for each instruction set, its reference's
     // scratch and its bounds in double: about sixteen (measured: 2.8 times six with three builds).
-    double need = (k.name == "dw-dgrad" ? 16 : 6) * 4 * elements;
+    // The average pools' output and a reference's copy of it for each instruction set, as large as
+    // x for the gradient, and the bounds in double: sixteen likewise (counted, not measured).
+    double need = (k.name == "dw-dgrad" || k.name.starts_with("avg-pool") ? 16 : 6) * 4 * elements;
     int64_t available = bench::available_memory_bytes();
     double have = available > 0 ? double(available) : double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (need > have / 2) {

@@ -25,6 +25,9 @@ struct Problem {
     // The depthwise convolution it describes, its weights blocked as the executor keeps them
     // (oneDNN's Abcde16a / Abcde8a, by depthwise_lanes).
     simd::Depthwise depthwise() const;
+    // The average pooling it describes, counting the padding (PyTorch's default), the same on
+    // every side.
+    simd::AvgPool avg_pool() const;
 };
 
 struct Kernel {

@@ -862,6 +862,89 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->dx_ref.size());
 };
 
+// ---- avg-pool, avg-pool-bwd ---------------------------------------------------------------------
+
+// x (N,C,H,W)  dy (N,C,P,Q): average pooling's operands, the padding counted, and the reference
+// output of the direction asked for.
+struct PoolData {
+    Problem p;
+    simd::AvgPool d;
+    simd::ChannelLayout xl, yl;
+    Shape xs, ys;
+    Pool2d op;
+    bool grad;
+    std::vector<float> in, in_b;  // x, or dy for the gradient, plain and packed
+    std::vector<float> ref;       // y, or dx
+    std::vector<double> bound;
+
+    PoolData(const Problem& p_, bool grad_)
+        : p(p_), d(p_.avg_pool()), xl(channel_layout(p_, p_.H, p_.W)), yl(channel_layout(p_, p_.P(), p_.Q())),
+          grad(grad_) {
+        xs = {p.N, p.C, p.H, p.W};
+        ys = {p.N, p.C, p.P(), p.Q()};
+        op = Pool2d{Pool2d::Kind::avg, Hw(p.R, p.S), Hw(p.stride, p.stride), Padding(p.pad), false, true};
+        in = uniform(size_t(numel(grad ? ys : xs)), -1, 1, grad ? 18 : 17);
+        in_b = pack(in, grad ? yl : xl);
+        ref.resize(size_t(numel(grad ? xs : ys)));
+        reference(in, ref);
+        std::vector<float> magnitude(ref.size());
+        reference(absolute(in), magnitude);
+        // The kernel's sum of at most R*S terms (a window's, or the windows' holding an element),
+        // rounded reciprocals of the counts and their products: R*S + 4 roundings at most; the
+        // reference's backward adds its rounded quotients in float, as many again.
+        const int64_t terms = (grad ? 2 : 1) * p.R * p.S + 4;
+        for (size_t i = 0; i < ref.size(); ++i) bound.push_back(dot_bound(terms, magnitude[i], ref[i]));
+    }
+    void reference(const std::vector<float>& from, std::vector<float>& out) const {
+        if (!grad) {
+            ref::Fwd f;
+            f.in = {{from.data(), xs}};
+            f.y = {out.data(), ys};
+            ref::forward(op, f);
+            return;
+        }
+        std::fill(out.begin(), out.end(), 0.0f);
+        ref::Bwd b;
+        b.in = {{nullptr, xs}};
+        b.y = {nullptr, ys};
+        b.dy = {from.data(), ys};
+        b.dx = {{out.data(), xs}};
+        ref::backward(op, b);
+    }
+};
+
+class AvgPoolCase : public Case {
+public:
+    AvgPoolCase(std::shared_ptr<const PoolData> d, SimdVariant v)
+        : d_(std::move(d)), v_(std::move(v)), out_b_(packed_size(d_->grad ? d_->xl : d_->yl)) {}
+    std::string variant() const override { return v_.isa; }
+    void run_fast() override {
+        if (d_->grad)
+            v_.avg_pool_backward(d_->in_b.data(), out_b_.data(), d_->d);
+        else
+            v_.avg_pool(d_->in_b.data(), out_b_.data(), d_->d);
+    }
+    void run_reference() override { d_->reference(d_->in, ref_); }
+    Check check(const Tamper& tamper) override {
+        std::fill(out_b_.begin(), out_b_.end(), NAN);
+        run_fast();
+        std::vector<float> padding;
+        const char* what = d_->grad ? "dx" : "y";
+        std::vector<float> out = unpack(out_b_, d_->grad ? d_->xl : d_->yl, padding);
+        Check values = compare_tampered(what, out, d_->ref, d_->bound, tamper);
+        return merge(values, zero_padding(what, padding, tamper));
+    }
+    // An add per element of each window (R*S for each output), in either direction.
+    double flops() const override { return double(d_->yl.N * d_->yl.C * d_->yl.HW * d_->p.R * d_->p.S); }
+    double bytes() const override { return 4.0 * double(packed_size(d_->xl) + packed_size(d_->yl)); }
+
+private:
+    std::shared_ptr<const PoolData> d_;
+    SimdVariant v_;
+    std::vector<float> out_b_;
+    std::vector<float> ref_ = std::vector<float>(d_->ref.size());
+};
+
 // ---- linear-row ---------------------------------------------------------------------------------
 
 // x (N,C)  w (K,C)  b (K)  y (N,K): N rows through a linear layer (a classifier at batch N, or a
@@ -964,6 +1047,9 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
         auto d = std::make_shared<const StridedData>(p);
         for (const SimdVariant& v : variants)
             out.push_back(std::make_unique<StridedScale>(d, v, k.name == "scale-strided-bwd"));
+    } else if (k.name == "avg-pool" || k.name == "avg-pool-bwd") {
+        auto d = std::make_shared<const PoolData>(p, k.name == "avg-pool-bwd");
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<AvgPoolCase>(d, v));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));

@@ -15,14 +15,13 @@ simd::Depthwise Problem::depthwise() const {
     simd::Depthwise d;
     d.N = N, d.C = C, d.H = H, d.W = W, d.P = P(), d.Q = Q(), d.R = R, d.S = S;
     d.stride_h = d.stride_w = stride, d.pad_t = d.pad_l = pad;
-    d.block = layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : layout == "nhwc" ? C : 1;
+    d.block = block();
     d.blocked_weights = true;
     return d;
 }
 
 simd::AvgPool Problem::avg_pool() const {
-    const int64_t block = layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : layout == "nhwc" ? C : 1;
-    return {N, C, H, W, P(), Q(), R, S, stride, stride, pad, pad, block, true, pad, pad};
+    return {N, C, H, W, P(), Q(), R, S, stride, stride, pad, pad, block(), true, pad, pad};
 }
 
 std::string Problem::describe(bool filter) const {

@@ -21,6 +21,9 @@ struct Problem {
     std::string layout;
     int64_t P() const { return (H + 2 * pad - R) / stride + 1; }
     int64_t Q() const { return (W + 2 * pad - S) / stride + 1; }
+    // The floats a position's channels lie apart in the layout (simd.h's ChannelLayout block): 8 or
+    // 16 blocked, C channels-last, 1 plain.
+    int64_t block() const { return layout == "nChw8c" ? 8 : layout == "nChw16c" ? 16 : layout == "nhwc" ? C : 1; }
     std::string describe(bool filter) const;  // "N32 C672 14x14 nChw16c" (+ " 5x5/1 pad 2 -> 14x14")
     // The depthwise convolution it describes, its weights blocked as the executor keeps them
     // (oneDNN's Abcde16a / Abcde8a, by depthwise_lanes).

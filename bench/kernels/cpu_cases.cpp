@@ -19,12 +19,7 @@ std::vector<float> absolute(std::vector<float> v) {
     return v;
 }
 
-simd::ChannelLayout channel_layout(const Problem& p, int64_t H, int64_t W) {
-    simd::ChannelLayout l;
-    l.N = p.N, l.C = p.C, l.HW = H * W;
-    l.block = p.layout == "nChw8c" ? 8 : p.layout == "nChw16c" ? 16 : p.layout == "nhwc" ? p.C : 1;
-    return l;
-}
+simd::ChannelLayout channel_layout(const Problem& p, int64_t H, int64_t W) { return {p.N, p.C, H * W, p.block()}; }
 
 size_t packed_size(const simd::ChannelLayout& l) { return size_t(l.N * l.batch_stride()); }
 

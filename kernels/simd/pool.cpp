@@ -23,6 +23,12 @@ namespace ridge::simd::inline RIDGE_SIMD_ISA {
 
 namespace {
 
+// The lanes past C of a block's run of `positions` set to zero.
+void zero_padding(float* row, int64_t positions, int64_t block, int64_t lanes) {
+    if (lanes < block)
+        for (int64_t i = 0; i < positions; ++i) std::fill(row + i * block + lanes, row + (i + 1) * block, 0.0f);
+}
+
 // Floats in each of max_row_plain's row buffers, on the stack (two of 16 KB).
 constexpr int64_t kPlainRow = 4096;
 
@@ -336,9 +342,7 @@ void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool
                                  dy + n * yl.batch_stride() + cb * yl.block_stride(), out, d, d.block, p, j);
         // The lanes past C in the last block took whatever dy's padding held; a blocked tensor's
         // padding must read zero to the layers that take dx.
-        const int64_t lanes = std::min(d.block, d.C - cb * d.block);
-        if (lanes < d.block)
-            for (int64_t i = 0; i < d.H * d.W; ++i) std::fill(out + i * d.block + lanes, out + (i + 1) * d.block, 0.0f);
+        zero_padding(out, d.H * d.W, d.block, std::min(d.block, d.C - cb * d.block));
     });
 }
 
@@ -360,12 +364,6 @@ Span windows_holding(int64_t i, int64_t size, int64_t stride, int64_t pad, int64
 // The elements of x a window from `start` holds along an axis of `extent`.
 int64_t inside(int64_t start, int64_t size, int64_t extent) {
     return std::min(start + size, extent) - std::max<int64_t>(start, 0);
-}
-
-// The lanes past C of a block's row of `positions` set to zero.
-void zero_padding(float* row, int64_t positions, int64_t block, int64_t lanes) {
-    if (lanes < block)
-        for (int64_t i = 0; i < positions; ++i) std::fill(row + i * block + lanes, row + (i + 1) * block, 0.0f);
 }
 
 // The lines `ahead` floats past rows [from, to) of a block's map, `row` floats each, requested now.

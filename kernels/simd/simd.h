@@ -69,10 +69,9 @@ struct MaxPool {
 // `block` (8 or 16; channels-last of 8 or 16 channels is the same bytes). Not channels-last of
 // more: a pass a 16-lane part of its positions, as max_row takes them, was slower than oneDNN's
 // pooling there (inception_v3's nine pools at batch 1 in inference on the 2-core Zen 5, 0.55-0.56
-// -> 0.69-0.75 ms, two alternated pairs). A window divides by
-// R*S where it counts the padding (include_pad: no window reaches past the padded map, pad_t +
-// H + pad_b rows by pad_l + W + pad_r columns, as ceil mode's last can), else by the elements of
-// x it holds.
+// -> 0.69-0.75 ms, two alternated pairs). A window divides by R*S where it counts the padding
+// (include_pad: no window reaches past the padded map, pad_t + H + pad_b rows by pad_l + W + pad_r
+// columns, as ceil mode's last can), else by the elements of x it holds.
 struct AvgPool {
     int64_t N = 0, C = 0, H = 0, W = 0, P = 0, Q = 0, R = 0, S = 0;
     int64_t stride_h = 1, stride_w = 1, pad_t = 0, pad_l = 0;

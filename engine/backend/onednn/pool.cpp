@@ -142,6 +142,16 @@ simd::MaxPool max_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
             op.kernel.w, op.stride.h, op.stride.w, op.pad.top, op.pad.left, channel_block(x)};
 }
 
+// A pool's y in x's layout (plain, blocked by `block` or channels-last): channels-last of 8 or 16
+// channels is the bytes of one block, which channel_block names by the block, but its readers
+// expect channels-last.
+int pooled(Plan& p, const Layer& l, int x, int64_t block) {
+    const auto f32 = dnnl::memory::data_type::f32;
+    const bool nhwc = p.md(x) == canonical(Md(dims_of(p.shape(l.x())), f32, Tag::nhwc));
+    const Tag tag = nhwc ? Tag::nhwc : block == 1 ? Tag::nchw : block == 8 ? Tag::nChw8c : Tag::nChw16c;
+    return p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, tag)));
+}
+
 // Max pooling runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked or
 // channels-last): oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed, and nchw
 // with its generic kernel (see kernels/simd/pool.cpp). In training too below AVX-512, where its
@@ -152,7 +162,7 @@ simd::MaxPool max_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::max) return false;
     if (p.train && avx512_core_here()) return false;
-    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    const Shape& xs = p.shape(l.x());
     int x = p.value[size_t(l.x())];
     simd::MaxPool d = max_pool_of(p, l, op, p.md(x));
     // The backward needs channel blocks. A plain map in training (the image, or the output of a
@@ -168,12 +178,7 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
         d = b;
     }
     if (!(p.train ? simd::max_pool_backward_supported(d) : simd::max_pool_supported(d))) return false;
-    // y in x's layout: channels-last of 8 or 16 channels is the bytes of one block, which
-    // channel_block names by the block, but its readers expect channels-last.
-    const auto f32 = dnnl::memory::data_type::f32;
-    const bool nhwc = p.md(x) == canonical(Md(dims_of(xs), f32, Tag::nhwc));
-    const Tag tag = nhwc ? Tag::nhwc : d.block == 1 ? Tag::nchw : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
-    int y = p.mem(canonical(Md(dims_of(ys), f32, tag)));
+    const int y = pooled(p, l, x, d.block);
     p.kernel("max_pool", [d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
@@ -188,18 +193,14 @@ simd::AvgPool avg_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
 }
 
 // Average pooling on a channel-blocked map runs kernels/simd's avg_pool, forward and backward (the
-// choice depends on the op and x's layout alone, so the backward makes it again). oneDNN's took 4 to 12 times its bounds on inception_v3's and DenseNet's pools in
-// training (kernels/simd/pool.cpp).
+// choice depends on the op and x's layout alone, so the backward makes it again). oneDNN's took 4
+// to 12 times its bounds on inception_v3's and DenseNet's pools in training (kernels/simd/pool.cpp).
 bool avg_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::avg) return false;
     const int x = p.value[size_t(l.x())];
     const simd::AvgPool d = avg_pool_of(p, l, op, p.md(x));
     if (!simd::avg_pool_supported(d)) return false;
-    const auto f32 = dnnl::memory::data_type::f32;
-    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
-    const bool nhwc = p.md(x) == canonical(Md(dims_of(xs), f32, Tag::nhwc));  // of 8 or 16 channels
-    const Tag tag = nhwc ? Tag::nhwc : d.block == 8 ? Tag::nChw8c : Tag::nChw16c;
-    const int y = p.mem(canonical(Md(dims_of(ys), f32, tag)));
+    const int y = pooled(p, l, x, d.block);
     p.kernel("avg_pool", [d](const std::vector<float*>& a) { simd::avg_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};

@@ -1831,7 +1831,8 @@ TEST_CASE("a classifier on few rows in training runs kernels/simd on oneDNN's C-
 // follow_bytes) and inner products of 183k multiply-adds at
 // batch 8, which take both threads only when teams are held (few_rows). Held steps must run
 // inside the team, its numbers must match the reference however they run, and with a spin of 0
-// nothing is held. A machine whose load average exceeds twice its cores holds nothing either.
+// nothing is held. A shared machine (ExecOptions::shared; by default a load average above twice
+// the cores) holds nothing either: both cases are run, whatever this host's load.
 // StepInfo names the threads each step runs with (`ridge profile` reports them): one for a held
 // step, OpenMP's count at the step otherwise, and both kinds occur. Inference's inner products on
 // a few rows draw a line of their own.
@@ -1865,9 +1866,9 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
         }
         void after(const StepInfo&) override {}
     };
-    auto run = [&](Mode m) {
+    auto run = [&](Mode m, bool shared = false) {
         Graph g = se(m == Mode::infer ? 12 : 52);
-        auto ex = make_executor("onednn", g, {.mode = m, .threads = 2});
+        auto ex = make_executor("onednn", g, {.mode = m, .threads = 2, .shared = shared});
         InTeam t;
         ex->observe(&t);
         const Inputs in = inputs(g, 3);
@@ -1880,14 +1881,11 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
         CHECK(t.one > 0);  // the relu and sigmoid
         return t;
     };
-    double load = 0;
-    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(f, "%lf", &load) != 1) load = 0;
-        std::fclose(f);
-    }
     setenv("GOMP_SPINCOUNT", "2000", 1);
-    if (load > 2.0 * omp_get_num_procs() || omp_get_num_procs() < 2) {
-        MESSAGE("load average ", load, " on ", omp_get_num_procs(), " cores: no team is held");
+    CHECK(run(Mode::train, true).held == 0);
+    CHECK(run(Mode::infer, true).held == 0);
+    if (omp_get_num_procs() < 2) {
+        MESSAGE("one core: no team is held");
         CHECK(run(Mode::train).held == 0);
     } else {
         const InTeam t = run(Mode::train);
@@ -1904,7 +1902,7 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
             CAPTURE(C);
             Graph g("squeeze_rows");
             g.input({N, C, 1, 1}) | conv(K, 1, {.bias = true});
-            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2});
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2, .shared = false});
             ex->prepare();
             int ran_on = 0;
             for (const StepInfo& s : ex->steps())
@@ -1928,54 +1926,51 @@ TEST_CASE("one-thread steps before a many-thread one run in a held team, and mat
 // A step too small to pay for a second thread by its own work runs on the threads of the step that
 // wrote its input where that input is 64 KB or more (executor.cpp, follow_bytes), so each thread
 // reads what its own core holds: the pool of a 1x1 conv's 1152 x 7 x 7 (225 KB) on both, as the
-// conv ran. The pool of 256 x 7 x 7 (50 KB) keeps one thread. On a machine whose load average
-// exceeds twice its cores steps do not follow, and the pools take one thread.
+// conv ran. The pool of 256 x 7 x 7 (50 KB) keeps one thread. On a shared machine
+// (ExecOptions::shared) steps do not follow, and the pools take one thread: both cases run.
 TEST_CASE("a small step reading what many threads wrote runs on as many, from 64 KB") {
     if (omp_get_num_procs() < 2) {
         MESSAGE("one core: every step runs on it");
         return;
     }
-    double load = 0;
-    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(f, "%lf", &load) != 1) load = 0;
-        std::fclose(f);
-    }
-    const bool shared = load > 2.0 * omp_get_num_procs();
-    for (int64_t K : {1152, 256}) {
-        CAPTURE(K);
-        Graph g("follow");
-        g.input({1, 192, 7, 7}) | conv(K, 1) | adaptive_avgpool(1);
-        auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2});
+    for (bool shared : {false, true}) {
+        CAPTURE(shared);
+        for (int64_t K : {1152, 256}) {
+            CAPTURE(K);
+            Graph g("follow");
+            g.input({1, 192, 7, 7}) | conv(K, 1) | adaptive_avgpool(1);
+            auto ex = make_executor("onednn", g, {.mode = Mode::infer, .threads = 2, .shared = shared});
+            ex->prepare();
+            int conv_threads = 0, pool_threads = 0;
+            for (const StepInfo& s : ex->steps()) {
+                if (s.node == 0) conv_threads = std::max(conv_threads, s.threads);
+                if (s.node == 1) pool_threads = std::max(pool_threads, s.threads);
+            }
+            if (K == 1152) {
+                CHECK(conv_threads == 2);
+                CHECK(pool_threads == (shared ? 1 : 2));
+            } else {
+                CHECK(pool_threads == 1);
+            }
+            if (!shared) check_against_reference(g, 1e-5, 1e-5);
+        }
+        // The threads a step ran on, not its estimate: a batchnorm in training takes every thread
+        // (norm.cpp) from 16384 floats where the team is held awake, and the pool of its 64 KB
+        // output (1 x 32 x 16 x 32) follows it. On a shared machine no team is held, the line is
+        // four times that, and both run on one thread.
+        Graph g("follow_bn");
+        g.input({1, 16, 16, 32}) | conv(32, 1) | bn() | adaptive_avgpool(1);
+        auto ex = make_executor("onednn", g, {.mode = Mode::train, .threads = 2, .shared = shared});
         ex->prepare();
-        int conv_threads = 0, pool_threads = 0;
+        int bn_threads = 0, pool_threads = 0;
         for (const StepInfo& s : ex->steps()) {
-            if (s.node == 0) conv_threads = std::max(conv_threads, s.threads);
-            if (s.node == 1) pool_threads = std::max(pool_threads, s.threads);
+            if (s.phase != StepPhase::fwd) continue;
+            if (s.node == 1) bn_threads = std::max(bn_threads, s.threads);
+            if (s.node == 2) pool_threads = std::max(pool_threads, s.threads);
         }
-        if (K == 1152) {
-            CHECK(conv_threads == 2);
-            CHECK(pool_threads == (shared ? 1 : 2));
-        } else {
-            CHECK(pool_threads == 1);
-        }
-        check_against_reference(g, 1e-5, 1e-5);
+        CHECK(bn_threads == (shared ? 1 : 2));
+        CHECK(pool_threads == (shared ? 1 : 2));
     }
-    // The threads a step ran on, not its estimate: a batchnorm in training takes every thread
-    // (norm.cpp) from 16384 floats where the team is held awake, and the pool of its 64 KB output
-    // (1 x 32 x 16 x 32) follows it. On a shared machine no team is held, the line is four times
-    // that, and both run on one thread (a CI run at load average 4.12 on 2 cores).
-    Graph g("follow_bn");
-    g.input({1, 16, 16, 32}) | conv(32, 1) | bn() | adaptive_avgpool(1);
-    auto ex = make_executor("onednn", g, {.mode = Mode::train, .threads = 2});
-    ex->prepare();
-    int bn_threads = 0, pool_threads = 0;
-    for (const StepInfo& s : ex->steps()) {
-        if (s.phase != StepPhase::fwd) continue;
-        if (s.node == 1) bn_threads = std::max(bn_threads, s.threads);
-        if (s.node == 2) pool_threads = std::max(pool_threads, s.threads);
-    }
-    CHECK(bn_threads == (shared ? 1 : 2));
-    CHECK(pool_threads == (shared ? 1 : 2));
 }
 
 // oneDNN falls back to its reference implementation, hundreds of times slower than its jit kernels,

@@ -52,6 +52,10 @@ struct ExecOptions {
     // Training: the SGD update's momentum and weight decay (see update() above). A non-zero
     // momentum adds a velocity buffer the size of the learned tensors to planned_bytes().
     float momentum = 0, weight_decay = 0;
+    // CPU: whether the machine is shared with other work, which changes how steps take threads (no
+    // team held awake between steps, no small step following its writer's threads). Unset: the
+    // 1-minute load average above twice the cores, read when the executor is made.
+    std::optional<bool> shared = std::nullopt;
 };
 
 // The phase of a pass a step is charged to.

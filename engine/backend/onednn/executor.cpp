@@ -183,7 +183,7 @@ private:
     Plan plan_;
     int threads_;
     std::vector<Counts> work_;  // per layer: its analytic FLOPs and bytes, which set its threads
-    const bool shared_ = machine_shared();  // read once, when the executor is made
+    const bool shared_ = o_.shared ? *o_.shared : machine_shared();  // read once, when the executor is made
     double serial_ = serial_seconds(o_.mode == Mode::train, shared_);
     int threads_for(double flops, double bytes) const { return onednn::threads_for(threads_, serial_, flops, bytes); }
     // The threads a step reading tensor t runs on at least: those that wrote it (wrote_on, by

@@ -863,8 +863,7 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (folded) p.folds.push_back({l.node, l.group->bn});
     const int threads = p.step_threads();
     const int scratch = p.mem(plain({int64_t(simd::grouped_conv3x3_scratch(d, threads))}));
-    const Tag y_tag = nhwc ? Tag::nhwc : block == 8 ? Tag::nChw8c : Tag::nChw16c;
-    const int y = p.mem(canonical(Md(dims_of(ys), f32, y_tag)));
+    const int y = p.mem(canonical(Md(dims_of(ys), f32, tag_of_block(block, nhwc))));
     p.kernel(
         "grouped_conv3x3",
         [=](const std::vector<float*>& a) {

@@ -367,8 +367,7 @@ ChannelConcat channel_concat(const Plan& p, const Layer& l) {
         if (!nhwc && ((block != 8 && block != 16) || channels.back() % block != 0)) block = 1;
     }
     if (nhwc) block = ys[1];
-    const Tag tag = nhwc ? Tag::nhwc : block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw;
-    return {tag, {ys[0], ys[1], ys[2] * ys[3], block}, channels};
+    return {tag_of_block(block, nhwc), {ys[0], ys[1], ys[2] * ys[3], block}, channels};
 }
 
 // A concatenation of channels fused with the batchnorm (and ReLU) that alone reads it, in

@@ -38,6 +38,14 @@ int64_t channel_block(const Md& md) {
     return 0;
 }
 
+Tag tag_of_block(int64_t block, bool nhwc) {
+    if (nhwc) return Tag::nhwc;
+    if (block == 1) return Tag::nchw;
+    if (block == 8) return Tag::nChw8c;
+    if (block == 16) return Tag::nChw16c;
+    throw std::logic_error("onednn: no map layout has channel blocks of " + std::to_string(block));
+}
+
 bool unblocked(const Md& md) {
     return md.data.format_kind == dnnl_blocked && md.data.format_desc.blocking.inner_nblks == 0;
 }

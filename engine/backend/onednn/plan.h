@@ -64,6 +64,10 @@ std::vector<int> readers_of(const Graph& g, int t);
 // Channels per block of a 4-D fp32 descriptor in a layout the kernels of kernels/simd read: 1 for
 // nchw, C for nhwc, 8 or 16 for nChw8c / nChw16c; 0 for any other.
 int64_t channel_block(const Md& md);
+// The layout a map of channel_block `block` is in, as a kernel writing its like takes it:
+// channels-last where nhwc (channel_block says C there, which is 8 or 16 for a map that narrow,
+// whose readers still expect channels-last), else nchw, nChw8c or nChw16c for 1, 8 or 16.
+Tag tag_of_block(int64_t block, bool nhwc);
 // Whether a descriptor is strides alone, without blocks: plain, channels-last, a permutation or a
 // strided region of one; views of such a layout are new strides over the same bytes.
 bool unblocked(const Md& md);

@@ -148,8 +148,7 @@ simd::MaxPool max_pool_of(const Plan& p, const Layer& l, const Pool2d& op, const
 int pooled(Plan& p, const Layer& l, int x, int64_t block) {
     const auto f32 = dnnl::memory::data_type::f32;
     const bool nhwc = p.md(x) == canonical(Md(dims_of(p.shape(l.x())), f32, Tag::nhwc));
-    const Tag tag = nhwc ? Tag::nhwc : block == 1 ? Tag::nchw : block == 8 ? Tag::nChw8c : Tag::nChw16c;
-    return p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, tag)));
+    return p.mem(canonical(Md(dims_of(p.shape(l.n.output)), f32, tag_of_block(block, nhwc))));
 }
 
 // Max pooling runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked or

@@ -24,6 +24,8 @@ simd::AvgPool Problem::avg_pool() const {
     return {N, C, H, W, P(), Q(), R, S, stride, stride, pad, pad, block(), true, pad, pad};
 }
 
+simd::MaxPool Problem::max_pool() const { return {N, C, H, W, P(), Q(), R, S, stride, stride, pad, pad, block()}; }
+
 std::string Problem::describe(bool filter) const {
     std::string s = "N" + std::to_string(N) + " C" + std::to_string(C) + " " + std::to_string(H) + "x" +
                     std::to_string(W);
@@ -58,6 +60,15 @@ Problem dw_default() {
 Problem pool_default() {
     Problem p;
     p.N = 8, p.C = 192, p.H = 35, p.W = 35, p.R = 3, p.S = 3, p.stride = 1, p.pad = 1, p.layout = "nChw16c";
+    return p;
+}
+
+// resnet50's maxpool after its stem: 64 channels at 112x112 (from a 224x224 image), 3x3 at
+// stride 2 padded by 1, at batch 16 as the zoo's inference runs, in nChw16c as oneDNN's conv
+// leaves it with AVX-512.
+Problem max_pool_default() {
+    Problem p;
+    p.N = 16, p.C = 64, p.H = 112, p.W = 112, p.R = 3, p.S = 3, p.stride = 2, p.pad = 1, p.layout = "nChw16c";
     return p;
 }
 
@@ -209,6 +220,10 @@ const std::vector<Kernel>& kernels() {
          "its gradient dx = the sum of dy / R*S over the windows that hold each element (kernels/simd "
          "avg_pool_backward; ref: Pool2d avg backward)",
          "inception_v3 Mixed_5b.avgpool1 (192 ch at 35x35, 3x3 stride 1 pad 1), batch 8", pool_default()},
+        {"max-pool", false, true, channel_layouts,
+         "max pooling y = the maximum of each window of x, a NaN winning (kernels/simd max_pool; ref: Pool2d max "
+         "forward)",
+         "resnet50 maxpool (64 ch at 112x112, 3x3 stride 2 pad 1), batch 16", max_pool_default()},
         {"gap-grad", false, false, channel_layouts,
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",
@@ -275,6 +290,9 @@ void validate(const Kernel& k, const Problem& p) {
         if (k.name.starts_with("avg-pool") && !simd::avg_pool_supported(p.avg_pool()))
             fail(p.describe(true) + " is not a window avg_pool takes: its column buffer holds rows of at most 512 "
                                     "columns, in and out");
+        if (k.name == "max-pool" && !simd::max_pool_supported(p.max_pool()))
+            fail(p.describe(true) + " is not a window max_pool takes: in nhwc C a multiple of 8, in nchw a row of "
+                                    "at most 4096 columns");
         if (k.name == "dw-dgrad" && !simd::depthwise_dgrad_supported(p.depthwise()))
             fail(p.describe(true) + " is not a window depthwise_dgrad takes: stride 1 or 2, S of 3, 5 or 7, R up "
                                     "to 7, and at stride 1 a pad of S / 2");

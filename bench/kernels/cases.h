@@ -31,6 +31,8 @@ struct Problem {
     // The average pooling it describes, counting the padding (PyTorch's default), the same on
     // every side.
     simd::AvgPool avg_pool() const;
+    // The max pooling it describes.
+    simd::MaxPool max_pool() const;
 };
 
 struct Kernel {

@@ -857,13 +857,15 @@ private:
     std::vector<float> dx_ref_ = std::vector<float>(d_->dx_ref.size());
 };
 
-// ---- avg-pool, avg-pool-bwd ---------------------------------------------------------------------
+// ---- avg-pool, avg-pool-bwd, max-pool -----------------------------------------------------------
 
-// x (N,C,H,W)  dy (N,C,P,Q): average pooling's operands, the padding counted, and the reference
-// output of the direction asked for.
+// x (N,C,H,W)  dy (N,C,P,Q): pooling's operands (average pooling counting the padding, or max
+// pooling's forward), and the reference output of the direction asked for.
 struct PoolData {
     Problem p;
-    simd::AvgPool d;
+    Pool2d::Kind kind;
+    simd::AvgPool avg;
+    simd::MaxPool max;
     simd::ChannelLayout xl, yl;
     Shape xs, ys;
     Pool2d op;
@@ -872,12 +874,12 @@ struct PoolData {
     std::vector<float> ref;       // y, or dx
     std::vector<double> bound;
 
-    PoolData(const Problem& p_, bool grad_)
-        : p(p_), d(p_.avg_pool()), xl(channel_layout(p_, p_.H, p_.W)), yl(channel_layout(p_, p_.P(), p_.Q())),
-          grad(grad_) {
+    PoolData(const Problem& p_, Pool2d::Kind kind_, bool grad_)
+        : p(p_), kind(kind_), avg(p_.avg_pool()), max(p_.max_pool()), xl(channel_layout(p_, p_.H, p_.W)),
+          yl(channel_layout(p_, p_.P(), p_.Q())), grad(grad_) {
         xs = {p.N, p.C, p.H, p.W};
         ys = {p.N, p.C, p.P(), p.Q()};
-        op = Pool2d{Pool2d::Kind::avg, Hw(p.R, p.S), Hw(p.stride, p.stride), Padding(p.pad), false, true};
+        op = Pool2d{kind, Hw(p.R, p.S), Hw(p.stride, p.stride), Padding(p.pad), false, true};
         in = uniform(size_t(numel(grad ? ys : xs)), -1, 1, grad ? 18 : 17);
         in_b = pack(in, grad ? yl : xl);
         ref.resize(size_t(numel(grad ? xs : ys)));
@@ -886,9 +888,11 @@ struct PoolData {
         reference(absolute(in), magnitude);
         // The kernel's sum of at most R*S terms (a window's, or the windows' holding an element),
         // rounded reciprocals of the counts and their products: R*S + 4 roundings at most; the
-        // reference's backward adds its rounded quotients in float, as many again.
+        // reference's backward adds its rounded quotients in float, as many again. A maximum is
+        // one of x's values, exactly.
         const int64_t terms = (grad ? 2 : 1) * p.R * p.S + 4;
-        for (size_t i = 0; i < ref.size(); ++i) bound.push_back(dot_bound(terms, magnitude[i], ref[i]));
+        for (size_t i = 0; i < ref.size(); ++i)
+            bound.push_back(kind == Pool2d::Kind::max ? 0.0 : dot_bound(terms, magnitude[i], ref[i]));
     }
     void reference(const std::vector<float>& from, std::vector<float>& out) const {
         if (!grad) {
@@ -908,16 +912,18 @@ struct PoolData {
     }
 };
 
-class AvgPoolCase : public Case {
+class PoolCase : public Case {
 public:
-    AvgPoolCase(std::shared_ptr<const PoolData> d, SimdVariant v)
+    PoolCase(std::shared_ptr<const PoolData> d, SimdVariant v)
         : d_(std::move(d)), v_(std::move(v)), out_b_(packed_size(d_->grad ? d_->xl : d_->yl)) {}
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
-        if (d_->grad)
-            v_.avg_pool_backward(d_->in_b.data(), out_b_.data(), d_->d);
+        if (d_->kind == Pool2d::Kind::max)
+            v_.max_pool(d_->in_b.data(), out_b_.data(), d_->max);
+        else if (d_->grad)
+            v_.avg_pool_backward(d_->in_b.data(), out_b_.data(), d_->avg);
         else
-            v_.avg_pool(d_->in_b.data(), out_b_.data(), d_->d);
+            v_.avg_pool(d_->in_b.data(), out_b_.data(), d_->avg);
     }
     void run_reference() override { d_->reference(d_->in, ref_); }
     Check check(const Tamper& tamper) override {
@@ -929,7 +935,7 @@ public:
         Check values = compare_tampered(what, out, d_->ref, d_->bound, tamper);
         return merge(values, zero_padding(what, padding, tamper));
     }
-    // An add per element of each window (R*S for each output), in either direction.
+    // An add (or a maximum) per element of each window (R*S for each output), in either direction.
     double flops() const override { return double(d_->yl.N * d_->yl.C * d_->yl.HW * d_->p.R * d_->p.S); }
     double bytes() const override { return 4.0 * double(packed_size(d_->xl) + packed_size(d_->yl)); }
 
@@ -1042,9 +1048,10 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
         auto d = std::make_shared<const StridedData>(p);
         for (const SimdVariant& v : variants)
             out.push_back(std::make_unique<StridedScale>(d, v, k.name == "scale-strided-bwd"));
-    } else if (k.name == "avg-pool" || k.name == "avg-pool-bwd") {
-        auto d = std::make_shared<const PoolData>(p, k.name == "avg-pool-bwd");
-        for (const SimdVariant& v : variants) out.push_back(std::make_unique<AvgPoolCase>(d, v));
+    } else if (k.name == "avg-pool" || k.name == "avg-pool-bwd" || k.name == "max-pool") {
+        const auto kind = k.name == "max-pool" ? Pool2d::Kind::max : Pool2d::Kind::avg;
+        auto d = std::make_shared<const PoolData>(p, kind, k.name == "avg-pool-bwd");
+        for (const SimdVariant& v : variants) out.push_back(std::make_unique<PoolCase>(d, v));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<GapGrad>(d, v));

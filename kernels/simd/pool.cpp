@@ -132,15 +132,20 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
     const int64_t step = d.stride_w * width;  // from one window to the next
     float* out = y + p * d.Q * width;
-    // The rows the next output row reads first, requested now, where x is larger than a core's L2
-    // (1 MB on Zen 4 and 5; at batch 1 the map, at larger batches all of x): a map just written by
-    // the conv before is read from L3 or memory, and the windows' short runs of loads kept too few
-    // misses in flight. googlenet at batch 1 on the 2-core Zen 5, three alternated runs each:
-    // maxpool2 (1x192x56x56 in nChw16c, 3x3 stride 2) 167-171 -> 110-137 us, maxpool1 (1x64x112x112
-    // channels-last) 86-139 -> 88-100; alone on a warm map 54 us, after 32 MB of other writes 156
-    // -> 100. The pools on maps of 14x14 and 28x28 up to 0.8 MB were level or a few us slower with
-    // it (larger batches not measured).
-    const int64_t next = h0 + d.stride_h, line = 64 / sizeof(float);
+    // The rows the output row after next reads first, requested now, where x is larger than a
+    // core's L2 (1 MB on Zen 4 and 5; at batch 1 the map, at larger batches all of x): a map just
+    // written by the conv before is read from L3 or memory, and the windows' short runs of loads
+    // kept too few misses in flight. googlenet at batch 1 on the 2-core Zen 5, three alternated
+    // runs each, the next row's requested against none: maxpool2 (1x192x56x56 in nChw16c, 3x3
+    // stride 2) 167-171 -> 110-137 us, maxpool1 (1x64x112x112 channels-last) 86-139 -> 88-100; alone
+    // on a warm map 54 us, after 32 MB of other writes 156 -> 100. The pools on maps of 14x14 and
+    // 28x28 up to 0.8 MB were level or a few us slower with it. Two rows ahead rather than one:
+    // `ridge-kernels max-pool` (resnet50's, 16x64x112x112 in nChw16c, caches flushed, 2 threads),
+    // 3 alternated pairs, medians 2.28, 2.34, 2.51 -> 2.20, 2.02, 1.90 ms; without any request
+    // 3.1-3.9. In the nets (`ridge profile`, inference, alternated pairs) within the noise:
+    // googlenet b1 0.55-0.62 -> 0.55-0.60 ms for its 13 pools, b16 9.5-11.0 -> 9.2-9.4,
+    // squeezenet1_1 b16 3.0-3.6 -> 2.8-3.1, resnet50 b16 2.1-2.5 -> 2.0-2.4.
+    const int64_t next = h0 + 2 * d.stride_h, line = 64 / sizeof(float);
     const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
     for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)
         for (int64_t i = 0; i < d.W * width; i += line) __builtin_prefetch(x + h * d.W * width + i);

@@ -164,7 +164,7 @@ void wgrad_bias_dropped(const float* x, const float* dy, float* dw, float* db, f
 void dgrad_taps_unturned(const float* dy, const float* w, float* dx, bool add, const simd::Depthwise& d,
                          int threads) {
     const int64_t L = simd::depthwise_lanes(d), RS = d.R * d.S, blocks = (d.C + L - 1) / L;
-    std::vector<float> turned(size_t(blocks * RS * L));
+    Floats turned(size_t(blocks * RS * L));
     for (int64_t cb = 0; cb < blocks; ++cb)
         for (int64_t t = 0; t < RS; ++t)
             for (int64_t j = 0; j < L; ++j) turned[size_t((cb * RS + t) * L + j)] = w[(cb * RS + RS - 1 - t) * L + j];
@@ -233,7 +233,7 @@ void gelu_grad_density_dropped(const float* x, const float* dy, float* dx, int64
 void linear_last_column_dropped(const float* x, int64_t ldx, const float* w, const float* b, bool relu, float* y,
                                 int64_t N, int64_t C, int64_t K) {
     // the panels read as if each row were one column shorter (a tail lost); the panel stride kept
-    std::vector<float> shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
+    Floats shorter(w, w + (K + 15) / 16 * ((C + 15) / 16 * 16) * 16);
     for (int64_t k = 0; k < K; ++k) shorter[size_t(k / 16 * ((C + 15) / 16 * 16) * 16 + (C - 1) * 16 + k % 16)] = 0;
     simd::linear_panels(x, ldx, shorter.data(), b, relu, y, N, C, K);
 }
@@ -248,8 +248,8 @@ void broadcast_sum_not_mean(const float* s, float, float* y, const simd::Channel
 }
 
 // n floats uniform in [lo, hi) from a linear congruential sequence seeded by `seed`.
-std::vector<float> fill(size_t n, float lo, float hi, unsigned seed) {
-    std::vector<float> out(n);
+Floats fill(size_t n, float lo, float hi, unsigned seed) {
+    Floats out(n);
     for (size_t i = 0; i < n; ++i) {
         seed = seed * 1664525u + 1013904223u;
         out[i] = lo + (hi - lo) * float(seed >> 8) / float(1 << 24);
@@ -266,6 +266,19 @@ TEST_CASE("concat-bn's pieces: 32 channels each, the first taking the rest") {
     CHECK(concat_pieces(5) == std::vector<int64_t>{5});
     CHECK(concat_pieces(32) == std::vector<int64_t>{32});
     CHECK(concat_pieces(33) == std::vector<int64_t>{1, 32});
+}
+
+// The cases' buffers start on 64-byte lines, small or large (glibc's large allocations sit 16 bytes
+// past a page), as the executor's arena places them: a kernel's 64-byte vectors then never span two.
+TEST_CASE("ridge-kernels' buffers start on 64-byte lines") {
+    for (size_t n : {size_t(1), size_t(1000), size_t(1) << 20}) {
+        CAPTURE(n);
+        const Floats v(n);
+        CHECK(reinterpret_cast<uintptr_t>(v.data()) % 64 == 0);
+        const Floats copy = v;
+        CHECK(reinterpret_cast<uintptr_t>(copy.data()) % 64 == 0);
+    }
+    CHECK(reinterpret_cast<uintptr_t>(uniform(1 << 20, -1, 1, 1).data()) % 64 == 0);
 }
 
 TEST_CASE("every CPU kernel agrees with its reference at small shapes, on each instruction set this CPU runs") {
@@ -304,7 +317,7 @@ TEST_CASE("the check fails an output one step past its bound, and the bounds are
         CAPTURE(name);
         int tampered = 0;
         double first_bound = -1;
-        Check bad = c.check([&](const std::string& what, std::vector<float>& out, const std::vector<double>& bound) {
+        Check bad = c.check([&](const std::string& what, Floats& out, const std::vector<double>& bound) {
             if (what.find("padding") != std::string::npos || tampered++ > 0) return;
             // Past the bound by the whole bound plus one float step: wrong whatever the true error.
             double b = bound.empty() ? 0.0 : bound[3];
@@ -612,7 +625,7 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
             CAPTURE(N);
             CAPTURE(C);
             CAPTURE(K);
-            std::vector<float> x = fill(size_t(N * C), -1, 1, 1), w = fill(size_t(K * C), -0.5f, 0.5f, 2),
+            Floats x = fill(size_t(N * C), -1, 1, 1), w = fill(size_t(K * C), -0.5f, 0.5f, 2),
                                b = fill(size_t(K), -1, 1, 3), dy = fill(size_t(N * K), -1, 1, 4);
             // w(k, c): (K, C) for a squeeze, transposed for an expansion.
             auto at = [&](int64_t k, int64_t c) { return size_t(tr ? c * K + k : k * C + c); };
@@ -642,7 +655,7 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
                     y_mag[size_t(n * K + k)] = mag;
                     db_ref[size_t(k)] += dy[size_t(n * K + k)];
                 }
-            auto check = [](const char* what, const std::vector<float>& got, const std::vector<double>& want,
+            auto check = [](const char* what, const Floats& got, const std::vector<double>& want,
                             const std::vector<double>& mag) {
                 int wrong = 0;
                 for (size_t i = 0; i < got.size(); ++i) {
@@ -653,7 +666,7 @@ TEST_CASE("the few-row linear kernels agree with sums in double, on each instruc
                 }
                 CHECK_MESSAGE(wrong == 0, what);
             };
-            std::vector<float> y(y_ref.size(), NAN), dx(dx_ref.size(), NAN), dw(w.size(), NAN), db(size_t(K), NAN);
+            Floats y(y_ref.size(), NAN), dx(dx_ref.size(), NAN), dw(w.size(), NAN), db(size_t(K), NAN);
             v.linear_rows(x.data(), w.data(), b.data(), y.data(), N, C, K, tr, s.threads);
             v.linear_rows_dgrad(dy.data(), w.data(), dx.data(), N, C, K, tr, s.threads);
             v.linear_rows_wgrad(x.data(), dy.data(), dw.data(), db.data(), N, C, K, tr, s.threads);
@@ -703,18 +716,18 @@ TEST_CASE("linear_panels agrees with sums in double on 1 to 64 rows, on each ins
                                 seed = seed * 1664525u + 1013904223u;
                                 return float(seed >> 8) / float(1 << 24) - 0.5f;
                             };
-                            std::vector<float> x(size_t(N * ldx), NAN), w(size_t(K * C)), b(static_cast<size_t>(K));
+                            Floats x(size_t(N * ldx), NAN), w(size_t(K * C)), b(static_cast<size_t>(K));
                             for (int64_t n = 0; n < N; ++n)
                                 for (int64_t c = 0; c < C; ++c) x[size_t(n * ldx + c)] = 2 * next();
                             for (float& e : w) e = next();
                             for (float& e : b) e = next();
                             if (N > 2) x[size_t(2 * ldx + C / 2)] = NAN;       // row 2: NaN in every output
                             if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;  // output 1, last column
-                            std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                            Floats panels(size_t(Kp * Cp), 0.0f);
                             for (int64_t k = 0; k < K; ++k)
                                 for (int64_t c = 0; c < C; ++c)
                                     panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
-                            std::vector<float> y(size_t(N * K), -7.0f);
+                            Floats y(size_t(N * K), -7.0f);
                             v.linear_panels(x.data(), ldx, panels.data(), bias ? b.data() : nullptr, relu, y.data(), N, C,
                                             K);
                             int wrong = 0;
@@ -770,19 +783,19 @@ TEST_CASE("linear_gemm agrees with sums in double, with a bias, a residual sum a
                     seed = seed * 1664525u + 1013904223u;
                     return float(seed >> 8) / float(1 << 24) - 0.5f;
                 };
-                std::vector<float> x(size_t(M * C)), w(size_t(K * C)), b(static_cast<size_t>(K)), y(size_t(M * K));
+                Floats x(size_t(M * C)), w(size_t(K * C)), b(static_cast<size_t>(K)), y(size_t(M * K));
                 for (float& e : x) e = 2 * next();
                 for (float& e : w) e = next();
                 for (float& e : b) e = next();
                 for (float& e : y) e = 4 * next();
                 if (M > 2) x[size_t(2 * C + C / 2)] = NAN;
                 if (K > 1) w[size_t(1 * C + C - 1)] = INFINITY;
-                std::vector<float> panels(size_t(Kp * Cp), 0.0f);
+                Floats panels(size_t(Kp * Cp), 0.0f);
                 for (int64_t k = 0; k < K; ++k)
                     for (int64_t c = 0; c < C; ++c)
                         panels[size_t(k / 16 * Cp * 16 + c * 16 + k % 16)] = w[size_t(k * C + c)];
-                const std::vector<float> before = y;
-                std::vector<float> scratch(v.linear_gemm_scratch(s.threads), NAN);
+                const Floats before = y;
+                Floats scratch(v.linear_gemm_scratch(s.threads), NAN);
                 v.linear_gemm(x.data(), panels.data(), bias ? b.data() : nullptr, y.data(), scratch.data(),
                               {M, C, K, sum, relu}, s.threads);
                 int wrong = 0;
@@ -819,8 +832,8 @@ int64_t blocked_at(int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_
 }
 
 // Plain depthwise weights (C, RS taps) in the kernels' blocked weight layout of L lanes, zeros past C.
-std::vector<float> depthwise_blocked_weights(const std::vector<float>& w, int64_t C, int64_t RS, int64_t L) {
-    std::vector<float> wb(size_t((C + L - 1) / L * L * RS), 0.0f);
+Floats depthwise_blocked_weights(const Floats& w, int64_t C, int64_t RS, int64_t L) {
+    Floats wb(size_t((C + L - 1) / L * L * RS), 0.0f);
     for (int64_t c = 0; c < C; ++c)
         for (int64_t t = 0; t < RS; ++t) wb[size_t((c / L * RS + t) * L + c % L)] = w[size_t(c * RS + t)];
     return wb;
@@ -864,9 +877,9 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
                 return blocked_at(n, c, h, w, H, W, CP, B);
             };
-            std::vector<float> x(size_t(s.N * CP * s.H * s.W), 0.0f), dy(size_t(s.N * CP * d.P * d.Q), 0.0f);
-            const std::vector<float> xv = fill(x.size(), -1, 1, 1), dyv = fill(dy.size(), -1, 1, 2);
-            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), -1, 1, 3), b = fill(size_t(s.C), -1, 1, 4);
+            Floats x(size_t(s.N * CP * s.H * s.W), 0.0f), dy(size_t(s.N * CP * d.P * d.Q), 0.0f);
+            const Floats xv = fill(x.size(), -1, 1, 1), dyv = fill(dy.size(), -1, 1, 2);
+            const Floats w = fill(size_t(s.C * s.R * s.S), -1, 1, 3), b = fill(size_t(s.C), -1, 1, 4);
             for (int64_t n = 0; n < s.N; ++n)  // values in the channels, zeros in the padding lanes
                 for (int64_t c = 0; c < s.C; ++c) {
                     for (int64_t h = 0; h < s.H; ++h)
@@ -911,7 +924,7 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                             db_ref[size_t(c)] += g, db_mag[size_t(c)] += std::fabs(g);
                         }
                 }
-            auto check = [](const char* what, const std::vector<float>& got, const std::vector<double>& want,
+            auto check = [](const char* what, const Floats& got, const std::vector<double>& want,
                             const std::vector<double>& mag) {
                 int wrong = 0;
                 for (size_t i = 0; i < got.size(); ++i)
@@ -923,13 +936,13 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
             };
             // The weights plain, packed by the kernel, and in the blocked layout of its lanes, read in place.
             const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
-            const std::vector<float> wb = depthwise_blocked_weights(w, s.C, RS, L);
-            std::vector<float> y(dy.size()), dx(x.size());
+            const Floats wb = depthwise_blocked_weights(w, s.C, RS, L);
+            Floats y(dy.size()), dx(x.size());
             for (bool blocked : {false, true}) {
                 CAPTURE(blocked);
                 d.blocked_weights = blocked;
                 const float* wk = blocked ? wb.data() : w.data();
-                std::vector<float> packed(v.depthwise_conv_packed(d), NAN);
+                Floats packed(v.depthwise_conv_packed(d), NAN);
                 CHECK(packed.size() == (blocked ? 0 : wb.size()));
                 std::fill(y.begin(), y.end(), NAN);
                 v.depthwise_conv(x.data(), wk, b.data(), y.data(), packed.data(), d, s.threads);
@@ -937,16 +950,16 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                 std::fill(dx.begin(), dx.end(), NAN);
                 // dy's padding lanes hold NaN here (a gradient's padding may hold anything); dx's
                 // must still come out zero (dx_ref's are).
-                std::vector<float> dy_nan = dy;
+                Floats dy_nan = dy;
                 for (int64_t i = 0; i < int64_t(dy_nan.size()); ++i)
                     if (i / B / (d.P * d.Q) % (CP / B) * B + i % B >= s.C) dy_nan[size_t(i)] = NAN;
                 v.depthwise_conv_dgrad(dy_nan.data(), wk, dx.data(), packed.data(), d, s.threads);
                 check("dx", dx, dx_ref, dx_mag);
                 // The weight gradient of the same shapes, written in either layout.
-                std::vector<float> dwk(blocked ? wb.size() : w.size(), NAN), db(b.size(), NAN);
-                std::vector<float> scratch(v.depthwise_wgrad_scratch(d, s.threads), NAN);
+                Floats dwk(blocked ? wb.size() : w.size(), NAN), db(b.size(), NAN);
+                Floats scratch(v.depthwise_wgrad_scratch(d, s.threads), NAN);
                 v.depthwise_wgrad(x.data(), dy.data(), dwk.data(), db.data(), scratch.data(), d, s.threads);
-                std::vector<float> dw(w.size());
+                Floats dw(w.size());
                 for (int64_t c = 0; c < s.C; ++c)
                     for (int64_t t = 0; t < RS; ++t)
                         dw[size_t(c * RS + t)] = dwk[size_t(blocked ? (c / L * RS + t) * L + c % L : c * RS + t)];
@@ -1050,17 +1063,17 @@ TEST_CASE("depthwise_dgrad agrees with sums in double, on each instruction set t
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w, int64_t H, int64_t W) {
                 return blocked_at(n, c, h, w, H, W, CP, B);
             };
-            std::vector<float> dy = fill(size_t(s.N * CP * d.P * d.Q), -1, 1, 2);
-            const std::vector<float> w = fill(size_t(s.C * s.R * s.S), -1, 1, 3);
-            const std::vector<float> before = fill(size_t(s.N * CP * s.H * s.W), -1, 1, 5);
+            Floats dy = fill(size_t(s.N * CP * d.P * d.Q), -1, 1, 2);
+            const Floats w = fill(size_t(s.C * s.R * s.S), -1, 1, 3);
+            const Floats before = fill(size_t(s.N * CP * s.H * s.W), -1, 1, 5);
             for (int64_t i = 0; i < int64_t(dy.size()); ++i)  // dy's padding lanes: anything, here NaN
                 if (i % B + i / (B * d.P * d.Q) % (CP / B) * B >= s.C) dy[size_t(i)] = NAN;
             const int64_t L = v.depthwise_lanes(d), RS = s.R * s.S;
-            const std::vector<float> wb = depthwise_blocked_weights(w, s.C, RS, L);
+            const Floats wb = depthwise_blocked_weights(w, s.C, RS, L);
             for (bool add : {false, true}) {
                 CAPTURE(add);
                 std::vector<double> want(before.size(), 0.0), mag(before.size(), 0.0);
-                std::vector<float> dx(before.size(), NAN);
+                Floats dx(before.size(), NAN);
                 if (add) {
                     dx = before;
                     for (int64_t i = 0; i < int64_t(dx.size()); ++i)  // a gradient's padding lanes are zero
@@ -1133,7 +1146,7 @@ TEST_CASE(
             auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
                 return (n * C + c / block * block) * H * W + (h * W + w) * block + c % block;
             };
-            std::vector<float> x(size_t(N * C * H * W)), dy(x.size()), w(size_t(C * 4 * 9));
+            Floats x(size_t(N * C * H * W)), dy(x.size()), w(size_t(C * 4 * 9));
             for (size_t i = 0; i < x.size(); ++i) x[i] = value(int64_t(i), 17), dy[i] = value(int64_t(i), 23);
             for (size_t i = 0; i < w.size(); ++i) w[i] = value(int64_t(i), 13);
             auto inside = [&](int64_t h, int64_t u) { return h >= 0 && h < H && u >= 0 && u < W; };
@@ -1158,7 +1171,7 @@ TEST_CASE(
             sums();
             // A NaN where the sum is finite counts as wrong, and where the sum is not finite (an
             // infinite input below) the result must not be either.
-            auto wrong = [](const std::vector<float>& got, const std::vector<double>& want) {
+            auto wrong = [](const Floats& got, const std::vector<double>& want) {
                 int64_t bad = 0;
                 for (size_t i = 0; i < got.size(); ++i)
                     bad += std::isfinite(want[i]) ? !(std::abs(got[i] - want[i]) <= 1e-4 * (1 + std::abs(want[i])))
@@ -1167,13 +1180,13 @@ TEST_CASE(
             };
             for (int threads : {1, 4}) {
                 CAPTURE(threads);
-                std::vector<float> dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, threads), -7.0f);
+                Floats dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, threads), -7.0f);
                 v.grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, threads);
                 CHECK_MESSAGE(wrong(dw, dw_want) == 0, "weight gradient");
             }
             for (int threads : {1, 4}) {
                 CAPTURE(threads);
-                std::vector<float> dx(x.size(), -7.0f), scratch(v.grouped4_dgrad_scratch(d, threads), -7.0f);
+                Floats dx(x.size(), -7.0f), scratch(v.grouped4_dgrad_scratch(d, threads), -7.0f);
                 v.grouped4_conv3x3_dgrad(dy.data(), w.data(), dx.data(), scratch.data(), d, threads);
                 CHECK_MESSAGE(wrong(dx, dx_want) == 0, "data gradient");
             }
@@ -1182,7 +1195,7 @@ TEST_CASE(
             x[size_t(at(1, 5, 2, 0))] = std::numeric_limits<float>::infinity();
             x[size_t(at(2, 10, 3, W - 1))] = -std::numeric_limits<float>::infinity();
             sums();
-            std::vector<float> dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, 1), -7.0f);
+            Floats dw(w.size(), -7.0f), scratch(v.grouped4_wgrad_scratch(d, 1), -7.0f);
             v.grouped4_wgrad(x.data(), dy.data(), dw.data(), scratch.data(), d, 1);
             CHECK_MESSAGE(wrong(dw, dw_want) == 0, "weight gradient, an infinite input at the rows' ends");
         }
@@ -1192,16 +1205,16 @@ TEST_CASE(
 // build: a NaN and -0 give +0, as the reference and oneDNN's ReLU, and pass no gradient.
 TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on each instruction set this CPU runs") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> x = {-inf, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-40f, 2.5f, 1e30f, inf, nan, -nan};
+    Floats x = {-inf, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-40f, 2.5f, 1e30f, inf, nan, -nan};
     for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
     for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
-        std::vector<float> y = x, dx(x.size(), 1.5f);
+        Floats y = x, dx(x.size(), 1.5f);
         v.relu_forward(y.data(), y.data(), int64_t(y.size()));
         v.relu_backward(y.data(), dx.data(), dx.data(), int64_t(y.size()));
-        std::vector<float> untouched(4, -7.0f);
+        Floats untouched(4, -7.0f);
         v.relu_forward(x.data(), untouched.data(), 0);  // an empty span writes nothing
-        CHECK(untouched == std::vector<float>(4, -7.0f));
+        CHECK(untouched == Floats(4, -7.0f));
         for (size_t i = 0; i < x.size(); ++i) {
             CAPTURE(x[i]);
             CHECK(y[i] == (x[i] > 0 ? x[i] : 0.0f));  // false for a NaN y
@@ -1221,8 +1234,8 @@ TEST_CASE("copy_floats copies exactly n floats, on one thread and shared out, on
                 CAPTURE(v.isa);
                 CAPTURE(n);
                 CAPTURE(threads);
-                const std::vector<float> x = fill(size_t(n), -1, 1, 7);
-                std::vector<float> y(size_t(n) + 16, NAN);
+                const Floats x = fill(size_t(n), -1, 1, 7);
+                Floats y(size_t(n) + 16, NAN);
                 v.copy_floats(x.data(), y.data(), n, threads);
                 CHECK(std::equal(x.begin(), x.end(), y.begin()));
                 CHECK(std::all_of(y.begin() + n, y.end(), [](float f) { return std::isnan(f); }));
@@ -1235,13 +1248,13 @@ TEST_CASE("copy_floats copies exactly n floats, on one thread and shared out, on
 // (its 16-lane vectors in four SSE parts).
 TEST_CASE("hardsigmoid_forward and hardsigmoid_backward at the kinks, on each instruction set this CPU runs") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> x = {-inf, -4.0f, -3.0f, std::nextafter(-3.0f, 0.0f), -1.0f, 0.0f, 0.5f,
+    Floats x = {-inf, -4.0f, -3.0f, std::nextafter(-3.0f, 0.0f), -1.0f, 0.0f, 0.5f,
                             std::nextafter(3.0f, 0.0f), 3.0f, 7.0f, inf, nan, -nan, std::nextafter(-3.0f, -4.0f),
                             std::nextafter(3.0f, 4.0f), -0.0f, 2.9999f, -2.9999f};
     for (int i = 0; i < 40; ++i) x.push_back(float(i) * 0.37f - 7.4f);  // past two 16-lane vectors, and a tail
     for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
-        std::vector<float> y(x.size()), dy(x.size(), 1.5f), dx(x.size());
+        Floats y(x.size()), dy(x.size(), 1.5f), dx(x.size());
         v.hardsigmoid_forward(x.data(), y.data(), int64_t(x.size()));
         v.hardsigmoid_backward(x.data(), dy.data(), dx.data(), int64_t(x.size()));
         for (size_t i = 0; i < x.size(); ++i) {
@@ -1276,7 +1289,7 @@ TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, o
                     for (const char* dmode : {"written", "added", "none"}) {
                         const bool dgrad = dmode[0] != 'n', add = dmode[0] == 'a';
                         const size_t n = size_t(rows * D), d = size_t(D);
-                        std::vector<float> x(n), dy(n), gamma(d), beta(d), y(n), dx(n, -7.0f), dgamma(d, -7.0f),
+                        Floats x(n), dy(n), gamma(d), beta(d), y(n), dx(n, -7.0f), dgamma(d, -7.0f),
                             dbeta(d, -7.0f), mean(n / d), var(n / d);
                         for (int64_t r = 0; r < rows; ++r)
                             for (int64_t i = 0; i < D; ++i) {
@@ -1286,7 +1299,7 @@ TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, o
                             }
                         for (int64_t i = 0; i < D; ++i)
                             gamma[size_t(i)] = 0.5f + float(i % 5) * 0.25f, beta[size_t(i)] = float(i % 3) - 1.0f;
-                        std::vector<float> scratch(v.layernorm_backward_scratch(D, threads), -7.0f);
+                        Floats scratch(v.layernorm_backward_scratch(D, threads), -7.0f);
                         v.layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(),
                                             rows, D, eps);
                         v.layernorm_backward(x.data(), dy.data(), gamma.data(), mean.data(), var.data(),
@@ -1330,7 +1343,7 @@ TEST_CASE("layernorm_forward and layernorm_backward agree with their formulas, o
         {
             const int64_t D = 768;
             const size_t n = size_t(D);
-            std::vector<float> x(n), gamma(n, 1.0f), beta(n, 0.0f), y(n);
+            Floats x(n), gamma(n, 1.0f), beta(n, 0.0f), y(n);
             for (int64_t i = 0; i < D; ++i) x[size_t(i)] = 10000.0f + float((i * 11) % 29) * 0.125f - 1.75f;
             v.layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, 1, D, eps);
             double m = 0, spread = 0;
@@ -1352,7 +1365,7 @@ int64_t batchnorm_errors(const SimdVariant& v, const simd::ChannelLayout& l, boo
     const float eps = 1e-5f, nan = std::numeric_limits<float>::quiet_NaN();
     const int64_t N = l.N, C = l.C, HW = l.HW;
     const size_t n = size_t(N * l.batch_stride()), c = size_t(C);
-    std::vector<float> x(n, 0.0f), dy(n, 0.0f), y(n, nan), dx(n, nan), gamma(c), beta(c), mean(c, nan), var(c, nan),
+    Floats x(n, 0.0f), dy(n, 0.0f), y(n, nan), dx(n, nan), gamma(c), beta(c), mean(c, nan), var(c, nan),
         dgamma(c, nan), dbeta(c, nan);
     for (int64_t i = 0; i < N; ++i)
         for (int64_t k = 0; k < C; ++k)
@@ -1365,11 +1378,11 @@ int64_t batchnorm_errors(const SimdVariant& v, const simd::ChannelLayout& l, boo
     for (int64_t k = 0; k < C; ++k)
         gamma[size_t(k)] = float(k % 5) * 0.5f - 0.75f, beta[size_t(k)] = float(k % 3) * 0.5f - 0.5f;
     v.batchnorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data(), relu, l, eps);
-    const std::vector<float> dy_in = dy;
+    const Floats dy_in = dy;
     float* out = mode == "none" ? nullptr : mode == "over dy" ? dy.data() : dx.data();
     v.batchnorm_backward(x.data(), dy.data(), gamma.data(), beta.data(), mean.data(), var.data(), relu, out,
                          dgamma.data(), dbeta.data(), l, eps);
-    const std::vector<float>& got_dx = mode == "over dy" ? dy : dx;
+    const Floats& got_dx = mode == "over dy" ? dy : dx;
 
     int64_t wrong = 0;
     auto off = [](double got, double want) {
@@ -1451,11 +1464,11 @@ int64_t grouped_conv_errors(const SimdVariant& v, const simd::GroupedConv3x3& d,
     };
     auto value = [](int64_t i, int64_t m) { return float((i * 37) % m) / float(m) - 0.5f; };
     const size_t n = size_t(N * Cp * H * W), nw = size_t(C * G * 9);
-    std::vector<float> x(n), w(nw), b(static_cast<size_t>(C)), y(size_t(N * Cp * P * Q + tail), -7.0f);
+    Floats x(n), w(nw), b(static_cast<size_t>(C)), y(size_t(N * Cp * P * Q + tail), -7.0f);
     for (size_t i = 0; i < n; ++i) x[i] = value(int64_t(i), 17);
     for (size_t i = 0; i < nw; ++i) w[i] = value(int64_t(i), 13);
     for (size_t i = 0; i < b.size(); ++i) b[i] = value(int64_t(i), 7);
-    std::vector<float> scratch(v.grouped_conv3x3_scratch(d, threads));
+    Floats scratch(v.grouped_conv3x3_scratch(d, threads));
     v.grouped_conv3x3(x.data(), w.data(), b.data(), relu, y.data(), scratch.data(), d, threads);
     int64_t wrong = 0;
     for (int64_t i = 0; i < N; ++i)

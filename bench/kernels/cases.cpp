@@ -145,10 +145,10 @@ std::vector<int64_t> concat_pieces(int64_t C) {
     return pieces;
 }
 
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed) {
+Floats uniform(size_t n, float lo, float hi, unsigned seed) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
+    Floats v(n);
     for (float& x : v) x = d(gen);
     return v;
 }

@@ -53,7 +53,7 @@ struct Kernel {
 std::vector<int64_t> concat_pieces(int64_t C);
 
 // n values uniform in [lo, hi), from a fixed seed so every run checks the same numbers.
-std::vector<float> uniform(size_t n, float lo, float hi, unsigned seed);
+Floats uniform(size_t n, float lo, float hi, unsigned seed);
 
 const std::vector<Kernel>& kernels();
 const Kernel* find_kernel(const std::string& name);
@@ -71,7 +71,7 @@ public:
     // Runs the fast kernel once on fresh outputs and compares with the reference. `tamper`, when
     // given, changes the fast output before the comparison (output name, values, their bounds):
     // the tests use it to show an error just past the bound is caught.
-    using Tamper = std::function<void(const std::string&, std::vector<float>&, const std::vector<double>&)>;
+    using Tamper = std::function<void(const std::string&, Floats&, const std::vector<double>&)>;
     virtual Check check(const Tamper& tamper = nullptr) = 0;
     virtual double flops() const = 0;  // analytic, per call
     virtual double bytes() const = 0;  // compulsory traffic per call: each operand read or written once

@@ -21,7 +21,7 @@ std::string Check::summary() const {
            what + "[" + std::to_string(worst) + "] off by " + sci(worst_error) + ", bound " + sci(worst_bound);
 }
 
-Check compare(const std::string& what, const std::vector<float>& fast, const std::vector<float>& ref,
+Check compare(const std::string& what, const Floats& fast, const Floats& ref,
               const std::vector<double>& bound) {
     Check c;
     c.what = what;

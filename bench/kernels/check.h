@@ -1,11 +1,32 @@
 #pragma once
 // Does a fast kernel's output agree with the reference's? Element by element within a bound the
 // kernel states, in the unit it is derived in (check.cpp: dot_bound). A NaN anywhere fails.
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace ridge::kbench {
+
+// An allocator on 64-byte boundaries, as the executor's arena places every buffer. glibc puts a
+// large std::vector's floats 16 bytes past a page, so every 64-byte vector access of a kernel
+// spanned two cache lines (ridge-kernels timed them so before).
+template <class T>
+struct LineAligned {
+    using value_type = T;
+    LineAligned() = default;
+    template <class U>
+    LineAligned(const LineAligned<U>&) {}
+    T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+    void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+    template <class U>
+    bool operator==(const LineAligned<U>&) const {
+        return true;
+    }
+};
+// The floats of every buffer a case hands a kernel, and of the outputs it compares.
+using Floats = std::vector<float, LineAligned<float>>;
 
 struct Check {
     bool ok = true;
@@ -20,7 +41,7 @@ struct Check {
 };
 
 // |fast[i] - ref[i]| <= bound[i] for every i; bound empty: exact equality.
-Check compare(const std::string& what, const std::vector<float>& fast, const std::vector<float>& ref,
+Check compare(const std::string& what, const Floats& fast, const Floats& ref,
               const std::vector<double>& bound);
 // Both checks must hold; the report names the worse.
 Check merge(const Check& a, const Check& b);

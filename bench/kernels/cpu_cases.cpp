@@ -14,7 +14,7 @@ namespace ridge::kbench {
 
 namespace {
 
-std::vector<float> absolute(std::vector<float> v) {
+Floats absolute(Floats v) {
     for (float& x : v) x = std::fabs(x);
     return v;
 }
@@ -28,8 +28,8 @@ int64_t packed_index(const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t
 }
 
 // plain (N,C,HW) into the layout, zeros in the padding.
-std::vector<float> pack(const std::vector<float>& plain, const simd::ChannelLayout& l) {
-    std::vector<float> out(packed_size(l), 0.0f);
+Floats pack(const Floats& plain, const simd::ChannelLayout& l) {
+    Floats out(packed_size(l), 0.0f);
     for (int64_t n = 0; n < l.N; ++n)
         for (int64_t c = 0; c < l.C; ++c)
             for (int64_t s = 0; s < l.HW; ++s)
@@ -38,8 +38,8 @@ std::vector<float> pack(const std::vector<float>& plain, const simd::ChannelLayo
 }
 
 // The layout back to plain (N,C,HW); the padding's values go to `padding`.
-std::vector<float> unpack(const std::vector<float>& packed, const simd::ChannelLayout& l, std::vector<float>& padding) {
-    std::vector<float> out(size_t(l.N * l.C * l.HW));
+Floats unpack(const Floats& packed, const simd::ChannelLayout& l, Floats& padding) {
+    Floats out(size_t(l.N * l.C * l.HW));
     for (int64_t n = 0; n < l.N; ++n)
         for (int64_t c = 0; c < l.padded_channels(); ++c)
             for (int64_t s = 0; s < l.HW; ++s) {
@@ -50,15 +50,15 @@ std::vector<float> unpack(const std::vector<float>& packed, const simd::ChannelL
     return out;
 }
 
-Check compare_tampered(const std::string& what, std::vector<float> fast, const std::vector<float>& ref,
+Check compare_tampered(const std::string& what, Floats fast, const Floats& ref,
                        const std::vector<double>& bound, const Case::Tamper& tamper) {
     if (tamper) tamper(what, fast, bound);
     return compare(what, fast, ref, bound);
 }
 
 // The channel padding of an output must be zero exactly.
-Check zero_padding(const std::string& what, const std::vector<float>& padding, const Case::Tamper& tamper) {
-    return compare_tampered(what + " padding", padding, std::vector<float>(padding.size(), 0.0f), {}, tamper);
+Check zero_padding(const std::string& what, const Floats& padding, const Case::Tamper& tamper) {
+    return compare_tampered(what + " padding", padding, Floats(padding.size(), 0.0f), {}, tamper);
 }
 
 // ---- se-scale, se-gate-grad ---------------------------------------------------------------------
@@ -68,9 +68,9 @@ struct SeData {
     Problem p;
     simd::ChannelLayout l;
     Shape xs, ss;
-    std::vector<float> x, s, dy, xb, dyb;
-    std::vector<float> y_ref;    // x * s
-    std::vector<float> ds_ref;   // sum over H,W of dy * x
+    Floats x, s, dy, xb, dyb;
+    Floats y_ref;    // x * s
+    Floats ds_ref;   // sum over H,W of dy * x
     std::vector<double> ds_bound;
     bool gate_grad = false;
 
@@ -90,18 +90,18 @@ struct SeData {
         dyb = pack(dy, l);
         ds_ref.assign(size_t(p.N * p.C), 0.0f);
         gate_gradient(x, dy, ds_ref);
-        std::vector<float> magnitude(ds_ref.size(), 0.0f);
+        Floats magnitude(ds_ref.size(), 0.0f);
         gate_gradient(absolute(x), absolute(dy), magnitude);
         for (size_t i = 0; i < ds_ref.size(); ++i) ds_bound.push_back(dot_bound(l.HW, magnitude[i], ds_ref[i]));
     }
-    void reference(const std::vector<float>& xin, std::vector<float>& y) const {
+    void reference(const Floats& xin, Floats& y) const {
         ref::Fwd f;
         f.in = {{xin.data(), xs}, {s.data(), ss}};
         f.y = {y.data(), xs};
         ref::forward(Mul{}, f);
     }
     // ds += sum dy * x (Mul's backward for its second input; y is not read).
-    void gate_gradient(const std::vector<float>& xin, const std::vector<float>& dyin, std::vector<float>& ds) const {
+    void gate_gradient(const Floats& xin, const Floats& dyin, Floats& ds) const {
         ref::Bwd b;
         b.in = {{xin.data(), xs}, {s.data(), ss}};
         b.y = {dyin.data(), xs};
@@ -120,8 +120,8 @@ public:
     Check check(const Tamper& tamper) override {
         std::fill(yb_.begin(), yb_.end(), NAN);
         run_fast();
-        std::vector<float> padding;
-        std::vector<float> y = unpack(yb_, d_->l, padding);
+        Floats padding;
+        Floats y = unpack(yb_, d_->l, padding);
         // One float multiply per element: the reference's product is the same correctly rounded
         // float, so they must agree bit for bit.
         Check values = compare_tampered("y", y, d_->y_ref, {}, tamper);
@@ -133,8 +133,8 @@ public:
 private:
     std::shared_ptr<const SeData> d_;
     SimdVariant v_;
-    std::vector<float> yb_;
-    std::vector<float> y_ref_ = std::vector<float>(d_->x.size());
+    Floats yb_;
+    Floats y_ref_ = Floats(d_->x.size());
 };
 
 class SeGateGrad : public Case {
@@ -158,8 +158,8 @@ public:
 private:
     std::shared_ptr<const SeData> d_;
     SimdVariant v_;
-    std::vector<float> ds_;
-    std::vector<float> ds_ref_ = std::vector<float>(d_->ds_ref.size());
+    Floats ds_;
+    Floats ds_ref_ = Floats(d_->ds_ref.size());
 };
 
 // ---- dw-wgrad, dw-dgrad -----------------------------------------------------------------------------
@@ -170,8 +170,8 @@ struct DwData {
     Conv2d op;
     simd::ChannelLayout lx, ly;
     Shape xs, ys, ws;
-    std::vector<float> x, dy, w, b, xb, dyb;
-    std::vector<float> dw_ref, db_ref, dx_ref;
+    Floats x, dy, w, b, xb, dyb;
+    Floats dw_ref, db_ref, dx_ref;
     std::vector<double> dw_bound, db_bound, dx_bound;
 
     DwData(const Problem& p_, bool data_gradient)
@@ -189,7 +189,7 @@ struct DwData {
         if (data_gradient) {
             dx_ref.assign(x.size(), 0.0f);
             data_gradient_of(dy, w, dx_ref);
-            std::vector<float> dx_mag(x.size(), 0.0f);
+            Floats dx_mag(x.size(), 0.0f);
             data_gradient_of(absolute(dy), absolute(w), dx_mag);
             // Each input's gradient sums one product per tap that reads it: R*S at most.
             for (size_t i = 0; i < x.size(); ++i) dx_bound.push_back(dot_bound(p.R * p.S, dx_mag[i], dx_ref[i]));
@@ -198,7 +198,7 @@ struct DwData {
         dw_ref.assign(w.size(), 0.0f);
         db_ref.assign(b.size(), 0.0f);
         gradients(x, dy, dw_ref, db_ref);
-        std::vector<float> dw_mag(w.size(), 0.0f), db_mag(b.size(), 0.0f);
+        Floats dw_mag(w.size(), 0.0f), db_mag(b.size(), 0.0f);
         gradients(absolute(x), absolute(dy), dw_mag, db_mag);
         // Each weight's gradient sums one product per output position (N*P*Q, the padding's
         // included as zeros); the bias's sums dy over the same positions.
@@ -207,7 +207,7 @@ struct DwData {
         for (size_t i = 0; i < b.size(); ++i) db_bound.push_back(dot_bound(terms, db_mag[i], db_ref[i]));
     }
     // dx += sum over the taps that read each input of dy * w.
-    void data_gradient_of(const std::vector<float>& dyin, const std::vector<float>& win, std::vector<float>& dx) const {
+    void data_gradient_of(const Floats& dyin, const Floats& win, Floats& dx) const {
         ref::Bwd bw;
         bw.in = {{x.data(), xs}};
         bw.y = {dyin.data(), ys};
@@ -217,8 +217,8 @@ struct DwData {
         ref::backward(op, bw);
     }
     // dw += sum of dy * x over the taps, db += sum of dy.
-    void gradients(const std::vector<float>& xin, const std::vector<float>& dyin, std::vector<float>& dw,
-                   std::vector<float>& db) const {
+    void gradients(const Floats& xin, const Floats& dyin, Floats& dw,
+                   Floats& db) const {
         ref::Bwd bw;
         bw.in = {{xin.data(), xs}};
         bw.y = {dyin.data(), ys};
@@ -255,7 +255,7 @@ public:
         std::fill(db_.begin(), db_.end(), NAN);
         run_fast();
         const int64_t RS = d_->p.R * d_->p.S, B = v_.depthwise_lanes(shape_), C = d_->p.C;
-        std::vector<float> dw(size_t(C * RS)), padding;
+        Floats dw(size_t(C * RS)), padding;
         for (int64_t c = 0; c < d_->lx.padded_channels(); ++c)
             for (int64_t t = 0; t < RS; ++t) {
                 float v = dwb_[d_->blocked_weight(c, t, B)];
@@ -279,8 +279,8 @@ private:
     SimdVariant v_;
     int threads_;
     simd::Depthwise shape_;
-    std::vector<float> dwb_, db_, scratch_;
-    std::vector<float> dw_ref_ = std::vector<float>(d_->w.size()), db_ref_ = std::vector<float>(d_->b.size());
+    Floats dwb_, db_, scratch_;
+    Floats dw_ref_ = Floats(d_->w.size()), db_ref_ = Floats(d_->b.size());
 };
 
 class DwDgrad : public Case {
@@ -302,8 +302,8 @@ public:
     Check check(const Tamper& tamper) override {
         std::fill(dxb_.begin(), dxb_.end(), NAN);
         run_fast();
-        std::vector<float> padding;
-        std::vector<float> dx = unpack(dxb_, d_->lx, padding);
+        Floats padding;
+        Floats dx = unpack(dxb_, d_->lx, padding);
         return merge(compare_tampered("dx", dx, d_->dx_ref, d_->dx_bound, tamper), zero_padding("dx", padding, tamper));
     }
     double flops() const override {
@@ -317,8 +317,8 @@ private:
     SimdVariant v_;
     int threads_;
     simd::Depthwise shape_;
-    std::vector<float> wb_, dxb_;
-    std::vector<float> dx_ref_ = std::vector<float>(d_->x.size());
+    Floats wb_, dxb_;
+    Floats dx_ref_ = Floats(d_->x.size());
 };
 
 // ---- concat, concat-bn, concat-bn-norelu ----------------------------------------------------------------
@@ -334,10 +334,10 @@ struct ConcatData {
     bool affine, relu;
     simd::ChannelLayout l;
     std::vector<int64_t> channels;
-    std::vector<std::vector<float>> x, xb;
-    std::vector<float> gamma, beta, mean, var;
-    std::vector<float> a, b;  // the kernel's scale and shift
-    std::vector<float> y_ref;
+    std::vector<Floats> x, xb;
+    Floats gamma, beta, mean, var;
+    Floats a, b;  // the kernel's scale and shift
+    Floats y_ref;
     std::vector<double> y_bound;
 
     ConcatData(const Problem& p_, bool affine_, bool relu_)
@@ -390,9 +390,9 @@ struct ConcatData {
         return x[i][size_t((n * channels[i] + c) * p.H * p.W + s)];
     }
     // Concat, then BatchNorm in inference, then ReLU, each the reference's own op.
-    void reference(std::vector<float>& y) const {
+    void reference(Floats& y) const {
         const Shape ys = {p.N, p.C, p.H, p.W};
-        std::vector<float> cat(y.size());
+        Floats cat(y.size());
         ref::Fwd f;
         for (size_t i = 0; i < x.size(); ++i) f.in.push_back({x[i].data(), {p.N, channels[i], p.H, p.W}});
         f.y = {affine ? cat.data() : y.data(), ys};
@@ -416,7 +416,7 @@ class ConcatBn : public Case {
 public:
     ConcatBn(std::shared_ptr<const ConcatData> d, SimdVariant v)
         : d_(std::move(d)), v_(std::move(v)), yb_(packed_size(d_->l)) {
-        for (const std::vector<float>& x : d_->xb) pieces_.push_back(x.data());
+        for (const Floats& x : d_->xb) pieces_.push_back(x.data());
     }
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
@@ -428,8 +428,8 @@ public:
     Check check(const Tamper& tamper) override {
         std::fill(yb_.begin(), yb_.end(), NAN);
         run_fast();
-        std::vector<float> padding;
-        std::vector<float> y = unpack(yb_, d_->l, padding);
+        Floats padding;
+        Floats y = unpack(yb_, d_->l, padding);
         Check values = compare_tampered("y", y, d_->y_ref, d_->y_bound, tamper);
         return merge(values, zero_padding("y", padding, tamper));
     }
@@ -437,7 +437,7 @@ public:
     double flops() const override { return d_->affine ? 2.0 * double(d_->l.N * d_->l.C * d_->l.HW) : 0.0; }
     double bytes() const override {
         size_t in = 0;
-        for (const std::vector<float>& x : d_->xb) in += x.size();
+        for (const Floats& x : d_->xb) in += x.size();
         return 4.0 * double(in + packed_size(d_->l) + (d_->affine ? 2 * size_t(d_->l.C) : 0));
     }
 
@@ -445,8 +445,8 @@ private:
     std::shared_ptr<const ConcatData> d_;
     SimdVariant v_;
     std::vector<const float*> pieces_;
-    std::vector<float> yb_;
-    std::vector<float> y_ref_ = std::vector<float>(d_->y_ref.size());
+    Floats yb_;
+    Floats y_ref_ = Floats(d_->y_ref.size());
 };
 
 // ---- softmax-bwd --------------------------------------------------------------------------------
@@ -456,15 +456,15 @@ struct SoftmaxData {
     Problem p;
     int64_t rows, n;
     Shape shape;
-    std::vector<float> y, dy;
-    std::vector<float> dx_ref;
+    Floats y, dy;
+    Floats dx_ref;
     std::vector<double> dx_bound;
 
     explicit SoftmaxData(const Problem& p_) : p(p_), rows(p_.N * p_.C * p_.H), n(p_.W) {
         shape = {p.N, p.C, p.H, p.W};
         // A real softmax output: logits spread like scaled attention scores, through the
         // reference's forward, so every row sums to 1.
-        std::vector<float> logits = uniform(size_t(rows * n), -4, 4, 11);
+        Floats logits = uniform(size_t(rows * n), -4, 4, 11);
         y.resize(logits.size());
         ref::Fwd f;
         f.in = {{logits.data(), shape}};
@@ -494,7 +494,7 @@ struct SoftmaxData {
         }
     }
     // dx = y * (dy - sum dy*y); the reference adds into dx, so it starts at zero.
-    void reference(std::vector<float>& dx) const {
+    void reference(Floats& dx) const {
         std::fill(dx.begin(), dx.end(), 0.0f);
         ref::Bwd b;
         b.in = {{nullptr, shape}};
@@ -524,8 +524,8 @@ public:
 private:
     std::shared_ptr<const SoftmaxData> d_;
     SimdVariant v_;
-    std::vector<float> dx_;
-    std::vector<float> dx_ref_ = std::vector<float>(d_->y.size());
+    Floats dx_;
+    Floats dx_ref_ = Floats(d_->y.size());
 };
 
 // ---- scale-strided -------------------------------------------------------------------------------
@@ -538,7 +538,7 @@ struct StridedData {
     simd::Strided q, flat;
     Shape shape;
     float s;
-    std::vector<float> packed, q_plain, y_ref, dq_ref;
+    Floats packed, q_plain, y_ref, dq_ref;
 
     explicit StridedData(const Problem& p) : shape{p.N, p.C, p.H, p.W} {
         s = float(1.0 / std::sqrt(double(p.W)));
@@ -607,8 +607,8 @@ private:
     std::shared_ptr<const StridedData> d_;
     SimdVariant v_;
     bool grad_;
-    std::vector<float> out_;
-    std::vector<float> ref_ = std::vector<float>(d_->y_ref.size());
+    Floats out_;
+    Floats ref_ = Floats(d_->y_ref.size());
 };
 
 // ---- softmax ------------------------------------------------------------------------------------
@@ -620,7 +620,7 @@ private:
 struct SoftmaxFwdData {
     int64_t rows, n;
     Shape shape;
-    std::vector<float> x, y_ref;
+    Floats x, y_ref;
     std::vector<double> y_bound;
 
     explicit SoftmaxFwdData(const Problem& p) : rows(p.N * p.C * p.H), n(p.W), shape{p.N, p.C, p.H, p.W} {
@@ -656,7 +656,7 @@ struct SoftmaxFwdData {
             }
         }
     }
-    void reference(std::vector<float>& y) const {
+    void reference(Floats& y) const {
         ref::Fwd f;
         f.in = {{x.data(), shape}};
         f.y = {y.data(), shape};
@@ -684,8 +684,8 @@ public:
 private:
     std::shared_ptr<const SoftmaxFwdData> d_;
     SimdVariant v_;
-    std::vector<float> y_;
-    std::vector<float> ref_ = std::vector<float>(d_->x.size());
+    Floats y_;
+    Floats ref_ = Floats(d_->x.size());
 };
 
 // ---- silu, silu-bwd, gelu, gelu-bwd --------------------------------------------------------------
@@ -699,8 +699,8 @@ struct ActData {
     Problem p;
     Activation::Fn fn;
     Shape shape;
-    std::vector<float> x, dy;
-    std::vector<float> ref;  // y or dx
+    Floats x, dy;
+    Floats ref;  // y or dx
     std::vector<double> bound;
 
     ActData(const Problem& p_, Activation::Fn f, bool grad) : p(p_), fn(f), shape{p_.N, p_.C, p_.H, p_.W} {
@@ -743,7 +743,7 @@ struct ActData {
         if (v * v / 2 > 87) b += scale * 1e-36;
         return b;
     }
-    void reference(bool grad, std::vector<float>& out) const {
+    void reference(bool grad, Floats& out) const {
         if (!grad) {
             ref::Fwd f;
             f.in = {{x.data(), shape}};
@@ -791,8 +791,8 @@ private:
     std::shared_ptr<const ActData> d_;
     SimdVariant v_;
     bool grad_;
-    std::vector<float> out_;
-    std::vector<float> ref_ = std::vector<float>(d_->x.size());
+    Floats out_;
+    Floats ref_ = Floats(d_->x.size());
 };
 
 // ---- gap-grad -----------------------------------------------------------------------------------
@@ -803,8 +803,8 @@ struct GapData {
     simd::ChannelLayout l;
     Shape xs, ys;
     float k;
-    std::vector<float> dy;
-    std::vector<float> dx_ref;
+    Floats dy;
+    Floats dx_ref;
     std::vector<double> dx_bound;
 
     explicit GapData(const Problem& p_) : p(p_), l(channel_layout(p_, p_.H, p_.W)) {
@@ -820,7 +820,7 @@ struct GapData {
         for (int64_t nc = 0; nc < p.N * p.C; ++nc)
             dx_bound.insert(dx_bound.end(), size_t(HW), rounding(3) * std::fabs(double(dy[size_t(nc)])) / double(HW));
     }
-    void reference(std::vector<float>& dx) const {
+    void reference(Floats& dx) const {
         std::fill(dx.begin(), dx.end(), 0.0f);
         ref::Bwd b;
         b.in = {{nullptr, xs}};
@@ -841,8 +841,8 @@ public:
     Check check(const Tamper& tamper) override {
         std::fill(dxb_.begin(), dxb_.end(), NAN);
         run_fast();
-        std::vector<float> padding;
-        std::vector<float> dx = unpack(dxb_, d_->l, padding);
+        Floats padding;
+        Floats dx = unpack(dxb_, d_->l, padding);
         Check values = compare_tampered("dx", dx, d_->dx_ref, d_->dx_bound, tamper);
         return merge(values, zero_padding("dx", padding, tamper));
     }
@@ -853,8 +853,8 @@ public:
 private:
     std::shared_ptr<const GapData> d_;
     SimdVariant v_;
-    std::vector<float> dxb_;
-    std::vector<float> dx_ref_ = std::vector<float>(d_->dx_ref.size());
+    Floats dxb_;
+    Floats dx_ref_ = Floats(d_->dx_ref.size());
 };
 
 // ---- avg-pool, avg-pool-bwd, max-pool -----------------------------------------------------------
@@ -870,8 +870,8 @@ struct PoolData {
     Shape xs, ys;
     Pool2d op;
     bool grad;
-    std::vector<float> in, in_b;  // x, or dy for the gradient, plain and packed
-    std::vector<float> ref;       // y, or dx
+    Floats in, in_b;  // x, or dy for the gradient, plain and packed
+    Floats ref;       // y, or dx
     std::vector<double> bound;
 
     PoolData(const Problem& p_, Pool2d::Kind kind_, bool grad_)
@@ -884,7 +884,7 @@ struct PoolData {
         in_b = pack(in, grad ? yl : xl);
         ref.resize(size_t(numel(grad ? xs : ys)));
         reference(in, ref);
-        std::vector<float> magnitude(ref.size());
+        Floats magnitude(ref.size());
         reference(absolute(in), magnitude);
         // The kernel's sum of at most R*S terms (a window's, or the windows' holding an element),
         // rounded reciprocals of the counts and their products: R*S + 4 roundings at most; the
@@ -894,7 +894,7 @@ struct PoolData {
         for (size_t i = 0; i < ref.size(); ++i)
             bound.push_back(kind == Pool2d::Kind::max ? 0.0 : dot_bound(terms, magnitude[i], ref[i]));
     }
-    void reference(const std::vector<float>& from, std::vector<float>& out) const {
+    void reference(const Floats& from, Floats& out) const {
         if (!grad) {
             ref::Fwd f;
             f.in = {{from.data(), xs}};
@@ -929,9 +929,9 @@ public:
     Check check(const Tamper& tamper) override {
         std::fill(out_b_.begin(), out_b_.end(), NAN);
         run_fast();
-        std::vector<float> padding;
+        Floats padding;
         const char* what = d_->grad ? "dx" : "y";
-        std::vector<float> out = unpack(out_b_, d_->grad ? d_->xl : d_->yl, padding);
+        Floats out = unpack(out_b_, d_->grad ? d_->xl : d_->yl, padding);
         Check values = compare_tampered(what, out, d_->ref, d_->bound, tamper);
         return merge(values, zero_padding(what, padding, tamper));
     }
@@ -942,8 +942,8 @@ public:
 private:
     std::shared_ptr<const PoolData> d_;
     SimdVariant v_;
-    std::vector<float> out_b_;
-    std::vector<float> ref_ = std::vector<float>(d_->ref.size());
+    Floats out_b_;
+    Floats ref_ = Floats(d_->ref.size());
 };
 
 // ---- linear-row ---------------------------------------------------------------------------------
@@ -954,8 +954,8 @@ private:
 // Cp and Kp by 16 with zeros).
 struct LinearData {
     int64_t N, C, K;
-    std::vector<float> x, w, b, w_panels;
-    std::vector<float> y_ref;
+    Floats x, w, b, w_panels;
+    Floats y_ref;
     std::vector<double> y_bound;
 
     explicit LinearData(const Problem& p) : N(p.N), C(p.C), K(p.K) {
@@ -969,12 +969,12 @@ struct LinearData {
         y_ref.resize(size_t(N * K));
         reference(x, w, b, y_ref);
         // C products and the bias: a dot product of C + 1 terms.
-        std::vector<float> magnitude(size_t(N * K), 0.0f);
+        Floats magnitude(size_t(N * K), 0.0f);
         reference(absolute(x), absolute(w), absolute(b), magnitude);
         for (size_t i = 0; i < y_ref.size(); ++i) y_bound.push_back(dot_bound(C + 1, magnitude[i], y_ref[i]));
     }
-    void reference(const std::vector<float>& xin, const std::vector<float>& win, const std::vector<float>& bin,
-                   std::vector<float>& y) const {
+    void reference(const Floats& xin, const Floats& win, const Floats& bin,
+                   Floats& y) const {
         ref::Fwd f;
         f.in = {{xin.data(), {N, C}}};
         f.params = {win.data(), bin.data()};
@@ -1006,8 +1006,8 @@ public:
 private:
     std::shared_ptr<const LinearData> d_;
     SimdVariant v_;
-    std::vector<float> y_;
-    std::vector<float> ref_ = std::vector<float>(d_->y_ref.size());
+    Floats y_;
+    Floats ref_ = Floats(d_->y_ref.size());
 };
 
 }  // namespace

@@ -23,11 +23,11 @@ public:
     float* f() const { return static_cast<float*>(p_); }
     void* get() const { return p_; }
     size_t bytes() const { return bytes_; }
-    void upload(const std::vector<float>& v) {
+    void upload(const Floats& v) {
         RIDGE_CUDA_CHECK(cudaMemcpy(p_, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
-    std::vector<float> download(size_t n) const {
-        std::vector<float> v(n);
+    Floats download(size_t n) const {
+        Floats v(n);
         RIDGE_CUDA_CHECK(cudaMemcpy(v.data(), p_, n * sizeof(float), cudaMemcpyDeviceToHost));
         return v;
     }
@@ -62,7 +62,7 @@ public:
         reference(x_, dy_, ref_);
         const double u = std::ldexp(1.0, -24);
         if (k.name == "cuda-se-gate-grad") {
-            std::vector<float> ax = x_, ady = dy_, mag(out_n_, 0.0f);
+            Floats ax = x_, ady = dy_, mag(out_n_, 0.0f);
             for (float& v : ax) v = std::fabs(v);
             for (float& v : ady) v = std::fabs(v);
             reference(ax, ady, mag);
@@ -100,14 +100,14 @@ public:
         }
     }
     void run_reference() override {
-        std::vector<float> out(out_n_, 0.0f);
+        Floats out(out_n_, 0.0f);
         reference(x_, dy_, out);
     }
     Check check(const Tamper& tamper) override {
         RIDGE_CUDA_CHECK(cudaMemsetAsync(out_d_->get(), 0, out_n_ * 4, stream_));
         run_fast();
         RIDGE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        std::vector<float> out = out_d_->download(out_n_);
+        Floats out = out_d_->download(out_n_);
         std::string what = k_.name == "cuda-se-gate-grad" ? "ds" : "y";
         if (tamper) tamper(what, out, bound_);
         return compare(what, out, ref_, bound_);
@@ -148,7 +148,7 @@ public:
 
 private:
     // se-scale: out = x * s; se-gate-grad: out += sum dy * x; hardswish: out = hardswish(x).
-    void reference(const std::vector<float>& x, const std::vector<float>& dy, std::vector<float>& out) const {
+    void reference(const Floats& x, const Floats& dy, Floats& out) const {
         if (k_.name == "cuda-se-gate-grad") {
             ref::Bwd b;
             b.in = {{x.data(), xs_}, {s_.data(), ss_}};
@@ -173,7 +173,7 @@ private:
     Problem p_;
     Shape xs_, ss_;
     size_t n_ = 0, out_n_ = 0;
-    std::vector<float> x_, s_, dy_, ref_;
+    Floats x_, s_, dy_, ref_;
     std::vector<double> bound_;
     std::unique_ptr<DeviceBuffer> x_d_, s_d_, dy_d_, out_d_;
     cudaStream_t stream_ = nullptr;

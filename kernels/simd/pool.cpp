@@ -141,8 +141,9 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     // on a warm map 54 us, after 32 MB of other writes 156 -> 100. The pools on maps of 14x14 and
     // 28x28 up to 0.8 MB were level or a few us slower with it. Two rows ahead rather than one:
     // `ridge-kernels max-pool` (resnet50's, 16x64x112x112 in nChw16c, caches flushed, 2 threads),
-    // 3 alternated pairs, medians 2.28, 2.34, 2.51 -> 2.20, 2.02, 1.90 ms; without any request
-    // 3.1-3.9. In the nets (`ridge profile`, inference, alternated pairs) within the noise:
+    // 3 alternated pairs, medians 2.28, 2.34, 2.51 -> 2.20, 2.02, 1.90 ms, and with its buffers on
+    // 64-byte lines as the executor's 1.40, 2.04, 2.25 -> 1.10, 1.91, 1.72; without any request
+    // 3.1-3.9 (the former). In the nets (`ridge profile`, inference, alternated pairs) within the noise:
     // googlenet b1 0.55-0.62 -> 0.55-0.60 ms for its 13 pools, b16 9.5-11.0 -> 9.2-9.4,
     // squeezenet1_1 b16 3.0-3.6 -> 2.8-3.1, resnet50 b16 2.1-2.5 -> 2.0-2.4.
     const int64_t next = h0 + 2 * d.stride_h, line = 64 / sizeof(float);

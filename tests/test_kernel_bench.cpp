@@ -528,6 +528,8 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"max-pool", "--layout", "nhwc", "--c", "20"},
         {"max-pool", "--layout", "nchw", "--h", "2", "--w", "5000", "--r", "2", "--s", "2", "--stride", "2"},
         {"max-pool", "--r", "2", "--s", "2", "--pad", "2"},
+        {"max-pool", "--layout", "nhwc", "--c", "8", "--h", "3", "--w", "3", "--r", "3", "--s", "3", "--pad", "2"},
+        {"avg-pool", "--r", "3", "--s", "3", "--pad", "2"},
         {"silu", "--layout", "nhwc"},
         {"linear-row", "--n", "2"},
         {"linear-row", "--rows", "65"},

@@ -290,6 +290,10 @@ void validate(const Kernel& k, const Problem& p) {
         if (k.name.starts_with("avg-pool") && !simd::avg_pool_supported(p.avg_pool()))
             fail(p.describe(true) + " is not a window avg_pool takes: its column buffer holds rows of at most 512 "
                                     "columns, in and out");
+        // PyTorch's pools (and Pool2d's reference) take padding up to half the window.
+        if ((k.name.starts_with("avg-pool") || k.name == "max-pool") && 2 * p.pad > std::min(p.R, p.S))
+            fail("pad must be at most half the window (" + std::to_string(std::min(p.R, p.S) / 2) + "), not " +
+                 std::to_string(p.pad));
         if (k.name == "max-pool" && !simd::max_pool_supported(p.max_pool()))
             fail(p.describe(true) + " is not a window max_pool takes: in nhwc C a multiple of 8, in nchw a row of "
                                     "at most 4096 columns");

@@ -12,6 +12,7 @@
 // The backward gathers: an element of dx sums, over the windows that hold it, dy divided by their
 // counts, and a window's count is its rows times its columns, so the same two passes run on dy.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -37,10 +38,24 @@ constexpr int64_t kPlainRow = 4096;
 // select on a vector wider than the target in pieces. Compiled for the target itself, as is every
 // helper that calls it: GCC lowers the select for the function it is written in, before inlining
 // it into a leaf (without, the 16-lane path below made squeezenet1_1's pools at batch 16 take 54,
-// 18 and 9 ms in place of 1.9, 1.1 and 0.3).
+// 18 and 9 ms in place of 1.9, 1.1 and 0.3). A vector wider than the target's registers is taken
+// in pieces of their width here: GCC 12 lowers the SSE2 build's 8-lane compare a lane at a time, in
+// scalar compares and moves (resnet50's maxpool at batch 16, `ridge-kernels max-pool`: 57 ms in
+// the x86-64 build, against 1.6 in the AVX2 build).
 template <class V>
 RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V max_nan(V m, V v) {
-    return (v > m) | (v != v) ? v : m;
+    if constexpr (sizeof(V) > RIDGE_SIMD_VECTOR_BYTES) {
+        typedef float Piece __attribute__((vector_size(RIDGE_SIMD_VECTOR_BYTES)));
+        constexpr int pieces = sizeof(V) / sizeof(Piece);
+        Piece a[pieces], b[pieces];
+        std::memcpy(a, &m, sizeof m);
+        std::memcpy(b, &v, sizeof v);
+        for (int i = 0; i < pieces; ++i) a[i] = max_nan(a[i], b[i]);
+        std::memcpy(&m, a, sizeof m);
+        return m;
+    } else {
+        return (v > m) | (v != v) ? v : m;
+    }
 }
 
 // Floats in max_row's column buffer, on the stack (32 KB).
@@ -145,7 +160,9 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     // 64-byte lines as the executor's 1.40, 2.04, 2.25 -> 1.10, 1.91, 1.72; without any request
     // 3.1-3.9 (the former). In the nets (`ridge profile`, inference, alternated pairs) within the noise:
     // googlenet b1 0.55-0.62 -> 0.55-0.60 ms for its 13 pools, b16 9.5-11.0 -> 9.2-9.4,
-    // squeezenet1_1 b16 3.0-3.6 -> 2.8-3.1, resnet50 b16 2.1-2.5 -> 2.0-2.4.
+    // squeezenet1_1 b16 3.0-3.6 -> 2.8-3.1, resnet50 b16 2.1-2.5 -> 2.0-2.4. The previous output
+    // row asked for one of these rows already (3x3 at stride 1 or 2); asking for each row once (from
+    // h0 + stride + R) was slower: the same case, 4 alternated pairs, 1.55-1.69 -> 1.75-2.05 ms.
     const int64_t next = h0 + 2 * d.stride_h, line = 64 / sizeof(float);
     const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
     for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)

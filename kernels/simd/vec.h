@@ -41,6 +41,9 @@ namespace ridge::simd {
 // instructions were stack loads and stores), so a kernel that can run either width takes 8 lanes.
 // Static: each ISA build's copy answers for its own target.
 static inline bool wide_vectors() { return RIDGE_SIMD_WIDE; }
+#if !defined(RIDGE_SIMD_WIDE) || !defined(RIDGE_SIMD_VECTOR_BYTES)
+#error "kernels/CMakeLists.txt sets RIDGE_SIMD_WIDE and RIDGE_SIMD_VECTOR_BYTES with each build's target"
+#endif
 
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef float Vec16 __attribute__((vector_size(64)));

@@ -1352,6 +1352,45 @@ TEST_CASE("a depthwise conv's data gradient at stride 2 runs kernels/simd, addin
     }
 }
 
+// A strided 1x1 conv beside a block that reads the same x (RegNet's projection, declared before
+// the block, so its gradient comes second in the backward): its data gradient is kernels/simd's
+// strided1x1_dgrad adding into the gradient that arrived in x's layout, with no binary add after
+// it, where that layout is channel-blocked (nChw16c with AVX-512; below it the 1x1 convs may take
+// channels-last, and oneDNN's stays). Declared after the block (ResNet's downsampling), its
+// gradient comes first, and oneDNN's conv writes it. 20 channels (a padded block), strides 2 and
+// 3 on a map neither divides, against the reference.
+TEST_CASE("a strided 1x1 conv's data gradient adds into what arrived on kernels/simd") {
+    const bool wide = onednn::avx512_core_here();
+    for (bool first : {true, false})
+        for (int64_t stride : {2, 3}) {
+            CAPTURE(first);
+            CAPTURE(stride);
+            Graph g("proj");
+            Tensor x = g.input({2, 8, 13, 11}) | conv(20, 1) | relu();
+            auto projection = [&] { return x | conv(36, 1, {.stride = stride}); };
+            auto block = [&] { return x | conv(36, 1) | relu() | conv(36, 3, {.stride = stride, .pad = 1}); };
+            Tensor a = first ? projection() : block();
+            Tensor b = first ? block() : projection();
+            add(a, b);
+            const int proj = g.tensor((first ? a : b).id()).producer;
+            auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+            ex->prepare();
+            std::string steps;  // the projection's data gradient (dy arrives plain from the graph's output)
+            int sums = 0;
+            for (const StepInfo& s : ex->steps())
+                if (s.node == proj && s.phase == StepPhase::dgrad) {
+                    steps += s.impl + " ";
+                    sums += s.primitive == "binary";
+                }
+            CAPTURE(steps);
+            const bool ours = steps.find("ridge:strided1x1_dgrad") != std::string::npos;
+            if (!first) CHECK_FALSE(ours);
+            if (first && wide) CHECK(ours);
+            if (ours) CHECK(sums == 0);
+            check_against_reference(g, 1e-4, 2e-4);
+        }
+}
+
 // A residual add's gradient goes to both operands: one takes dy's buffer, the other gets a copy
 // (onednn/plan.cpp's reorder_into): ridge's, not oneDNN's reorder of a layout into itself. 24
 // channels leave a block part padding; 7x7 maps are copied on one thread, 64x64 shared out. Against

@@ -393,6 +393,86 @@ TEST_CASE("image_conv matches its sums in double") {
     }
 }
 
+// strided1x1_dgrad against sums in double: nChw8c and nChw16c, C and K that leave part of their
+// last block (dy's padding holds 1000, which must not reach dx; written, dx's padding must be zero,
+// added to, as it was), strides 2, 3 and (2, 1) on maps the stride does not divide, a row of fewer
+// than 8 positions and one of more than 16, on 1 and 3 threads. Written, dx starts as NaN: every
+// element must be written, zero where no output read x; added to, dx starts as other values,
+// which the positions no output read must keep.
+TEST_CASE("strided1x1_dgrad matches its sums in double, written or added to") {
+    struct Case {
+        int64_t N, C, H, W, K, stride_h, stride_w, block;
+        int threads;
+    };
+    const Case cases[] = {{2, 20, 7, 9, 24, 2, 2, 8, 3},   {1, 32, 12, 12, 48, 2, 2, 16, 2},
+                          {2, 13, 11, 38, 5, 2, 2, 16, 1}, {1, 40, 10, 7, 17, 3, 3, 8, 2},
+                          {3, 24, 5, 6, 16, 2, 1, 16, 3},  {1, 104, 9, 9, 40, 2, 2, 16, 2}};
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        for (const Case& t : cases)
+            for (bool add : {false, true}) {
+                CAPTURE(t.C);
+                CAPTURE(t.K);
+                CAPTURE(t.W);
+                CAPTURE(t.block);
+                CAPTURE(add);
+                const int64_t L = t.block, CB = (t.C + L - 1) / L, KB = (t.K + L - 1) / L;
+                const simd::Strided1x1 d{.N = t.N, .C = t.C, .H = t.H, .W = t.W, .K = t.K,
+                                         .P = (t.H - 1) / t.stride_h + 1, .Q = (t.W - 1) / t.stride_w + 1,
+                                         .stride_h = t.stride_h, .stride_w = t.stride_w, .block = L};
+                REQUIRE(v.strided1x1_dgrad_supported(d));
+                const simd::ChannelLayout xl{t.N, t.C, t.H * t.W, L}, yl{t.N, t.K, d.P * d.Q, L};
+                std::vector<float> dy(size_t(t.N * KB * L * d.P * d.Q), 1000.0f), w(size_t(t.K * t.C));
+                std::vector<float> dx(size_t(t.N * CB * L * t.H * t.W), NAN), before;
+                unsigned seed = 7;
+                auto next = [&] {
+                    seed = seed * 1664525u + 1013904223u;
+                    return -1 + 2 * float(seed >> 8) / float(1 << 24);
+                };
+                for (float& e : w) e = next();
+                for (int64_t n = 0; n < t.N; ++n)
+                    for (int64_t k = 0; k < t.K; ++k)
+                        for (int64_t s = 0; s < d.P * d.Q; ++s) dy[size_t(yl.offset(n, k, s))] = next();
+                if (add) {
+                    std::fill(dx.begin(), dx.end(), 0.0f);  // the padding channels' zeros
+                    for (int64_t n = 0; n < t.N; ++n)
+                        for (int64_t c = 0; c < t.C; ++c)
+                            for (int64_t s = 0; s < t.H * t.W; ++s) dx[size_t(xl.offset(n, c, s))] = next();
+                }
+                before = dx;
+                std::vector<float> packed(v.strided1x1_packed(d), NAN);
+                v.strided1x1_dgrad(dy.data(), w.data(), dx.data(), packed.data(), add, d, t.threads);
+                int wrong = 0;
+                for (int64_t n = 0; n < t.N; ++n)
+                    for (int64_t c = 0; c < CB * L; ++c)
+                        for (int64_t h = 0; h < t.H; ++h)
+                            for (int64_t col = 0; col < t.W; ++col) {
+                                const size_t at = size_t(xl.offset(n, c, h * t.W + col));
+                                double want = add ? before[at] : 0.0, mag = std::fabs(want);
+                                if (c < t.C && h % t.stride_h == 0 && col % t.stride_w == 0)
+                                    for (int64_t k = 0; k < t.K; ++k) {
+                                        const int64_t s = h / t.stride_h * d.Q + col / t.stride_w;
+                                        const double term =
+                                            double(w[size_t(k * t.C + c)]) * dy[size_t(yl.offset(n, k, s))];
+                                        want += term, mag += std::fabs(term);
+                                    }
+                                if (!(std::fabs(dx[at] - want) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                    MESSAGE("dx[", n, ", ", c, ", ", h, ", ", col, "] ", dx[at], " against ", want);
+                            }
+                CHECK(wrong == 0);
+            }
+        simd::Strided1x1 d{.N = 1, .C = 8, .H = 4, .W = 4, .K = 8, .P = 2, .Q = 2, .block = 8};
+        CHECK(v.strided1x1_dgrad_supported(d));
+        for (auto change : {+[](simd::Strided1x1& e) { e.block = 4; }, +[](simd::Strided1x1& e) { e.P = 3; },
+                            +[](simd::Strided1x1& e) { e.Q = 1; }, +[](simd::Strided1x1& e) { e.stride_w = 0; },
+                            +[](simd::Strided1x1& e) { e.K = 0; }}) {
+            simd::Strided1x1 e = d;
+            change(e);
+            CHECK_FALSE(v.strided1x1_dgrad_supported(e));
+        }
+    }
+}
+
 // The gradients of a 3x3 stride-1 conv as Winograd (training below AVX-512): winograd3x3 over dy
 // with the weights transformed for the data gradient, and winograd3x3_wgrad, against sums in
 // double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),

@@ -17,7 +17,8 @@
 // 1 with its data gradient in channels-last (convnext's; oneDNN's data gradient needs its weights
 // reordered each step and ran at up to 8 times its bound), and the copy from plain channels into
 // nChw8c / nChw16c (oneDNN's reorder runs at a fraction of memory speed where the last block is
-// part padding), a channel shuffle with it.
+// part padding), a channel shuffle with it, and a strided 1x1 conv's data gradient added into one
+// already there (oneDNN's spreads its product over a fresh dx, which a binary add then sums).
 //
 // They read and write the executor's layouts in place: plain nchw, channels-last nhwc, and the
 // channel-blocked nChw8c / nChw16c whose channels are padded to the block with zeros (the padding
@@ -99,6 +100,14 @@ struct ImageConv {
     int64_t block = 8;
 };
 
+// A 1x1 convolution without padding (strided1x1_dgrad): x (N,C,H,W) and y (N,K,P,Q), both
+// channel-blocked by `block` (8 or 16), P and Q as the strides give them.
+struct Strided1x1 {
+    int64_t N = 0, C = 0, H = 0, W = 0, K = 0, P = 0, Q = 0;
+    int64_t stride_h = 2, stride_w = 2;
+    int64_t block = 16;
+};
+
 // A 3x3 convolution at stride 1, dense (winograd3x3): x (N,C,H,W) and y (N,K,P,Q), each
 // channel-blocked by 8 or 16 or channels-last (block C, or K, a multiple of 8), in G groups of C/G
 // input and K/G output channels. pad_t and pad_l are the padding above and left of the map; P and
@@ -167,7 +176,8 @@ struct Strided {
     X(ns, depthwise_wgrad_supported) X(ns, depthwise_lanes) X(ns, depthwise_wgrad_scratch) X(ns, depthwise_wgrad) \
     X(ns, image_conv_supported) X(ns, image_conv_weights_size) X(ns, image_conv_weights) X(ns, image_conv_scratch) \
     X(ns, image_conv) \
-    X(ns, image_conv_wgrad_supported) X(ns, image_conv_wgrad_scratch) X(ns, image_conv_wgrad)
+    X(ns, image_conv_wgrad_supported) X(ns, image_conv_wgrad_scratch) X(ns, image_conv_wgrad) \
+    X(ns, strided1x1_dgrad_supported) X(ns, strided1x1_packed) X(ns, strided1x1_dgrad)
 // clang-format on
 
 namespace ridge::simd {

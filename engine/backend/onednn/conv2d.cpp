@@ -248,6 +248,44 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
+// The data gradient of a 1x1 conv at a stride over 1 that oneDNN ran forward in a channel-blocked
+// layout, where x's gradient arrived first in that layout (RegNet's projections, which come after
+// the block's first conv in the backward): kernels/simd's strided1x1_dgrad adds into it, touching
+// the strided positions alone, instead of oneDNN's product spread over a fresh dx and the binary
+// add after it, three passes over all of dx. regnet_y_400mf at batch 8 in training on the 2-core
+// Zen 5 (`ridge profile`, 3 alternated pairs, a noisy hour), its four projections' data gradients
+// 3.4-4.0 -> 2.3-2.8 ms (block1-0's, 32 -> 48 channels on 112x112: 1.7-1.8 -> 0.5-0.9). Not where
+// the weights hold over 2^17 floats, which the kernel streams for every output row (resnet50's
+// downsampling at batch 8, 1024 -> 2048 channels: 4.7 -> 11.6 ms), nor where oneDNN's conv writes
+// x's gradient first (ResNet's downsampling, declared after the block; there the kernel's products
+// alone ran 1.1-1.5x slower than oneDNN's 1x1 conv).
+constexpr int64_t max_strided1x1_weights = int64_t(1) << 17;
+
+bool strided1x1_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const Md x_md = p.md(s.in[0]);
+    const int64_t block = channel_block(x_md);
+    if ((block != 8 && block != 16) || channel_block(p.md(s.out)) != block) return false;
+    const Padding& pad = op.pad;
+    if (op.G != 1 || op.kernel.h != 1 || op.kernel.w != 1 || (op.stride.h == 1 && op.stride.w == 1) ||
+        pad.top || pad.bottom || pad.left || pad.right)
+        return false;
+    const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
+    const simd::Strided1x1 d{.N = xs[0], .C = xs[1], .H = xs[2], .W = xs[3], .K = ys[1], .P = ys[2], .Q = ys[3],
+                             .stride_h = op.stride.h, .stride_w = op.stride.w, .block = block};
+    const int dx = p.arrived_as(l.x(), x_md);
+    if (!simd::strided1x1_dgrad_supported(d) || dx < 0 || d.C * d.K > max_strided1x1_weights) return false;
+    const int w = p.as(p.param[size_t(l.node)][0], plain({d.K, d.C, 1, 1}));
+    const int dy = p.as(p.dy(l.n.output), p.md(s.out));
+    const int packed = p.mem(plain({int64_t(simd::strided1x1_packed(d))}));
+    p.kernel("strided1x1_dgrad",
+             [d, threads = p.step_threads()](const std::vector<float*>& a) {
+                 simd::strided1x1_dgrad(a[0], a[1], a[2], a[3], true, d, threads);
+             },
+             {dy, w, dx, packed});
+    return true;
+}
+
 // An ungrouped 1x1 convolution of a 1x1 map without padding (squeeze-excitation's two) is an
 // inner product of (N, C) rows with (K, C) weights. oneDNN's convolution kernels spend 40 to 80 us
 // on mobilenet_v3_small's 576 -> 144 -> 576 at batch 8 in each of forward, data and weight
@@ -1184,7 +1222,7 @@ void backward(Plan& p, const Layer& l, const Conv2d& op) {
     if (p.needs_grad(l.x())) p.at(&p.bwd, l.node, Phase::dgrad);
     if (p.needs_grad(l.x()) && wino) {
         winograd_dgrad(p, l, *wino);
-    } else if (p.needs_grad(l.x()) && !depthwise_dgrad(p, l, op)) {
+    } else if (p.needs_grad(l.x()) && !depthwise_dgrad(p, l, op) && !strided1x1_dgrad(p, l, op)) {
         auto data_pd = [&](const Md& dx, const Md& dy, algorithm alg) {
             dnnl::convolution_backward_data::desc d(alg, dx, c.w, dy, c.stride, c.dilate, c.pad_l, c.pad_r);
             return dnnl::convolution_backward_data::primitive_desc(d, p.attr(), p.eng, fwd);

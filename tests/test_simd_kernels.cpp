@@ -473,6 +473,52 @@ TEST_CASE("strided1x1_dgrad matches its sums in double, written or added to") {
     }
 }
 
+// relu_backward_reblocked against dx = dy where y > 0 written out, y in nChw16c and dy in nChw8c
+// and the other way round: 72 channels (RegNetX's: whole blocks of 8, a last block of 16 half
+// padding) and 20 (padding in both), 1 and 3 threads. dy's padding holds 1000 and y's padding
+// zero; dx starts as NaN and must come out in y's layout, its padding zero. A NaN or a zero in y
+// gives 0.
+TEST_CASE("relu_backward_reblocked takes dy from the other channel block") {
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        for (int64_t C : {72, 20})
+            for (int64_t block : {16, 8})
+                for (int threads : {1, 3}) {
+                    CAPTURE(C);
+                    CAPTURE(block);
+                    const int64_t N = 2, HW = 5 * 7, dy_block = 24 - block;
+                    const simd::ChannelLayout yl{N, C, HW, block}, dyl{N, C, HW, dy_block};
+                    std::vector<float> y(size_t(N * yl.padded_channels() * HW), 0.0f);
+                    std::vector<float> dy(size_t(N * dyl.padded_channels() * HW), 1000.0f);
+                    std::vector<float> dx(y.size(), NAN);
+                    unsigned seed = 3;
+                    auto next = [&] {
+                        seed = seed * 1664525u + 1013904223u;
+                        return -1 + 2 * float(seed >> 8) / float(1 << 24);
+                    };
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t s = 0; s < HW; ++s) {
+                                const float r = next();
+                                y[size_t(yl.offset(n, c, s))] = (c + s) % 11 == 0 ? NAN : (c + s) % 7 == 0 ? 0.0f : r;
+                                dy[size_t(dyl.offset(n, c, s))] = next();
+                            }
+                    v.relu_backward_reblocked(y.data(), dy.data(), dy_block, dx.data(), yl, threads);
+                    int wrong = 0;
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < yl.padded_channels(); ++c)
+                            for (int64_t s = 0; s < HW; ++s) {
+                                const float yv = y[size_t(yl.offset(n, c, s))];
+                                const float want = c < C && yv > 0 ? dy[size_t(dyl.offset(n, c, s))] : 0.0f;
+                                const float got = dx[size_t(yl.offset(n, c, s))];
+                                if (!(got == want) && wrong++ < 3)
+                                    MESSAGE("dx[", n, ", ", c, ", ", s, "] ", got, " against ", want);
+                            }
+                    CHECK(wrong == 0);
+                }
+    }
+}
+
 // The gradients of a 3x3 stride-1 conv as Winograd (training below AVX-512): winograd3x3 over dy
 // with the weights transformed for the data gradient, and winograd3x3_wgrad, against sums in
 // double. C and K that leave part of their last block (x's padding 1000 and dy's 5 must not leak),

@@ -156,7 +156,7 @@ struct Strided {
     X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) X(ns, plain_to_blocked) \
     X(ns, shuffle2_channels_last) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, gelu_forward) X(ns, gelu_backward) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \
-    X(ns, relu_backward) \
+    X(ns, relu_backward) X(ns, relu_backward_reblocked) \
     X(ns, hardsigmoid_forward) X(ns, hardsigmoid_backward) X(ns, softmax_forward) X(ns, softmax_backward) \
     X(ns, layernorm_forward) X(ns, layernorm_channels_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
     X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \

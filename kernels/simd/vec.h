@@ -73,18 +73,6 @@ RIDGE_SIMD_INLINE void store(float* p, V v) {
     __builtin_memcpy(p, &v, sizeof v);
 }
 
-// s in every lane: one vbroadcastss. Written 0 + s, GCC 12 adds first (the sum differs from s
-// where s is -0), a scalar add beside every broadcast. Compiled for the target (as pool.cpp's
-// max_nan): lowered for baseline x86-64 before inlining, the 16-lane form became 16 masked
-// broadcasts, one a lane, and resnet50's downsampling gradients ran 10 times slower.
-template <class V>
-RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V splat(float s) {
-    if constexpr (sizeof(V) == 32)
-        return V{s, s, s, s, s, s, s, s};
-    else
-        return V{s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s};
-}
-
 // r[i] = 8 values of position i becomes r[c] = 8 positions of value c.
 RIDGE_SIMD_INLINE void transpose8(Vec8 (&r)[8]) {
     typedef int32_t L8 __attribute__((vector_size(32)));

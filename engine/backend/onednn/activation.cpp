@@ -129,9 +129,42 @@ algorithm training_alg(algorithm a) {
 
 bool uses_dst(algorithm a) { return a == algorithm::eltwise_relu_use_dst_for_bwd; }
 
+// A ReLU's gradient where dy arrived in nChw8c and y is in nChw16c, or the other way round
+// (RegNetX's grouped convs of 24 channels a group run in nChw8c between ReLUs in nChw16c):
+// kernels/simd's relu_backward_reblocked reads dy in its own layout, instead of a reorder of dy
+// into y's and oneDNN's eltwise over the copy: three passes instead of five. At batch 8 in
+// training on the 2-core Zen 5 (`ridge profile`, 2 alternated pairs), the ReLU gradients that had
+// a reorder: regnet_x_1_6gf's 36 19.6-20.2 -> 12.8-13.7 ms, regnet_y_400mf's 14 3.3-3.7 ->
+// 2.2-2.3. False, planning nothing, for any other layouts.
+bool relu_backward_reblocked(Plan& p, const Layer& l) {
+    const Plan::Saved& s = p.saved[size_t(l.node)];
+    const int dy = p.dy(l.n.output);
+    if (dy < 0) return false;
+    const Md y = p.md(s.out), got = p.md(dy);
+    auto in_blocks = [](const Md& m, Tag tag) {
+        return m.dims().size() == 4 && m == Md(m.dims(), dnnl::memory::data_type::f32, tag);
+    };
+    int64_t block = 0;
+    if (in_blocks(y, Tag::nChw16c) && in_blocks(got, Tag::nChw8c)) block = 16;
+    if (in_blocks(y, Tag::nChw8c) && in_blocks(got, Tag::nChw16c)) block = 8;
+    if (!block || got.dims() != y.dims()) return false;
+    const Dims d = y.dims();
+    const simd::ChannelLayout lay{d[0], d[1], d[2] * d[3], block};
+    const int dx = p.contribution(l.x(), y);
+    p.kernel(
+        "relu_backward_reblocked",
+        [lay, dy_block = 24 - block, threads = p.step_threads()](const std::vector<float*>& a) {
+            simd::relu_backward_reblocked(a[0], a[1], dy_block, a[2], lay, threads);
+        },
+        {s.out, dy, dx});
+    p.contributed(l.x(), dx);
+    return true;
+}
+
 void eltwise_backward(Plan& p, const Layer& l, Eltwise e) {
     if (!p.needs_grad(l.x())) return;
     p.at(&p.bwd, l.node, Phase::dgrad);
+    if (e.alg == algorithm::eltwise_relu_use_dst_for_bwd && relu_backward_reblocked(p, l)) return;
     const Plan::Saved& s = p.saved[size_t(l.node)];
     Md data = p.md(s.in[0]), view = padded_view(data);
     auto as_view = [&](int m) { return view == data ? m : p.alias(m, view); };

@@ -258,7 +258,7 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
 // the weights hold over 2^17 floats, which the kernel streams for every output row (resnet50's
 // downsampling at batch 8, 1024 -> 2048 channels: 4.7 -> 11.6 ms), nor where oneDNN's conv writes
 // x's gradient first (ResNet's downsampling, declared after the block; there the kernel's products
-// alone ran 1.1-1.5x slower than oneDNN's 1x1 conv).
+// alone ran 1.1-1.5x slower than oneDNN's 1x1 conv). With AVX-512 only: not measured below it.
 constexpr int64_t max_strided1x1_weights = int64_t(1) << 17;
 
 bool strided1x1_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
@@ -274,7 +274,8 @@ bool strided1x1_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const simd::Strided1x1 d{.N = xs[0], .C = xs[1], .H = xs[2], .W = xs[3], .K = ys[1], .P = ys[2], .Q = ys[3],
                              .stride_h = op.stride.h, .stride_w = op.stride.w, .block = block};
     const int dx = p.arrived_as(l.x(), x_md);
-    if (!simd::strided1x1_dgrad_supported(d) || dx < 0 || d.C * d.K > max_strided1x1_weights) return false;
+    const bool fits = d.C * d.K <= max_strided1x1_weights;
+    if (!avx512_core_here() || !simd::strided1x1_dgrad_supported(d) || dx < 0 || !fits) return false;
     const int w = p.as(p.param[size_t(l.node)][0], plain({d.K, d.C, 1, 1}));
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));
     const int packed = p.mem(plain({int64_t(simd::strided1x1_packed(d))}));

@@ -12,7 +12,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 
 #include "kernels/simd/means.h"
@@ -271,21 +270,13 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n) { in_p
 namespace {
 
 // dy where y > 0, else 0 (a NaN in y gives 0). A vector wider than the target's registers is taken
-// in pieces of their width, as pool.cpp's max_nan: GCC 12 lowers a wider compare lane by lane.
+// in pieces of their width (in_registers, vec.h).
 template <class V>
 RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V where_positive(V y, V dy) {
-    if constexpr (sizeof(V) > RIDGE_SIMD_VECTOR_BYTES) {
-        typedef float Piece __attribute__((vector_size(RIDGE_SIMD_VECTOR_BYTES)));
-        constexpr int pieces = sizeof(V) / sizeof(Piece);
-        Piece a[pieces], b[pieces];
-        std::memcpy(a, &y, sizeof y);
-        std::memcpy(b, &dy, sizeof dy);
-        for (int i = 0; i < pieces; ++i) a[i] = where_positive(a[i], b[i]);
-        std::memcpy(&y, a, sizeof y);
-        return y;
-    } else {
+    if constexpr (sizeof(V) > RIDGE_SIMD_VECTOR_BYTES)
+        return in_registers<where_positive<RegisterVec>>(y, dy);
+    else
         return y > 0.0f ? dy : V{};
-    }
 }
 
 // One image's channel block cb of dx (and y), from dy's blocks in 8-lane pieces, position by

@@ -12,7 +12,6 @@
 // The backward gathers: an element of dx sums, over the windows that hold it, dy divided by their
 // counts, and a window's count is its rows times its columns, so the same two passes run on dy.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -39,23 +38,13 @@ constexpr int64_t kPlainRow = 4096;
 // helper that calls it: GCC lowers the select for the function it is written in, before inlining
 // it into a leaf (without, the 16-lane path below made squeezenet1_1's pools at batch 16 take 54,
 // 18 and 9 ms in place of 1.9, 1.1 and 0.3). A vector wider than the target's registers is taken
-// in pieces of their width here: GCC 12 lowers the SSE2 build's 8-lane compare a lane at a time, in
-// scalar compares and moves (resnet50's maxpool at batch 16, `ridge-kernels max-pool`: 57 ms in
-// the x86-64 build, against 1.6 in the AVX2 build).
+// in pieces of their width (in_registers, vec.h: the SSE2 build's 8-lane compare).
 template <class V>
 RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V max_nan(V m, V v) {
-    if constexpr (sizeof(V) > RIDGE_SIMD_VECTOR_BYTES) {
-        typedef float Piece __attribute__((vector_size(RIDGE_SIMD_VECTOR_BYTES)));
-        constexpr int pieces = sizeof(V) / sizeof(Piece);
-        Piece a[pieces], b[pieces];
-        std::memcpy(a, &m, sizeof m);
-        std::memcpy(b, &v, sizeof v);
-        for (int i = 0; i < pieces; ++i) a[i] = max_nan(a[i], b[i]);
-        std::memcpy(&m, a, sizeof m);
-        return m;
-    } else {
+    if constexpr (sizeof(V) > RIDGE_SIMD_VECTOR_BYTES)
+        return in_registers<max_nan<RegisterVec>>(m, v);
+    else
         return (v > m) | (v != v) ? v : m;
-    }
 }
 
 // Floats in max_row's column buffer, on the stack (32 KB).

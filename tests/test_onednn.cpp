@@ -563,6 +563,73 @@ TEST_CASE("at batch 8 on AVX-512 inference convs keep nChw16c from the image on,
     }
 }
 
+// The ResNets' 3x3 stride-2 conv onto 14 columns runs channels-last between two reorders in
+// inference at batch 4 and more on AVX-512 (conv2d.cpp's channels_last_between_reorders): it reads
+// acdb, a reorder brings its output back, and the conv after it reads nChw16c in place. Not at
+// batch 2, onto 13 columns, with a residual sum, nor in training; the numbers match the reference.
+TEST_CASE("a 3x3 stride-2 conv onto 14 columns runs channels-last between reorders in inference") {
+    const bool avx512 = onednn::avx512_core_here();
+    // Nodes: conv (on the image) bn relu conv (the strided one) bn relu conv.
+    auto net = [](int64_t N, int64_t H) {
+        Graph g(cat("strided_", N, "_", H));
+        g.input({N, 3, H, H}) | conv(32, 3, {.pad = 1}) | bn() | relu() | conv(48, 3, {.stride = 2, .pad = 1}) | bn() |
+            relu() | conv(16, 1);
+        return g;
+    };
+    // The layouts the strided conv and the conv after it read, and the reorders charged to it.
+    auto plan = [](const Graph& g, ExecOptions o) {
+        auto ex = make_executor("onednn", g, o);
+        ex->prepare();
+        std::string convs;
+        int moves = 0;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.phase != StepPhase::fwd || s.node < 3) continue;
+            if (s.primitive == "convolution") convs += s.args[0].layout + " ";
+            moves += s.node == 3 && layout_move(s);
+        }
+        return cat(convs, moves);
+    };
+    const std::string taken = avx512 ? "acdb aBcd16b 2" : "aBcd8b aBcd8b 0";
+    const std::string blocked = avx512 ? "aBcd16b aBcd16b 0" : "aBcd8b aBcd8b 0";
+    CHECK(plan(net(4, 28), {.mode = Mode::infer}) == taken);
+    CHECK(plan(net(4, 28), {.mode = Mode::infer, .fused = false}) == taken);
+    CHECK(plan(net(2, 28), {.mode = Mode::infer}) == blocked);
+    CHECK(plan(net(4, 26), {.mode = Mode::infer}) == blocked);
+    for (int64_t N : {4, 2}) {
+        Graph g = net(N, 28);
+        Inputs in = inputs(g, 5);
+        Result ref = run("reference", g, Mode::infer, false, in);
+        for (bool fused : {true, false})
+            check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4,
+                        cat(g.model(), fused ? " fused" : " unfused"));
+    }
+    Graph trained = net(4, 28);
+    auto ex = make_executor("onednn", trained, {.mode = Mode::train});
+    ex->prepare();
+    int trained_convs = 0;
+    for (const StepInfo& s : ex->steps()) {
+        if (s.node != 3 || s.primitive != "convolution") continue;
+        ++trained_convs;
+        CHECK(s.args[0].layout != "acdb");
+    }
+    CHECK(trained_convs == 3);  // forward, data and weight gradients
+    // Nodes: conv relu conv (3x3, stride 2) conv (1x1, stride 2) add relu. Fusion gives the sum to
+    // the first conv that reads into the add, here the strided 3x3 one.
+    Graph summed("strided_summed");
+    Tensor x = summed.input({4, 3, 28, 28}) | conv(32, 3, {.pad = 1}) | relu();
+    Tensor branch = x | conv(32, 3, {.stride = 2, .pad = 1});
+    add(branch, x | conv(32, 1, {.stride = 2})) | relu();
+    auto exs = make_executor("onednn", summed, {.mode = Mode::infer});
+    exs->prepare();
+    int strided = 0;
+    for (const StepInfo& s : exs->steps()) {
+        if (s.node != 2 || s.primitive != "convolution") continue;
+        ++strided;
+        CHECK(s.args[0].layout == (avx512 ? "aBcd16b" : "aBcd8b"));
+    }
+    CHECK(strided == 1);
+}
+
 // On one image, a concatenation of channels in nChw16c (AVX-512, where SqueezeNet-like nets run it:
 // conv2d.cpp's blocked_one_image) or nChw8c (below) whose inputs fill whole blocks is written in place
 // by the convs that produce them (layout.cpp's concat_in_place): its layer has no step, and the

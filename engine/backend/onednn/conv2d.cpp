@@ -1016,6 +1016,30 @@ bool blocked_one_image(const Graph& g) {
     return concat ? fires : any && stack;
 }
 
+// Whether a conv of the nChw16c plan runs channels-last between two reorders: on AVX-512, in
+// inference at batch 4 and more, an ungrouped 3x3 conv at stride 2 onto 14 columns (the ResNets'
+// first conv of layer3: 28 -> 14). oneDNN 2.6's direct jit kernel in nChw16c runs it at half the
+// FMA peak, its brgconv kernel channels-last at 70 to 80 %, which pays for reordering x in and y
+// back. Measured on the 2-core Zen 5 (`ridge profile`, per layer, the reorders charged to the
+// conv, 2 alternated pairs): resnet50's layer3.0.conv2 (256 channels) 7.0-8.6 -> 5.0-5.3 ms at
+// batch 8, 13.6-18.4 -> 10.1-10.2 at 16; resnet18's layer3.0.conv1 (128 -> 256) 3.3-3.5 -> 2.6 and
+// 6.2-6.6 -> 5.2-5.4; wide_resnet50_2's layer3.0.conv2 (512) 27.4-27.9 -> 22.8-22.9 and 54.8-57.2
+// -> 45.1-51.1. At batch 2 level (resnet50 1.57 -> 1.47, wide_resnet50_2 5.7 -> 5.8-5.9). A test
+// program, batches 1 to 16, channels-last with its reorders against the jit kernel: onto 28
+// columns 1.0-1.13x the time on 64 to 128 channels (but 0.8-0.9x on 256: wide_resnet50_2's
+// layer2.0, not taken), onto 7 columns 1.05-1.25x on 512 and 1024. Why the jit kernel is slow
+// onto 14 was not found. Not in training, where the weight
+// gradient would follow into channels-last: 10.8 against 6.5 ms for the 256 channels at batch 8.
+// Not with a residual sum (its addend would be reordered too; no zoo net has one there) or a
+// fused depthwise conv.
+bool channels_last_between_reorders(const Plan& p, const Layer& l, const Conv2d& op, const ConvGeometry& c) {
+    const bool sum = l.group && std::any_of(l.group->post.begin(), l.group->post.end(),
+                                            [](const PostOp& po) { return po.kind == PostOp::Kind::sum; });
+    return !p.train && !sum && avx512_core_here() && op.G == 1 && op.kernel.h == 3 && op.kernel.w == 3 &&
+           op.stride.h == 2 && op.stride.w == 2 && op.dilation.h == 1 && op.dilation.w == 1 && c.x.dims()[0] >= 4 &&
+           c.y.dims()[3] == 14;
+}
+
 }  // namespace
 
 int group_destination(Plan& p, const Layer& l, const Md& dst, int src) {
@@ -1151,6 +1175,15 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     if (!wino && (!p.train || depthwise) && !patches && x_now == x_nhwc && pd.src_desc() != x_nhwc)
         keep(x_now, Tag::nhwc);
 
+    // The ResNets' 3x3 convs onto 14 columns read and write channels-last between reorders
+    // (channels_last_between_reorders says why); the map after them stays nChw16c.
+    const Md x16 = canonical(Md(c.x.dims(), f32, Tag::nChw16c));
+    bool reorder_back = false;
+    if (!wino && !dw && x_now == x16 && pd.src_desc() == x16 && channels_last_between_reorders(p, l, op, c)) try {
+            auto n = describe(x_nhwc, y_nhwc);
+            if (!reference_impl(n) && impl_isa(n) == impl_isa(pd)) pd = n, reorder_back = true;
+        } catch (const dnnl::error&) {
+        }
     int x = p.value_as(l.x(), pd.src_desc());
     // Plain for a conv whose data gradient is Winograd's (winograd_trains), reordered each step.
     int w = winograd_trains(p, l, op) ? p.as(p.param_mem(l.node, 0, plain(c.w.dims())), pd.weights_desc())
@@ -1170,6 +1203,11 @@ void forward(Plan& p, const Layer& l, const Conv2d& op) {
     int y = group_destination(p, l, pd.dst_desc(), x);
     args.push_back({DNNL_ARG_DST, y});
     p.primitive(pd, args);
+    if (reorder_back) {
+        const int blocked = p.mem(canonical(Md(c.y.dims(), f32, Tag::nChw16c)));
+        p.reorder_into(y, blocked);
+        y = blocked;
+    }
     p.value[size_t(l.y(p.g))] = y;
     p.saved[size_t(l.node)] = {pd, {x}, y};
 }

@@ -47,6 +47,7 @@ const Command profile_cmd{
      {"--warmup", "W", "untimed steps first (default 2)"},
      {"--repeat", "R", "timed steps, the time is their median (default 5)"},
      {"--cold-cache", "", "evict the caches before every step (cpu: write 2x the last level; cuda: 2x L2)"},
+     {"--no-winograd", "", "cpu: every conv direct (by default oneDNN runs 3x3 stride-1 convs as Winograd on AVX-512)"},
      {"--seed", "S", "seed of weights, input and labels (default 1)"},
      {"--format", "F", "table (default), csv (a row per layer phase) or json"},
      {"--out", "FILE", "write to FILE (atomically) instead of stdout"}}};
@@ -79,6 +80,8 @@ int run_profile(const Args& a) {
     std::string precision = a.choice("--precision", "fp32", {"fp32", "tf32", "fp16", "bf16"});
     if (!gpu && precision != "fp32")
         throw UsageError(cat("ridge profile: --precision ", precision, " needs --device cuda; the CPU computes in fp32"));
+    if (gpu && a.has("--no-winograd"))
+        throw UsageError("ridge profile: --no-winograd is for the CPU's oneDNN executor; cuDNN picks its own algorithms");
     int64_t N = a.positive("--batch", 1, max_batch);
     Mode mode = a.choice("--mode", "infer", {"infer", "train"}) == "train" ? Mode::train : Mode::infer;
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});
@@ -104,7 +107,7 @@ int run_profile(const Args& a) {
     }
     std::string backend = gpu ? gpu_backends().front() : cpu_backends().front();
     ExecOptions eo{.mode = mode, .fused = false, .threads = threads, .precision = *parse_precision(precision),
-                   .cuda_graph = false};
+                   .cuda_graph = false, .winograd = !a.has("--no-winograd")};
     std::unique_ptr<Executor> ex = make_executor(backend, g, eo);
     int64_t host = host_copy_bytes(g);
     if (gpu && ex->planned_bytes() > probe::gpu::free_memory_bytes())
@@ -133,6 +136,7 @@ int run_profile(const Args& a) {
     p.backend = backend;
     p.threads = gpu ? 0 : threads;
     p.cold_cache = cold;
+    p.winograd = eo.winograd;
     if (!src) p.unmeasured = why;
 
     write_output(out, fmt == "csv" ? profile::render_csv(p) : fmt == "json" ? profile::render_json(p) : profile::render_table(p));

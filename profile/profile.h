@@ -56,6 +56,7 @@ struct Profile {
     Mode mode = Mode::infer;
     int threads = 0, repeat = 0;
     bool cold_cache = false;
+    bool winograd = true;  // false: the oneDNN executor ran every conv direct (--no-winograd)
     std::string source;  // the counter source's describe(), or why nothing was counted
     std::string scope;   // what its counters leave out
     std::vector<Counter> counters;

@@ -42,6 +42,7 @@ std::string dram(const std::optional<Measured>& m) {
 std::string header(const Profile& p) {
     std::string s = cat(p.model, " ", p.mode == Mode::train ? "train" : "infer", " on ", p.device, " (", p.backend,
                         p.device == "cpu" ? cat(", ", p.threads, p.threads == 1 ? " thread" : " threads") : "",
+                        p.backend == "onednn" && !p.winograd ? ", no Winograd" : "",
                         "), batch ", p.batch, ", median of ", p.repeat, " steps, ",
                         p.cold_cache ? "caches evicted before each step" : "warm caches", "\n");
     if (p.measured) {
@@ -148,6 +149,7 @@ std::string render_json(const Profile& p) {
         .field("threads", p.threads)
         .field("repeat", p.repeat)
         .field("cold_cache", p.cold_cache ? "yes" : "no");
+    if (p.backend == "onednn") j.field("winograd", p.winograd ? "yes" : "no");
     j.begin_object("counters").field("measured", p.measured ? "yes" : "no");
     if (p.measured) j.field("source", p.source).field("scope", p.scope);
     else j.field("why_not", p.unmeasured);

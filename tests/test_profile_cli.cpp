@@ -42,6 +42,7 @@ TEST_CASE("profile refuses bad input before running anything") {
     refused("profile googlenet --res 8", "minimum resolution");
     refused("profile resnet18 --format xml", "unknown format 'xml'");
     refused("profile resnet18 --bogus", "--bogus");
+    refused("profile resnet18 --device cuda --no-winograd", "--no-winograd is for the CPU's oneDNN executor");
     fs::path dir = scratch() / "profile_dir";
     fs::create_directories(dir);
     refused("profile resnet18 --out '" + dir.string() + "'", "it is a directory");
@@ -56,6 +57,26 @@ TEST_CASE("profile --device cuda without a device says so and exits 3") {
         CHECK(r.err.rfind("ridge profile: ", 0) == 0);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
+}
+
+// --no-winograd reaches the executor as `ridge bench`'s does: resnet18's 3x3 stride-1 convs run
+// oneDNN's Winograd kernels on AVX-512 and kernels/simd's winograd3x3 below (inference), and with
+// the flag neither. The header and the JSON say which ran.
+TEST_CASE("profile --no-winograd runs every conv direct and says so") {
+    for (bool winograd : {true, false}) {
+        CAPTURE(winograd);
+        Run r = clitest::ridge(std::string("profile resnet18 --repeat 1 --warmup 0 --format json") +
+                               (winograd ? "" : " --no-winograd"));
+        REQUIRE((r.code == 0 || r.code == 4));
+        testjson::Value j = testjson::parse(r.out);
+        CHECK(j["winograd"].text == (winograd ? "yes" : "no"));
+        int rows = 0;
+        for (const auto& row : j["rows"].items) rows += row["impl"].text.find("wino") != std::string::npos;
+        CHECK((rows > 0) == winograd);
+    }
+    Run t = clitest::ridge("profile resnet18 --res 32 --repeat 1 --warmup 0 --no-winograd");
+    REQUIRE((t.code == 0 || t.code == 4));
+    CHECK(t.out.find(", no Winograd)") != std::string::npos);
 }
 
 TEST_CASE("a training profile's JSON adds up, with or without counters") {

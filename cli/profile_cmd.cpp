@@ -81,7 +81,8 @@ int run_profile(const Args& a) {
     if (!gpu && precision != "fp32")
         throw UsageError(cat("ridge profile: --precision ", precision, " needs --device cuda; the CPU computes in fp32"));
     if (gpu && a.has("--no-winograd"))
-        throw UsageError("ridge profile: --no-winograd is for the CPU's oneDNN executor; cuDNN picks its own algorithms");
+        throw UsageError(
+            "ridge profile: --no-winograd is for the CPU's oneDNN executor; cuDNN picks its own algorithms");
     int64_t N = a.positive("--batch", 1, max_batch);
     Mode mode = a.choice("--mode", "infer", {"infer", "train"}) == "train" ? Mode::train : Mode::infer;
     std::string fmt = a.choice("--format", "table", {"table", "csv", "json"});

@@ -1481,6 +1481,57 @@ TEST_CASE("a ReLU's gradient takes dy from the other channel block on kernels/si
     }
 }
 
+// A squeeze-excitation gate's gradients (dx = dy * s, ds = sum of dy * x) run in one pass on
+// kernels/simd's gate_backward wherever x and dy are channel-blocked: RegNetY's grouped convs of 8
+// channels a group run in nChw8c with AVX-512 while the 1x1 conv after the gate runs nChw16c, and
+// dy is read in its own block, no reorder (104 channels: a last block of 16 half padding). In one
+// blocking it needs two units (an image's block) a thread: one image of 16 channels keeps the two
+// kernels. Against the reference, gradients included.
+TEST_CASE("a squeeze-excitation gate's gradients run in one pass, dy in either channel block") {
+    auto gated = [](Tensor t, int64_t C) {
+        Tensor gate = t | adaptive_avgpool(1) | conv(8, 1, {.bias = true}) | relu() | conv(C, 1, {.bias = true}) |
+                      sigmoid();
+        return mul(gate, t);
+    };
+    // The steps of the gate's gradient, by implementation (gate_backward's with x's and dy's
+    // layouts), and the threads they run on.
+    int threads = 0;
+    auto gate_steps = [&threads](const Graph& g) {
+        auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false, .threads = 2});
+        ex->prepare();
+        std::string impls;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.phase == StepPhase::fwd || !std::holds_alternative<Mul>(g.nodes()[size_t(s.node)].op)) continue;
+            impls += s.impl;
+            if (s.impl == "ridge:gate_backward") impls += cat(":", s.args[0].layout, "/", s.args[1].layout);
+            impls += " ";
+            threads = s.threads;
+        }
+        return impls;
+    };
+    const bool wide = onednn::avx512_core_here();
+    for (int64_t C : {48, 104}) {
+        CAPTURE(C);
+        Graph g("se_reblocked");
+        Tensor t = g.input({2, 8, 14, 13}) | conv(C, 1) | bn() | relu() | conv(C, 3, {.pad = 1, .groups = C / 8}) |
+                   bn() | relu();
+        gated(t, C) | conv(32, 1);
+        CHECK(gate_steps(g) == (wide ? "ridge:gate_backward:aBcd8b/aBcd16b " : "ridge:gate_backward:aBcd8b/aBcd8b "));
+        check_against_reference(g, 1e-4, 2e-4);
+    }
+    for (int64_t N : {4, 1}) {
+        CAPTURE(N);
+        const int64_t C = N == 1 ? 16 : 32, units = N * C / (wide ? 16 : 8);
+        Graph g("se_blocked");
+        gated(g.input({N, 8, 56, 55}) | conv(C, 1) | relu(), C) | conv(16, 1);
+        const std::string steps = gate_steps(g);
+        CAPTURE(threads);
+        const std::string blocked = wide ? "aBcd16b/aBcd16b " : "aBcd8b/aBcd8b ";
+        CHECK(steps == (units < 2 * threads ? "ridge:scale_channels ridge:channel_dots " : "ridge:gate_backward:" + blocked));
+        check_against_reference(g, 1e-4, 2e-4);
+    }
+}
+
 // A residual add's gradient goes to both operands: one takes dy's buffer, the other gets a copy
 // (onednn/plan.cpp's reorder_into): ridge's, not oneDNN's reorder of a layout into itself. 24
 // channels leave a block part padding; 7x7 maps are copied on one thread, 64x64 shared out. Against

@@ -37,6 +37,16 @@ struct WinogradCase {
     int64_t G = 1;
 };
 
+// Uniform floats in [-1, 1) from a seeded linear congruential generator: the same values on every
+// host and build, so a failing case reruns as it failed.
+struct Uniform {
+    unsigned seed;
+    float operator()() {
+        seed = seed * 1664525u + 1013904223u;
+        return -1 + 2 * float(seed >> 8) / float(1 << 24);
+    }
+};
+
 }  // namespace
 
 // kernels/simd's Winograd F(4x4, 3x3) conv alone, against the sum in double: blocked layouts whose
@@ -259,12 +269,9 @@ TEST_CASE("image_conv_wgrad matches its sums in double") {
                 REQUIRE(v.image_conv_wgrad_supported(d));
                 auto dy_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
                 std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), dy(size_t(t.N * t.K * d.P * d.Q));
-                unsigned seed = 7;
+                Uniform next{7};
                 for (std::vector<float>* a : {&x, &dy})
-                    for (float& e : *a) {
-                        seed = seed * 1664525u + 1013904223u;
-                        e = -1 + 2 * float(seed >> 8) / float(1 << 24);
-                    }
+                    for (float& e : *a) e = next();
                 std::vector<float> dw(size_t(t.K * t.C * t.R * t.S), NAN), db(size_t(t.K), NAN);
                 std::vector<float> scratch(v.image_conv_wgrad_scratch(d, t.threads), NAN);
                 v.image_conv_wgrad(x.data(), dy.data(), dw.data(), bias ? db.data() : nullptr, scratch.data(), d,
@@ -344,12 +351,9 @@ TEST_CASE("image_conv matches its sums in double") {
                     auto y_at = [&](int64_t n, int64_t k, int64_t p, int64_t q) { return output_at(d, n, k, p, q); };
                     std::vector<float> x(size_t(t.N * t.C * t.H * t.W)), w(size_t(t.K * t.C * t.R * t.S)),
                         b(size_t(t.K));
-                    unsigned seed = 5;
+                    Uniform next{5};
                     for (std::vector<float>* a : {&x, &w, &b})
-                        for (float& e : *a) {
-                            seed = seed * 1664525u + 1013904223u;
-                            e = -1 + 2 * float(seed >> 8) / float(1 << 24);
-                        }
+                        for (float& e : *a) e = next();
                     std::vector<float> u(v.image_conv_weights_size(d), NAN), y(size_t(t.N * t.K * d.P * d.Q), NAN);
                     std::vector<float> scratch(v.image_conv_scratch(d, t.threads), NAN);
                     v.image_conv_weights(w.data(), u.data(), d);
@@ -424,11 +428,7 @@ TEST_CASE("strided1x1_dgrad matches its sums in double, written or added to") {
                 const simd::ChannelLayout xl{t.N, t.C, t.H * t.W, L}, yl{t.N, t.K, d.P * d.Q, L};
                 std::vector<float> dy(size_t(t.N * KB * L * d.P * d.Q), 1000.0f), w(size_t(t.K * t.C));
                 std::vector<float> dx(size_t(t.N * CB * L * t.H * t.W), NAN), before;
-                unsigned seed = 7;
-                auto next = [&] {
-                    seed = seed * 1664525u + 1013904223u;
-                    return -1 + 2 * float(seed >> 8) / float(1 << 24);
-                };
+                Uniform next{7};
                 for (float& e : w) e = next();
                 for (int64_t n = 0; n < t.N; ++n)
                     for (int64_t k = 0; k < t.K; ++k)
@@ -491,11 +491,7 @@ TEST_CASE("relu_backward_reblocked takes dy from the other channel block") {
                     std::vector<float> y(size_t(N * yl.padded_channels() * HW), 0.0f);
                     std::vector<float> dy(size_t(N * dyl.padded_channels() * HW), 1000.0f);
                     std::vector<float> dx(y.size(), NAN);
-                    unsigned seed = 3;
-                    auto next = [&] {
-                        seed = seed * 1664525u + 1013904223u;
-                        return -1 + 2 * float(seed >> 8) / float(1 << 24);
-                    };
+                    Uniform next{3};
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t c = 0; c < C; ++c)
                             for (int64_t s = 0; s < HW; ++s) {
@@ -516,6 +512,63 @@ TEST_CASE("relu_backward_reblocked takes dy from the other channel block") {
                             }
                     CHECK(wrong == 0);
                 }
+    }
+}
+
+// gate_backward's dx = dy * s and ds = sum of dy * x in one pass, against sums in double: x in
+// blocks of 8 or 16 and dy in either, C leaving part of the last block of 16 (40) or a whole 8 of
+// it (24), odd and even positions, dx or ds alone. dy's padding holds 1000, which must not reach
+// ds; dx and ds start as NaN, and dx's padded channels must come out zero.
+TEST_CASE("gate_backward matches its sums in double, dy in x's channel blocks or the other") {
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        for (int64_t C : {40, 24})
+            for (int64_t block : {16, 8})
+                for (int64_t dy_block : {16, 8})
+                    for (int64_t HW : {7 * 7, 6})
+                        for (int outputs : {3, 1, 2}) {  // bits: dx, ds
+                            CAPTURE(C);
+                            CAPTURE(block);
+                            CAPTURE(dy_block);
+                            CAPTURE(HW);
+                            CAPTURE(outputs);
+                            const int64_t N = 3;
+                            const simd::ChannelLayout xl{N, C, HW, block}, dyl{N, C, HW, dy_block};
+                            std::vector<float> x(size_t(N * xl.padded_channels() * HW), 0.0f);
+                            std::vector<float> dy(size_t(N * dyl.padded_channels() * HW), 1000.0f);
+                            std::vector<float> s(size_t(N * C)), dx(x.size(), NAN), ds(s.size(), NAN);
+                            Uniform next{11};
+                            for (float& e : s) e = next();
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t c = 0; c < C; ++c)
+                                    for (int64_t p = 0; p < HW; ++p) {
+                                        x[size_t(xl.offset(n, c, p))] = next();
+                                        dy[size_t(dyl.offset(n, c, p))] = next();
+                                    }
+                            const bool want_dx = outputs & 1, want_ds = outputs & 2;
+                            v.gate_backward(x.data(), dy.data(), dy_block, s.data(), want_dx ? dx.data() : nullptr,
+                                            want_ds ? ds.data() : nullptr, xl);
+                            int wrong = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                                for (int64_t c = 0; c < xl.padded_channels(); ++c) {
+                                    double sum = 0, size = 0;
+                                    for (int64_t p = 0; p < HW; ++p) {
+                                        const float d = c < C ? dy[size_t(dyl.offset(n, c, p))] : 0.0f;
+                                        const float got = dx[size_t(xl.offset(n, c, p))];
+                                        const float want = c < C ? d * s[size_t(n * C + c)] : 0.0f;
+                                        if (want_dx && !(got == want) && wrong++ < 3)
+                                            MESSAGE("dx[", n, ", ", c, ", ", p, "] ", got, " against ", want);
+                                        if (!want_dx && !std::isnan(got) && wrong++ < 3) MESSAGE("dx written");
+                                        const double term = double(d) * x[size_t(xl.offset(n, c, p))];
+                                        sum += term, size += std::abs(term);
+                                    }
+                                    if (c >= C) continue;
+                                    const float got = ds[size_t(n * C + c)];
+                                    const bool ok = want_ds ? std::abs(got - sum) <= 1e-6 * (1 + size) : std::isnan(got);
+                                    if (!ok && wrong++ < 3) MESSAGE("ds[", n, ", ", c, "] ", got, " against ", sum);
+                                }
+                            CHECK(wrong == 0);
+                        }
     }
 }
 

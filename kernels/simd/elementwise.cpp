@@ -214,6 +214,53 @@ void channel_dots(const float* a, const float* b, float* out, const ChannelLayou
     }
 }
 
+namespace {
+
+// One image's channel block cb of x for gate_backward, in 8-lane pieces position by position (so
+// each line of x and dx is met once whatever dy's blocking): two sums a piece, even and odd
+// positions, to hide the FMA's latency. A piece whose channels dy's padded blocks do not hold (a
+// last block of 16 half past C, dy in blocks of 8) is zero, as x's padding is.
+RIDGE_SIMD_LEAF void gate_grad_block(const float* x, const float* dy, int64_t dy_block, const float* s, float* dx,
+                                     float* ds, const ChannelLayout& l, int64_t n, int64_t cb) {
+    const int64_t B = l.block, dy_blocks = (l.C + dy_block - 1) / dy_block, pieces = B / 8;
+    const int64_t at = n * l.batch_stride() + cb * l.block_stride();
+    const float* from[2] = {nullptr, nullptr};  // each piece's first position in dy; null: none
+    Vec8 gate[2] = {}, even[2] = {}, odd[2] = {};
+    for (int64_t j = 0; j < pieces; ++j) {
+        const int64_t c0 = cb * B + j * 8, block = c0 / dy_block;
+        if (block < dy_blocks) from[j] = dy + (n * dy_blocks + block) * l.HW * dy_block + c0 % dy_block;
+        float g[8] = {};
+        for (int64_t k = 0; k < 8 && c0 + k < l.C; ++k) g[k] = s[n * l.C + c0 + k];
+        gate[j] = load<Vec8>(g);
+    }
+    const float* xb = x + at;
+    float* dxb = dx ? dx + at : nullptr;
+    auto position = [&](int64_t p, Vec8* sums) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
+        for (int64_t j = 0; j < pieces; ++j) {
+            const Vec8 d = from[j] ? load<Vec8>(from[j] + p * dy_block) : Vec8{};
+            if (dxb) store(dxb + p * B + j * 8, d * gate[j]);
+            sums[j] += d * load<Vec8>(xb + p * B + j * 8);
+        }
+    };
+    int64_t p = 0;
+    for (; p + 1 < l.HW; p += 2) position(p, even), position(p + 1, odd);
+    if (p < l.HW) position(p, even);
+    if (!ds) return;
+    for (int64_t j = 0; j < pieces; ++j) {
+        const Vec8 sum = even[j] + odd[j];
+        for (int64_t k = 0; k < 8 && cb * B + j * 8 + k < l.C; ++k) ds[n * l.C + cb * B + j * 8 + k] = sum[k];
+    }
+}
+
+}  // namespace
+
+void gate_backward(const float* x, const float* dy, int64_t dy_block, const float* s, float* dx, float* ds,
+                   const ChannelLayout& l) {
+    for_units(l.N * l.blocks(), omp_get_max_threads(), [&](int64_t u) {
+        gate_grad_block(x, dy, dy_block, s, dx, ds, l, u / l.blocks(), u % l.blocks());
+    });
+}
+
 void channel_means(const float* x, float* out, const ChannelLayout& l) {
     const int64_t CB = l.blocks(), B = l.block;
     const float k = 1.0f / float(l.HW);

@@ -1026,9 +1026,9 @@ bool blocked_one_image(const Graph& g) {
 // 6.2-6.6 -> 5.2-5.4; wide_resnet50_2's layer3.0.conv2 (512) 27.4-27.9 -> 22.8-22.9 and 54.8-57.2
 // -> 45.1-51.1. At batch 2 level (resnet50 1.57 -> 1.47, wide_resnet50_2 5.7 -> 5.8-5.9). A test
 // program, batches 1 to 16, channels-last with its reorders against the jit kernel: onto 28
-// columns 1.0-1.13x the time on 64 to 128 channels (but 0.8-0.9x on 256: wide_resnet50_2's
-// layer2.0, not taken), onto 7 columns 1.05-1.25x on 512 and 1024. Why the jit kernel is slow
-// onto 14 was not found. Not in training, where the weight
+// columns 0.94-1.13x the time on 64 to 128 channels (but 0.79-0.88x on 256: wide_resnet50_2's
+// layer2.0, not taken), onto 7 columns 1.13-1.26x on 512 and 1024 from batch 8. Why the jit
+// kernel is slow onto 14 was not found. Not in training, where the weight
 // gradient would follow into channels-last: 10.8 against 6.5 ms for the 256 channels at batch 8.
 // Not with a residual sum (its addend would be reordered too; no zoo net has one there) or a
 // fused depthwise conv.

@@ -516,13 +516,13 @@ TEST_CASE("relu_backward_reblocked takes dy from the other channel block") {
 }
 
 // gate_backward's dx = dy * s and ds = sum of dy * x in one pass, against sums in double: x in
-// blocks of 8 or 16 and dy in either, C leaving part of the last block of 16 (40) or a whole 8 of
-// it (24), odd and even positions, dx or ds alone. dy's padding holds 1000, which must not reach
+// blocks of 8 or 16 and dy in either, C leaving part of the last block of 16 (40), a whole 8 of
+// it (24) or part of a block of 8 (20), odd and even positions, dx or ds alone. dy's padding holds 1000, which must not reach
 // ds; dx and ds start as NaN, and dx's padded channels must come out zero.
 TEST_CASE("gate_backward matches its sums in double, dy in x's channel blocks or the other") {
     for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
-        for (int64_t C : {40, 24})
+        for (int64_t C : {40, 24, 20})
             for (int64_t block : {16, 8})
                 for (int64_t dy_block : {16, 8})
                     for (int64_t HW : {7 * 7, 6})

@@ -47,7 +47,8 @@ const Command profile_cmd{
      {"--warmup", "W", "untimed steps first (default 2)"},
      {"--repeat", "R", "timed steps, the time is their median (default 5)"},
      {"--cold-cache", "", "evict the caches before every step (cpu: write 2x the last level; cuda: 2x L2)"},
-     {"--no-winograd", "", "cpu: every conv direct (by default oneDNN runs 3x3 stride-1 convs as Winograd on AVX-512)"},
+     {"--no-winograd", "", "cpu: every conv direct (by default 3x3 stride-1 convs run as Winograd: oneDNN's on "
+                          "AVX-512, ridge's own below)"},
      {"--seed", "S", "seed of weights, input and labels (default 1)"},
      {"--format", "F", "table (default), csv (a row per layer phase) or json"},
      {"--out", "FILE", "write to FILE (atomically) instead of stdout"}}};

@@ -610,7 +610,7 @@ TEST_CASE("a 3x3 stride-2 conv onto 14 columns runs channels-last between reorde
     for (const StepInfo& s : ex->steps()) {
         if (s.node != 3 || s.primitive != "convolution") continue;
         ++trained_convs;
-        CHECK(s.args[0].layout != "acdb");
+        for (const StepArg& a : s.args) CHECK_MESSAGE(a.layout != "acdb", a.name);
     }
     CHECK(trained_convs == 3);  // forward, data and weight gradients
     // Nodes: conv relu conv (3x3, stride 2) conv (1x1, stride 2) add relu. Fusion gives the sum to

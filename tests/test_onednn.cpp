@@ -1501,7 +1501,8 @@ TEST_CASE("a squeeze-excitation gate's gradients run in one pass, dy in either c
         ex->prepare();
         std::string impls;
         for (const StepInfo& s : ex->steps()) {
-            if (s.phase == StepPhase::fwd || !std::holds_alternative<Mul>(g.nodes()[size_t(s.node)].op)) continue;
+            if (s.phase == StepPhase::fwd || s.node < 0) continue;  // node -1: the loss
+            if (!std::holds_alternative<Mul>(g.nodes()[size_t(s.node)].op)) continue;
             impls += s.impl;
             if (s.impl == "ridge:gate_backward") impls += cat(":", s.args[0].layout, "/", s.args[1].layout);
             impls += " ";

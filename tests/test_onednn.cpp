@@ -576,6 +576,15 @@ TEST_CASE("a 3x3 stride-2 conv onto 14 columns runs channels-last between reorde
             relu() | conv(16, 1);
         return g;
     };
+    // The conv steps a plan runs for one node.
+    auto conv_steps = [](const Graph& g, ExecOptions o, int node) {
+        auto ex = make_executor("onednn", g, o);
+        ex->prepare();
+        std::vector<StepInfo> steps;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == node && s.primitive == "convolution") steps.push_back(s);
+        return steps;
+    };
     // The layouts the strided conv and the conv after it read, and the reorders charged to it.
     auto plan = [](const Graph& g, ExecOptions o) {
         auto ex = make_executor("onednn", g, o);
@@ -603,31 +612,19 @@ TEST_CASE("a 3x3 stride-2 conv onto 14 columns runs channels-last between reorde
             check_close(run("onednn", g, Mode::infer, fused, in).out, ref.out, 1e-4,
                         cat(g.model(), fused ? " fused" : " unfused"));
     }
-    Graph trained = net(4, 28);
-    auto ex = make_executor("onednn", trained, {.mode = Mode::train});
-    ex->prepare();
-    int trained_convs = 0;
-    for (const StepInfo& s : ex->steps()) {
-        if (s.node != 3 || s.primitive != "convolution") continue;
-        ++trained_convs;
+    const std::vector<StepInfo> trained = conv_steps(net(4, 28), {.mode = Mode::train}, 3);
+    CHECK(trained.size() == 3);  // forward, data and weight gradients
+    for (const StepInfo& s : trained)
         for (const StepArg& a : s.args) CHECK_MESSAGE(a.layout != "acdb", a.name);
-    }
-    CHECK(trained_convs == 3);  // forward, data and weight gradients
     // Nodes: conv relu conv (3x3, stride 2) conv (1x1, stride 2) add relu. Fusion gives the sum to
     // the first conv that reads into the add, here the strided 3x3 one.
     Graph summed("strided_summed");
     Tensor x = summed.input({4, 3, 28, 28}) | conv(32, 3, {.pad = 1}) | relu();
     Tensor branch = x | conv(32, 3, {.stride = 2, .pad = 1});
     add(branch, x | conv(32, 1, {.stride = 2})) | relu();
-    auto exs = make_executor("onednn", summed, {.mode = Mode::infer});
-    exs->prepare();
-    int strided = 0;
-    for (const StepInfo& s : exs->steps()) {
-        if (s.node != 2 || s.primitive != "convolution") continue;
-        ++strided;
-        CHECK(s.args[0].layout == (avx512 ? "aBcd16b" : "aBcd8b"));
-    }
-    CHECK(strided == 1);
+    const std::vector<StepInfo> strided = conv_steps(summed, {.mode = Mode::infer}, 2);
+    REQUIRE(strided.size() == 1);
+    CHECK(strided[0].args[0].layout == (avx512 ? "aBcd16b" : "aBcd8b"));
 }
 
 // On one image, a concatenation of channels in nChw16c (AVX-512, where SqueezeNet-like nets run it:

@@ -286,12 +286,13 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE V where_positive(V y, V dy) {
 // 8) takes zeros, as y's padding does.
 RIDGE_SIMD_LEAF void relu_grad_block(const float* y, const float* dy, float* dx, const ChannelLayout& l,
                                      int64_t dy_block, int64_t n, int64_t cb) {
-    const int64_t B = l.block, dy_blocks = (l.C + dy_block - 1) / dy_block, pieces = B / 8;
+    const int64_t B = l.block, pieces = B / 8;
     const int64_t at = n * l.batch_stride() + cb * l.block_stride();
+    const ChannelLayout dyl{l.N, l.C, l.HW, dy_block};
     const float* from[2] = {nullptr, nullptr};  // each piece's first position in dy; null: none
     for (int64_t j = 0; j < pieces; ++j) {
-        const int64_t c0 = cb * B + j * 8, block = c0 / dy_block;
-        if (block < dy_blocks) from[j] = dy + (n * dy_blocks + block) * l.HW * dy_block + c0 % dy_block;
+        const int64_t c0 = cb * B + j * 8;
+        if (c0 < dyl.padded_channels()) from[j] = dy + dyl.offset(n, c0, 0);
     }
     const float* yb = y + at;
     float* dxb = dx + at;

@@ -222,13 +222,14 @@ namespace {
 // last block of 16 half past C, dy in blocks of 8) is zero, as x's padding is.
 RIDGE_SIMD_LEAF void gate_grad_block(const float* x, const float* dy, int64_t dy_block, const float* s, float* dx,
                                      float* ds, const ChannelLayout& l, int64_t n, int64_t cb) {
-    const int64_t B = l.block, dy_blocks = (l.C + dy_block - 1) / dy_block, pieces = B / 8;
+    const int64_t B = l.block, pieces = B / 8;
     const int64_t at = n * l.batch_stride() + cb * l.block_stride();
+    const ChannelLayout dyl{l.N, l.C, l.HW, dy_block};
     const float* from[2] = {nullptr, nullptr};  // each piece's first position in dy; null: none
     Vec8 gate[2] = {}, even[2] = {}, odd[2] = {};
     for (int64_t j = 0; j < pieces; ++j) {
-        const int64_t c0 = cb * B + j * 8, block = c0 / dy_block;
-        if (block < dy_blocks) from[j] = dy + (n * dy_blocks + block) * l.HW * dy_block + c0 % dy_block;
+        const int64_t c0 = cb * B + j * 8;
+        if (c0 < dyl.padded_channels()) from[j] = dy + dyl.offset(n, c0, 0);
         float g[8] = {};
         for (int64_t k = 0; k < 8 && c0 + k < l.C; ++k) g[k] = s[n * l.C + c0 + k];
         gate[j] = load<Vec8>(g);

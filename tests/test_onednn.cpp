@@ -2001,6 +2001,31 @@ TEST_CASE("a classifier on few rows in training runs kernels/simd on oneDNN's C-
     if (!wide) CHECK(c_major > 0);
 }
 
+// In training a linear on 384 rows or more (vit's tokens, convnext's positions) takes its data
+// gradient from oneDNN's matmul where the inner product's backward would run brgemm (AVX-512),
+// the weights reordered into the matmul's layout (linear.cpp's matmul_dgrad); on fewer rows, and
+// below AVX-512 (gemm:jit), from the inner product. The numbers against the reference. The forward and the weight gradient stay
+// inner products.
+TEST_CASE("a linear's data gradient on many rows runs oneDNN's matmul where the inner product runs brgemm") {
+    const bool wide = onednn::avx512_core_here();
+    for (int64_t T : {192, 191}) {  // 2 images: 384 and 382 rows
+        CAPTURE(T);
+        Graph g("tokens");
+        g.input({2, T, 64}) | linear(96) | gelu() | linear(64);  // node 2's dx is the GELU's dy
+        const std::vector<std::string> fwd = step_kinds<Linear>(g, Mode::train, StepPhase::fwd);
+        const std::vector<std::string> dgrad = step_kinds<Linear>(g, Mode::train, StepPhase::dgrad);
+        const std::vector<std::string> wgrad = step_kinds<Linear>(g, Mode::train, StepPhase::wgrad);
+        CHECK(fwd == std::vector<std::string>{"inner_product", "inner_product"});
+        CHECK(wgrad == std::vector<std::string>{"inner_product", "inner_product"});
+        if (wide && T == 192)
+            CHECK(dgrad == std::vector<std::string>{"reorder", "matmul"});
+        else  // after a reorder of the weights where the inner product wants them in another layout
+            CHECK((dgrad == std::vector<std::string>{"inner_product"} ||
+                   dgrad == std::vector<std::string>{"reorder", "inner_product"}));
+        check_against_reference(g, 1e-4, 1e-4);
+    }
+}
+
 // On an idle machine where OpenMP threads spin (GOMP_SPINCOUNT above 0, no passive wait policy),
 // the last one-thread steps before a many-thread step run while the rest of the team spins, so
 // that step does not wait for a sleeping thread. The squeeze-excitation below has such steps in

@@ -1,5 +1,6 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and up to 64
+// oneDNN matmul where it runs brgemm (AVX-512), and so the data gradient of many rows in training,
+// on AVX2 on kernels/simd's linear_gemm, and up to 64
 // rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
 // oneDNN's eltwise in place.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
@@ -340,6 +341,31 @@ bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, int dy) {
     return true;
 }
 
+// The data gradient on many rows with AVX-512 as oneDNN's matmul, dx (M,C) = dy (M,K) times the
+// weights (K,C) reordered into its layout each step: oneDNN 2.6's brgemm backward-data inner
+// product ran some row counts at less than half the forward's speed. On the 2-core Zen 5, each
+// alone, median of 9 twice (matmul's time with its reorder, 0.07 to 0.27 ms): vit's 1576 rows (8
+// images of 197 tokens) 768 -> 2304, 768, 3072 and 3072 -> 768 34.4, 11.9, 45.6 and 47.7 ms against
+// 14.8, 4.8, 19.7 and 20.3 (156 to 163 against 366 to 385 GFLOP/s), 1182 or 3152 rows likewise;
+// where the inner product kept pace (1568 or 392 rows, convnext's 25088, 6272 and 1568 positions)
+// the matmul was 0.78 to 0.96 of it. Below a few hundred rows it lost: 1.03 to 1.25x at 128 to
+// 256 rows, twice the time at a classifier's 8. With AVX2 alone both run gemm:jit, level.
+constexpr int64_t matmul_dgrad_rows = 384;
+
+bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, const std::string& ip_impl, int dy) {
+    const Dims xd = ip.x.dims();
+    if (xd.size() != 2 || xd[0] < matmul_dgrad_rows || ip_impl.rfind("brgemm", 0) != 0) return false;
+    const int64_t M = xd[0], C = xd[1], K = ip.y.dims()[1];
+    const dnnl::matmul::desc d(plain({M, K}), Md({K, C}, dnnl::memory::data_type::f32, Tag::any), plain({M, C}));
+    const dnnl::matmul::primitive_desc pd(d, p.attr(), p.eng);
+    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+    const int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
+    const int dx = p.contribution(l.x(), plain(dims_of(p.shape(l.x()))));
+    p.primitive(pd, {{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, p.alias(dx, plain({M, C}))}});
+    p.contributed(l.x(), dx);
+    return true;
+}
+
 }  // namespace
 
 void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
@@ -352,10 +378,13 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
     if (p.needs_grad(l.x()) && !rows_dgrad(p, l, ip, dy)) {
         dnnl::inner_product_backward_data::desc d(ip.x, ip.w, ip.y);
         dnnl::inner_product_backward_data::primitive_desc pd(d, p.attr(), p.eng, fwd);
-        int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
-        int dx = p.contribution(l.x(), p.md(p.value[size_t(l.x())]) == ip.x ? ip.x : plain(dims_of(p.shape(l.x()))));
-        p.primitive(pd, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, p.alias(dx, ip.x)}});
-        p.contributed(l.x(), dx);
+        if (!matmul_dgrad(p, l, ip, pd.impl_info_str(), dy)) {
+            int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
+            const Md want = p.md(p.value[size_t(l.x())]) == ip.x ? ip.x : plain(dims_of(p.shape(l.x())));
+            int dx = p.contribution(l.x(), want);
+            p.primitive(pd, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, p.alias(dx, ip.x)}});
+            p.contributed(l.x(), dx);
+        }
     }
 
     p.at(&p.bwd, l.node, Phase::wgrad);

@@ -1,8 +1,7 @@
-// Linear on oneDNN inner_product over the leading dimensions flattened; in inference many rows on
-// oneDNN matmul where it runs brgemm (AVX-512), and so the data gradient of many rows in training,
-// on AVX2 on kernels/simd's linear_gemm, and up to 64
+// Linear on oneDNN inner_product over the leading dimensions flattened. In inference many rows on
+// oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and up to 64
 // rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
-// oneDNN's eltwise in place.
+// oneDNN's eltwise in place. In training the data gradient of many rows on matmul too (brgemm).
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training at one or two rows, and in inference on AVX-512 up to 16, a flattened map
 // may stay a map (classifier_reads_map), w (K,C,H,W) with it.

@@ -1093,6 +1093,34 @@ TEST_CASE("in training small batchnorms run kernels/simd, large ones oneDNN's, a
     }
 }
 
+// With AVX-512 a batchnorm on nChw8c (after the grouped convs oneDNN runs with its AVX2 kernels,
+// regnet_x's groups of 24) runs kernels/simd at any size (norm.cpp's small_layout), its lines read
+// whole in pairs of positions on an even map and a position at a time on an odd one; below
+// AVX-512 a large one stays oneDNN's. The numbers against the reference.
+TEST_CASE("in training a large batchnorm on nChw8c runs kernels/simd with AVX-512") {
+    const bool wide = onednn::avx512_core_here();
+    for (int64_t H : {64, 63}) {
+        CAPTURE(H);
+        Graph g("bn8");
+        g.input({2, 48, H, H}) | conv(48, 3, {.pad = 1, .groups = 2}) | bn() | relu();  // 2 x 48 x H x H: large
+        auto ex = make_executor("onednn", g, {.mode = Mode::train});
+        ex->prepare();
+        std::vector<std::string> ran, layouts;
+        for (const StepInfo& s : ex->steps()) {
+            if (s.node != 1 || layout_move(s)) continue;
+            ran.push_back(s.primitive);
+            for (const StepArg& a : s.args)
+                if (a.name == "src") layouts.push_back(a.layout);
+        }
+        REQUIRE(layouts.size() == 2);
+        INFO("the batchnorm's input: ", layouts[0]);
+        if (wide) CHECK(layouts[0] == "aBcd8b");  // else the case tests nothing
+        const bool simd = wide && layouts[0] == "aBcd8b";
+        CHECK(ran == std::vector<std::string>(2, simd ? "kernel" : "batch_normalization"));
+        check_against_reference(g, 1e-4, 1e-4);
+    }
+}
+
 TEST_CASE("inference returns the weights as loaded (not the folded ones) and has no backward") {
     Graph g = build(*find_net("mobilenet_v3_small"), 1, 32, 32);
     Inputs in = inputs(g, 9);

@@ -15,6 +15,12 @@
 // rounding, and the variance comes from the deviations, not from E[x^2] - mean^2. Each lane sums
 // its N*HW values in one chain of floats; the kernel is for small maps.
 //
+// nChw8c with AVX-512 where HW is even: an image's block of 8 channels is HW / 2 pairs of
+// positions, each pair one 64-byte line, walked as if nChw16c of twice the channels on half the
+// positions (`pairs`): lanes j and j + 8 hold channel j at a pair's two positions, so each sum is
+// folded across the halves before use, and per-channel values fill both. In 8 lanes a pass
+// loaded half a line a position; oneDNN 2.6 runs nChw8c with its AVX2 kernel there.
+//
 // The backward recomputes the ReLU's mask from x and the saved mean and variance with the
 // forward's own expression, so a fused ReLU needs no workspace and its mask is the forward's to
 // the bit. With xhat = (x - mean) * r, r = 1 / sqrt(var + eps), and dy' = dy where the forward's
@@ -45,8 +51,31 @@ RIDGE_SIMD_INLINE V lanes_of(const float* v, int64_t c0, int64_t C) {
 }
 
 template <class V>
-RIDGE_SIMD_INLINE void store_lanes(float* v, V lanes, int64_t c0, int64_t C) {
-    for (int j = 0; j < lanes_in<V> && c0 + j < C; ++j) v[c0 + j] = lanes[j];
+RIDGE_SIMD_INLINE void store_lanes(float* v, V lanes, int64_t c0, int64_t C, bool pairs) {
+    for (int j = 0; j < (pairs ? 8 : lanes_in<V>) && c0 + j < C; ++j) v[c0 + j] = lanes[j];
+}
+
+// A per-channel vector's values from channel c0, in both halves where `pairs`.
+template <class V>
+RIDGE_SIMD_INLINE V channels_of(const float* v, int64_t c0, int64_t C, bool pairs) {
+    V out = lanes_of<V>(v, c0, C);
+    if (pairs)
+        for (int j = 8; j < lanes_in<V>; ++j) out[j] = out[j - 8];
+    return out;
+}
+
+// Each channel's sum: where `pairs`, lane j's and lane j + 8's added, in both.
+template <class V>
+RIDGE_SIMD_INLINE V folded(V sum, bool pairs) {
+    if (pairs)
+        for (int j = 0; j + 8 < lanes_in<V>; ++j) sum[j] = sum[j + 8] = sum[j] + sum[j + 8];
+    return sum;
+}
+
+// The layout a group walks, and its first channel there: x's own, or for `pairs` nChw16c of
+// twice the channels on half the positions.
+ChannelLayout walked(const ChannelLayout& l, bool pairs) {
+    return pairs ? ChannelLayout{l.N, 2 * l.padded_channels(), l.HW / 2, 16} : l;
 }
 
 // 1 / sqrt(var + eps): the forward and the backward both take r, and gamma * r, from here.
@@ -87,23 +116,26 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void each_position(const ChannelLayout& l, int
 
 template <class V>
 RIDGE_SIMD_LEAF void forward_group(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                                   float* var, bool relu, const ChannelLayout& l, int64_t c0, float eps) {
+                                   float* var, bool relu, const ChannelLayout& l, int64_t c0, bool pairs, float eps) {
     const float M = float(l.N * l.HW);
+    const ChannelLayout w = walked(l, pairs);
+    const int64_t cw = pairs ? 2 * c0 : c0;
     V sum[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA { sum[k] += load<V>(x + o); });
-    const V m0 = (sum[0] + sum[1]) / M;
+    each_position(w, cw, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA { sum[k] += load<V>(x + o); });
+    const V m0 = folded(sum[0] + sum[1], pairs) / M;
     V err[2] = {}, sq[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
+    each_position(w, cw, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V d = load<V>(x + o) - m0;
         err[k] += d, sq[k] += d * d;
     });
-    const V c = (err[0] + err[1]) / M, m = m0 + c;
-    V v = (sq[0] + sq[1]) / M - c * c;
+    const V c = folded(err[0] + err[1], pairs) / M, m = m0 + c;
+    V v = folded(sq[0] + sq[1], pairs) / M - c * c;
     v = v < V{} ? V{} : v;
-    store_lanes(mean, m, c0, l.C);
-    store_lanes(var, v, c0, l.C);
-    const V gain = lanes_of<V>(gamma, c0, l.C) * inverse_std(v, eps), b = lanes_of<V>(beta, c0, l.C);
-    each_position(l, c0, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
+    store_lanes(mean, m, c0, l.C, pairs);
+    store_lanes(var, v, c0, l.C, pairs);
+    const V gain = channels_of<V>(gamma, c0, l.C, pairs) * inverse_std(v, eps);
+    const V b = channels_of<V>(beta, c0, l.C, pairs);
+    each_position(w, cw, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V t = normalized(load<V>(x + o), m, gain, b);
         store(y + o, relu ? relu_of(t) : t);  // a NaN stays NaN
     });
@@ -112,25 +144,27 @@ RIDGE_SIMD_LEAF void forward_group(const float* x, const float* gamma, const flo
 template <class V>
 RIDGE_SIMD_LEAF void backward_group(const float* x, const float* dy, const float* gamma, const float* beta,
                                     const float* mean, const float* var, bool relu, float* dx, float* dgamma,
-                                    float* dbeta, const ChannelLayout& l, int64_t c0, float eps) {
+                                    float* dbeta, const ChannelLayout& l, int64_t c0, bool pairs, float eps) {
     const float M = float(l.N * l.HW);
-    const V m = lanes_of<V>(mean, c0, l.C), r = inverse_std(lanes_of<V>(var, c0, l.C), eps);
-    const V gain = lanes_of<V>(gamma, c0, l.C) * r, b = lanes_of<V>(beta, c0, l.C);
+    const ChannelLayout w = walked(l, pairs);
+    const int64_t cw = pairs ? 2 * c0 : c0;
+    const V m = channels_of<V>(mean, c0, l.C, pairs), r = inverse_std(channels_of<V>(var, c0, l.C, pairs), eps);
+    const V gain = channels_of<V>(gamma, c0, l.C, pairs) * r, b = channels_of<V>(beta, c0, l.C, pairs);
     auto grad = [&](int64_t o, V xv) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V d = load<V>(dy + o);
         return relu ? where_positive(normalized(xv, m, gain, b), d) : d;
     };
     V sd[2] = {}, sdx[2] = {};
-    each_position(l, c0, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
+    each_position(w, cw, [&](int64_t o, int k) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V xv = load<V>(x + o), d = grad(o, xv);
         sd[k] += d, sdx[k] += d * (xv - m);
     });
-    const V db = sd[0] + sd[1], dg = (sdx[0] + sdx[1]) * r;
-    store_lanes(dbeta, db, c0, l.C);
-    store_lanes(dgamma, dg, c0, l.C);
+    const V db = folded(sd[0] + sd[1], pairs), dg = folded(sdx[0] + sdx[1], pairs) * r;
+    store_lanes(dbeta, db, c0, l.C, pairs);
+    store_lanes(dgamma, dg, c0, l.C, pairs);
     if (!dx) return;
     const V k1 = db / M, k2 = dg * r / M;
-    each_position(l, c0, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
+    each_position(w, cw, [&](int64_t o, int) RIDGE_SIMD_LEAF RIDGE_SIMD_LAMBDA {
         const V xv = load<V>(x + o);
         store(dx + o, gain * (grad(o, xv) - k1 - (xv - m) * k2));
     });
@@ -153,19 +187,19 @@ int64_t groups(const ChannelLayout& l) { return l.padded_channels() / 8; }
 // 71-72 -> 37 backward, inception4b's and 4c's (8x24x14x14) 31-32 -> 24-27 forward.
 int64_t per_thread(const ChannelLayout& l) { return l.block % 16 == 0 ? 2 : 1; }
 
-// Runs group(Lanes{}, c0) over the map's groups of channels, per_thread(l) of them a thread's unit:
-// Lanes is std::type_identity of the vector type, Vec16 for a unit's pair with AVX-512, else Vec8
-// for each group.
+// Runs group(Lanes{}, c0, pairs) over the map's groups of channels, per_thread(l) of them a
+// thread's unit: Lanes is std::type_identity of the vector type, Vec16 for a unit's pair with
+// AVX-512 (or a block of nChw8c walked in pairs of positions), else Vec8 for each group.
 template <class Group>
 void each_unit(const ChannelLayout& l, Group group) {
     const int64_t per = per_thread(l);
-    const bool wide = RIDGE_SIMD_WIDE && per == 2;
+    const bool wide = RIDGE_SIMD_WIDE && per == 2, pairs = RIDGE_SIMD_WIDE && l.block == 8 && l.HW % 2 == 0;
     for_units(groups(l) / per, omp_get_max_threads(), [&](int64_t u) {
-        if (wide) {
-            group(std::type_identity<Vec16>{}, 16 * u);
+        if (wide || pairs) {
+            group(std::type_identity<Vec16>{}, (wide ? 16 : 8) * u, pairs);
             return;
         }
-        for (int64_t g = u * per; g < (u + 1) * per; ++g) group(std::type_identity<Vec8>{}, 8 * g);
+        for (int64_t g = u * per; g < (u + 1) * per; ++g) group(std::type_identity<Vec8>{}, 8 * g, false);
     });
 }
 
@@ -173,17 +207,17 @@ void each_unit(const ChannelLayout& l, Group group) {
 
 void batchnorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* var,
                        bool relu, const ChannelLayout& l, float eps) {
-    each_unit(l, [&](auto lanes, int64_t c0) {
-        forward_group<typename decltype(lanes)::type>(x, gamma, beta, y, mean, var, relu, l, c0, eps);
+    each_unit(l, [&](auto lanes, int64_t c0, bool pairs) {
+        forward_group<typename decltype(lanes)::type>(x, gamma, beta, y, mean, var, relu, l, c0, pairs, eps);
     });
 }
 
 void batchnorm_backward(const float* x, const float* dy, const float* gamma, const float* beta, const float* mean,
                         const float* var, bool relu, float* dx, float* dgamma, float* dbeta, const ChannelLayout& l,
                         float eps) {
-    each_unit(l, [&](auto lanes, int64_t c0) {
+    each_unit(l, [&](auto lanes, int64_t c0, bool pairs) {
         backward_group<typename decltype(lanes)::type>(x, dy, gamma, beta, mean, var, relu, dx, dgamma, dbeta, l,
-                                                       c0, eps);
+                                                       c0, pairs, eps);
     });
 }
 

@@ -35,13 +35,21 @@ bool fused_relu(const Layer& l) { return l.group != nullptr; }
 constexpr int64_t small_batchnorm = 1 << 17;
 
 // x's layout as kernels/simd's batchnorm reads it, where it can: 8 or 16 channels a block, or
-// channels-last with C a multiple of 8. Block 0: not one of those.
+// channels-last with C a multiple of 8. Block 0: not one of those. Of any size in nChw8c with
+// AVX-512 (the output of the grouped convs oneDNN runs with its AVX2 kernels, groups of 8 and 24):
+// oneDNN's batchnorm there is its AVX2 kernel too, while kernels/simd's reads each line whole
+// (batchnorm.cpp's pairs). Per layer in the training step at batch 8 on the 2-core Zen 5 (`ridge
+// profile`, two alternated runs each, the sums over the nets' nChw8c batchnorms, forward and
+// backward): regnet_x_1_6gf's 18 4.81-4.87 and 4.58-4.75 ms -> 3.23-3.27 and 4.92-5.22,
+// regnet_y_400mf's 14 1.41-1.42 and 1.53-1.59 -> 0.92-0.94 and 1.79-1.80, resnext50_32x4d's 3
+// 1.71-1.78 and 1.68-2.34 -> 0.84-0.94 and 1.64-1.78; in a busier spell all three level.
 simd::ChannelLayout small_layout(const Plan& p, const Layer& l, int x) {
     const Shape& xs = p.shape(l.x());
     const int64_t block = channel_block(p.md(x));
     const simd::ChannelLayout none{0, 0, 0, 0};
     if (xs.size() != 4 || block == 0 || block % 8 != 0) return none;
     simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
+    if (block == 8 && avx512_core_here()) return lay;
     return lay.N * lay.batch_stride() > small_batchnorm ? none : lay;
 }
 

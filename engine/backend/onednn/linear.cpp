@@ -1,7 +1,8 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened. In inference many rows on
 // oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and up to 64
 // rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
-// oneDNN's eltwise in place. In training the data gradient of many rows on matmul too (brgemm).
+// oneDNN's eltwise in place. In training the forward and the data gradient of many rows on matmul
+// too (AVX-512).
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training at one or two rows, and in inference on AVX-512 up to 16, a flattened map
 // may stay a map (classifier_reads_map), w (K,C,H,W) with it.
@@ -293,6 +294,40 @@ bool rows_forward(Plan& p, const Layer& l, const InnerProduct& ip, const Md& w_m
 
 }  // namespace
 
+namespace {
+
+// In training, the forward on 1024 rows or more as oneDNN's matmul where the inner product runs
+// brgemm (AVX-512), with the group's post-ops, the weights kept in the inner product's layout (its
+// backward's and the update's) and reordered into the matmul's each step (0.07 to 0.27 ms). On the
+// 2-core Zen 5, alone, medians of 9 twice, the matmul's time with its reorder against the inner
+// product's: vit's 1576 rows 0.77 to 0.92 (3072 -> 768 21.1 against 27.5 ms), convnext's 25088,
+// 6272 and 1568 positions 0.93 to 1.05; on fewer rows it lost as often as not (392 rows 0.88 and
+// 1.13, 384 1.21, 256 1.13, 128 1.28). vit_b_16's training step at batch 8 (`ridge bench`, two
+// alternated pairs): 2.84 and 2.69 s -> 2.57 and 2.62, its forward 1.00 and 0.93 -> 0.79 and 0.81.
+constexpr int64_t matmul_forward_rows = 1024;
+
+bool matmul_training_forward(Plan& p, const Layer& l, const InnerProduct& ip,
+                             const dnnl::inner_product_forward::primitive_desc& ipd, const dnnl::primitive_attr& attr,
+                             int x, int y) {
+    const Dims xd = ip.x.dims();
+    if (!p.train || xd.size() != 2 || xd[0] < matmul_forward_rows) return false;
+    if (std::string(ipd.impl_info_str()).rfind("brgemm", 0) != 0) return false;
+    const int64_t M = xd[0], C = xd[1], K = ip.y.dims()[1];
+    const Md x2 = plain({M, C}), y2 = plain({M, K}), b2 = plain({1, K});
+    const Md w_any({C, K}, dnnl::memory::data_type::f32, Tag::any);
+    auto d = ip.bias ? dnnl::matmul::desc(x2, w_any, b2, y2) : dnnl::matmul::desc(x2, w_any, y2);
+    const dnnl::matmul::primitive_desc pd(d, attr, p.eng);
+    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+    const int w = p.as(p.param_mem(l.node, 0, ipd.weights_desc()), pd.weights_desc().permute_axes({1, 0}));
+    std::vector<std::pair<int, int>> args = {
+        {DNNL_ARG_SRC, p.alias(x, x2)}, {DNNL_ARG_WEIGHTS, p.alias(w, pd.weights_desc())}, {DNNL_ARG_DST, p.alias(y, y2)}};
+    if (ip.bias) args.push_back({DNNL_ARG_BIAS, p.alias(p.param_mem(l.node, 1, bias_md(ip)), b2)});
+    p.primitive(pd, args);
+    return true;
+}
+
+}  // namespace
+
 void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
     const Md b = bias_md(ip);
     prop_kind prop = p.train ? prop_kind::forward_training : prop_kind::forward_inference;
@@ -308,7 +343,8 @@ void inner_product_forward(Plan& p, const Layer& l, const InnerProduct& ip) {
     int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
     // The backward's primitives take this one's descriptor as their hint, kernel or not.
     Plan::Saved sv{pd, {x}, p.alias(y, ip.y)};
-    if (!rows_forward(p, l, ip, pd.weights_desc(), x, sv.out)) {
+    if (!rows_forward(p, l, ip, pd.weights_desc(), x, sv.out) &&
+        !matmul_training_forward(p, l, ip, pd, attr, x, sv.out)) {
         std::vector<std::pair<int, int>> args = {
             {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, p.param_mem(l.node, 0, pd.weights_desc())}, {DNNL_ARG_DST, sv.out}};
         if (ip.bias) args.push_back({DNNL_ARG_BIAS, p.param_mem(l.node, 1, b)});

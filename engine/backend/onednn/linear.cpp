@@ -383,8 +383,9 @@ bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, int dy) {
 // images of 197 tokens) 768 -> 2304, 768, 3072 and 3072 -> 768 34.4, 11.9, 45.6 and 47.7 ms against
 // 14.8, 4.8, 19.7 and 20.3 (156 to 163 against 366 to 385 GFLOP/s), 1182 or 3152 rows likewise;
 // where the inner product kept pace (1568 or 392 rows, convnext's 25088, 6272 and 1568 positions)
-// the matmul was 0.78 to 0.96 of it. Below a few hundred rows it lost: 1.03 to 1.25x at 128 to
-// 256 rows, twice the time at a classifier's 8. With AVX2 alone both run gemm:jit, level.
+// the matmul was 0.78 to 0.96 of it. Below a few hundred rows it mostly lost: 0.86 to 1.25x at
+// 128 to 256 rows (slower in 7 of 9 shapes), twice the time at a classifier's 8. With AVX2 alone
+// both run gemm:jit, level.
 constexpr int64_t matmul_dgrad_rows = 384;
 
 bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, const std::string& ip_impl, int dy) {

@@ -292,10 +292,6 @@ bool rows_forward(Plan& p, const Layer& l, const InnerProduct& ip, const Md& w_m
     return true;
 }
 
-}  // namespace
-
-namespace {
-
 // In training, the forward on 1024 rows or more as oneDNN's matmul where the inner product runs
 // brgemm (AVX-512), with the group's post-ops, the weights kept in the inner product's layout (its
 // backward's and the update's) and reordered into the matmul's each step (0.07 to 0.27 ms). On the

@@ -13,7 +13,8 @@
 //
 // The mean is two passes as in layernorm.cpp: the deviations' own sum corrects the first pass's
 // rounding, and the variance comes from the deviations, not from E[x^2] - mean^2. Each lane sums
-// its N*HW values in one chain of floats; the kernel is for small maps.
+// its N*HW values in one chain of floats; the executor gives it small maps, and with AVX-512
+// 8-channel blocks of up to 2^16 floats each (engine/backend/onednn/norm.cpp).
 //
 // nChw8c with AVX-512 where HW is even: an image's block of 8 channels is HW / 2 pairs of
 // positions, each pair one 64-byte line, walked as if nChw16c of twice the channels on half the

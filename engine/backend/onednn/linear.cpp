@@ -293,8 +293,9 @@ bool rows_forward(Plan& p, const Layer& l, const InnerProduct& ip, const Md& w_m
 }
 
 // In training, the forward on 1024 rows or more as oneDNN's matmul where the inner product runs
-// brgemm (AVX-512), with the group's post-ops, the weights kept in the inner product's layout (its
-// backward's and the update's) and reordered into the matmul's each step (0.07 to 0.27 ms). On the
+// brgemm (AVX-512), the weights kept in the inner product's layout (its backward's and the
+// update's) and reordered into the matmul's each step where they differ (0.07 to 0.27 ms; a
+// training plan fuses nothing into a linear, so attr holds no post-op there). On the
 // 2-core Zen 5, alone, medians of 9 twice, the matmul's time with its reorder against the inner
 // product's: vit's 1576 rows 0.77 to 0.92 (3072 -> 768 21.1 against 27.5 ms), convnext's 25088,
 // 6272 and 1568 positions 0.93 to 1.05; on fewer rows it lost as often as not (392 rows 0.88 and

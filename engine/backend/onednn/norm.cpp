@@ -34,22 +34,33 @@ bool fused_relu(const Layer& l) { return l.group != nullptr; }
 // its own state out of cache after the large layers around it.
 constexpr int64_t small_batchnorm = 1 << 17;
 
+// With AVX-512, a batchnorm on 8-channel blocks (nChw8c, or channels-last on 8 channels, the same
+// bytes) runs kernels/simd's kernel beyond small_batchnorm too, while a thread's unit, one block
+// over every image, holds at most this many floats of x (its passes then find x, and dy, in L2)
+// and there are at least as many blocks as threads. oneDNN's batchnorm there is its AVX2 kernel
+// (the grouped convs before it run oneDNN's AVX2 kernels: regnet_x_1_6gf's groups of 24,
+// regnet_y_400mf's and resnext50's of 8 at stride 1); kernels/simd's reads an even map's lines
+// whole (batchnorm.cpp's pairs), an odd one's (7x7) half a line a position as before. On the
+// 2-core Zen 5, alone with a ReLU, 8x48x56x56 (200704 floats a unit, past L2 for x and dy) took
+// 0.23 ms forward and 0.80-0.91 backward against oneDNN's 0.37-0.42 and 0.55-0.61, hence the
+// limit. In the training step at batch 8 (`ridge profile`, two alternated runs, the nets' nChw8c
+// batchnorms summed, forward and backward; a busy hour): regnet_x_1_6gf's 18 (block1's two now
+// oneDNN's) 6.58 and 7.39, 5.92 and 5.44 ms -> 5.18 and 6.06, 5.47 and 6.95; regnet_y_400mf's 14
+// 1.98 and 2.44, 1.83 and 2.07 -> 1.32 and 2.30, 1.50 and 2.74; resnext50's 3 2.30 and 2.70, 1.64
+// and 1.90 -> 1.56 and 2.63, 1.30 and 2.09. The forward gains, the backward (with its ReLU's
+// mask: batchnorm.cpp) is level or slower.
+constexpr int64_t block8_unit_floats = 1 << 16;
+
 // x's layout as kernels/simd's batchnorm reads it, where it can: 8 or 16 channels a block, or
-// channels-last with C a multiple of 8. Block 0: not one of those. Of any size in nChw8c with
-// AVX-512 (the output of the grouped convs oneDNN runs with its AVX2 kernels, groups of 8 and 24):
-// oneDNN's batchnorm there is its AVX2 kernel too, while kernels/simd's reads each line whole
-// (batchnorm.cpp's pairs). Per layer in the training step at batch 8 on the 2-core Zen 5 (`ridge
-// profile`, two alternated runs each, the sums over the nets' nChw8c batchnorms, forward and
-// backward): regnet_x_1_6gf's 18 4.81-4.87 and 4.58-4.75 ms -> 3.23-3.27 and 4.92-5.22,
-// regnet_y_400mf's 14 1.41-1.42 and 1.53-1.59 -> 0.92-0.94 and 1.79-1.80, resnext50_32x4d's 3
-// 1.71-1.78 and 1.68-2.34 -> 0.84-0.94 and 1.64-1.78; in a busier spell all three level.
+// channels-last with C a multiple of 8. Block 0: not one of those.
 simd::ChannelLayout small_layout(const Plan& p, const Layer& l, int x) {
     const Shape& xs = p.shape(l.x());
     const int64_t block = channel_block(p.md(x));
     const simd::ChannelLayout none{0, 0, 0, 0};
     if (xs.size() != 4 || block == 0 || block % 8 != 0) return none;
     simd::ChannelLayout lay{xs[0], xs[1], xs[2] * xs[3], block};
-    if (block == 8 && avx512_core_here()) return lay;
+    if (block == 8 && avx512_core_here() && lay.N * lay.HW * 8 <= block8_unit_floats && lay.blocks() >= p.threads)
+        return lay;
     return lay.N * lay.batch_stride() > small_batchnorm ? none : lay;
 }
 

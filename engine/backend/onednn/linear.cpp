@@ -29,6 +29,10 @@ LinearShape linear_shape(const Plan& p, const Layer& l, const Linear& op) {
 
 Md bias_md(const InnerProduct& ip) { return Md({ip.y.dims()[1]}, dnnl::memory::data_type::f32, Tag::a); }
 
+// Whether oneDNN runs a primitive on its brgemm kernels (AVX-512): matmul's "brg:", the inner
+// product's "brgemm:", "brgemm_bwd_d:" and "brgemm_bwd_w:".
+bool runs_brgemm(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("brg", 0) == 0; }
+
 // In training at one or two rows, plain (K,C) weights, for which oneDNN runs its gemm: for the
 // layout it picks itself it runs brgemm, whose data gradient read the weights at half the speed of
 // the forward. VGG's fc1 (25088 to 4096) at one row, forward + data + weight gradient, 2 threads on
@@ -91,7 +95,7 @@ bool matmul_forward(Plan& p, const Layer& l, const Linear& op, const LinearShape
     Md w_any({s.C, s.K}, f32, Tag::any);
     auto d = op.bias ? dnnl::matmul::desc(x2, w_any, b2, y2) : dnnl::matmul::desc(x2, w_any, y2);
     dnnl::matmul::primitive_desc pd(d, attr, p.eng);
-    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+    if (!runs_brgemm(pd)) return false;
 
     int x = p.alias(p.value_as(l.x(), plain(dims_of(p.shape(l.x())))), x2);
     int y = group_destination(p, l, plain(dims_of(p.shape(l.y(p.g)))), x);
@@ -308,13 +312,13 @@ bool matmul_training_forward(Plan& p, const Layer& l, const InnerProduct& ip,
                              int x, int y) {
     const Dims xd = ip.x.dims();
     if (!p.train || xd.size() != 2 || xd[0] < matmul_forward_rows) return false;
-    if (std::string(ipd.impl_info_str()).rfind("brgemm", 0) != 0) return false;
+    if (!runs_brgemm(ipd)) return false;
     const int64_t M = xd[0], C = xd[1], K = ip.y.dims()[1];
     const Md x2 = plain({M, C}), y2 = plain({M, K}), b2 = plain({1, K});
     const Md w_any({C, K}, dnnl::memory::data_type::f32, Tag::any);
     auto d = ip.bias ? dnnl::matmul::desc(x2, w_any, b2, y2) : dnnl::matmul::desc(x2, w_any, y2);
     const dnnl::matmul::primitive_desc pd(d, attr, p.eng);
-    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+    if (!runs_brgemm(pd)) return false;
     const int w = p.as(p.param_mem(l.node, 0, ipd.weights_desc()), pd.weights_desc().permute_axes({1, 0}));
     std::vector<std::pair<int, int>> args = {
         {DNNL_ARG_SRC, p.alias(x, x2)}, {DNNL_ARG_WEIGHTS, p.alias(w, pd.weights_desc())}, {DNNL_ARG_DST, p.alias(y, y2)}};
@@ -385,13 +389,14 @@ bool rows_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, int dy) {
 // both run gemm:jit, level.
 constexpr int64_t matmul_dgrad_rows = 384;
 
-bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip, const std::string& ip_impl, int dy) {
+bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip,
+                  const dnnl::inner_product_backward_data::primitive_desc& ipd, int dy) {
     const Dims xd = ip.x.dims();
-    if (xd.size() != 2 || xd[0] < matmul_dgrad_rows || ip_impl.rfind("brgemm", 0) != 0) return false;
+    if (xd.size() != 2 || xd[0] < matmul_dgrad_rows || !runs_brgemm(ipd)) return false;
     const int64_t M = xd[0], C = xd[1], K = ip.y.dims()[1];
     const dnnl::matmul::desc d(plain({M, K}), Md({K, C}, dnnl::memory::data_type::f32, Tag::any), plain({M, C}));
     const dnnl::matmul::primitive_desc pd(d, p.attr(), p.eng);
-    if (std::string(pd.impl_info_str()).rfind("brg", 0) != 0) return false;
+    if (!runs_brgemm(pd)) return false;
     const int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
     const int dx = p.contribution(l.x(), plain(dims_of(p.shape(l.x()))));
     p.primitive(pd, {{DNNL_ARG_SRC, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, p.alias(dx, plain({M, C}))}});
@@ -411,7 +416,7 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
     if (p.needs_grad(l.x()) && !rows_dgrad(p, l, ip, dy)) {
         dnnl::inner_product_backward_data::desc d(ip.x, ip.w, ip.y);
         dnnl::inner_product_backward_data::primitive_desc pd(d, p.attr(), p.eng, fwd);
-        if (!matmul_dgrad(p, l, ip, pd.impl_info_str(), dy)) {
+        if (!matmul_dgrad(p, l, ip, pd, dy)) {
             int w = p.as(p.param[size_t(l.node)][0], pd.weights_desc());
             const Md want = p.md(p.value[size_t(l.x())]) == ip.x ? ip.x : plain(dims_of(p.shape(l.x())));
             int dx = p.contribution(l.x(), want);

@@ -1,8 +1,9 @@
 // BatchNorm and LayerNorm on oneDNN's normalization primitives, epsilon 1e-5.
 // BatchNorm: x (N,C,H,W) in any layout; inference reads the running statistics (use_global_stats),
 // training computes batch statistics (biased variance) and keeps them for backward. A batchnorm
-// that feeds only a ReLU runs it inside (fuse_norm_relu) when fused. In training a small map runs
-// kernels/simd's batchnorm instead (small_batchnorm below); in inference, where the layout allows,
+// that feeds only a ReLU runs it inside (fuse_norm_relu) when fused. In training a small map, and
+// with AVX-512 a map of 8-channel blocks up to a size, runs kernels/simd's batchnorm instead
+// (small_batchnorm and block8_unit_floats below); in inference, where the layout allows,
 // kernels/simd's per-channel affine from the running statistics (affine_forward below).
 // LayerNorm: kernels/simd's, over rows of the last dimension of a dense tensor (oneDNN 2.6's
 // layernorm is portable C++ without vector code, kernels/simd/layernorm.cpp says how slow);
@@ -53,7 +54,7 @@ constexpr int64_t block8_unit_floats = 1 << 16;
 
 // x's layout as kernels/simd's batchnorm reads it, where it can: 8 or 16 channels a block, or
 // channels-last with C a multiple of 8. Block 0: not one of those.
-simd::ChannelLayout small_layout(const Plan& p, const Layer& l, int x) {
+simd::ChannelLayout simd_layout(const Plan& p, const Layer& l, int x) {
     const Shape& xs = p.shape(l.x());
     const int64_t block = channel_block(p.md(x));
     const simd::ChannelLayout none{0, 0, 0, 0};
@@ -72,9 +73,9 @@ simd::ChannelLayout small_layout(const Plan& p, const Layer& l, int x) {
 // activation.cpp's sigmoid_shared.
 int64_t batchnorm_shared(const Plan& p) { return p.teams_held ? 16384 : 4 * 16384; }
 
-bool small_forward(Plan& p, const Layer& l) {
+bool simd_forward(Plan& p, const Layer& l) {
     const int x = p.value[size_t(l.x())];
-    const simd::ChannelLayout lay = small_layout(p, l, x);
+    const simd::ChannelLayout lay = simd_layout(p, l, x);
     if (!p.train || lay.block == 0) return false;
     // The kernel gives a thread whole units of channels, 16 where the block is a multiple of 16,
     // else 8: a single unit is one thread's anyway.
@@ -96,10 +97,10 @@ bool small_forward(Plan& p, const Layer& l) {
     return true;
 }
 
-void small_backward(Plan& p, const Layer& l) {
+void simd_backward(Plan& p, const Layer& l) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Md xmd = p.md(s.in[0]);
-    const simd::ChannelLayout lay = small_layout(p, l, s.in[0]);
+    const simd::ChannelLayout lay = simd_layout(p, l, s.in[0]);
     const bool dgrad = p.needs_grad(l.x());
     std::vector<int> args = {s.in[0],
                              p.as(p.dy(l.y(p.g)), xmd),
@@ -163,7 +164,7 @@ void batchnorm_affine(const float* gamma, const float* beta, const float* mean, 
 }
 
 void forward(Plan& p, const Layer& l, const BatchNorm&) {
-    if (small_forward(p, l) || affine_forward(p, l)) return;
+    if (simd_forward(p, l) || affine_forward(p, l)) return;
     int64_t C = p.shape(l.x())[1];
     bool relu = fused_relu(l);
     Flags flags = Flags::use_scale | Flags::use_shift;
@@ -219,7 +220,7 @@ void forward(Plan& p, const Layer& l, const BatchNorm&) {
 void backward(Plan& p, const Layer& l, const BatchNorm&) {
     p.at(&p.bwd, l.node, p.needs_grad(l.x()) ? Phase::dgrad : Phase::wgrad);
     const Plan::Saved& s = p.saved[size_t(l.node)];
-    if (!s.pd) return small_backward(p, l);
+    if (!s.pd) return simd_backward(p, l);
     int64_t C = p.shape(l.x())[1];
     Flags flags = Flags::use_scale | Flags::use_shift;
     if (s.ws >= 0) flags |= Flags::fuse_norm_relu;

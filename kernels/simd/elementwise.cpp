@@ -159,36 +159,64 @@ void scale_channels(const float* x, const float* s, float* y, const ChannelLayou
     }
 }
 
-// The rows (every index but the last) split evenly over the threads in the order of the dimensions,
-// y's memory order in the forward, so each thread writes one stream; it finds its first row's index once and steps it on like an odometer, no
-// division per row. vit_b_16's q at batch 1 (12 heads x 197 x 64 out of 197 x 2304) on the 2-core
-// Zen 5, `ridge profile`, 4 alternated runs: 52-56 us, against 65-82 on oneDNN 2.6's reorder with
-// an output scale; in x's order (one read stream a thread, twelve write streams) 55-66. Alone and
-// warm it takes 12.4 us, at memory speed (ridge-kernels scale-strided).
+namespace {
+
+// A walk over the rows of x and y (every index but the last) in order: the row's offsets in each,
+// its index found once and then stepped on like an odometer, no division per row.
+struct RowWalk {
+    const Strided &xl, &yl;
+    int64_t at[Strided::most] = {}, xo = 0, yo = 0;
+
+    RowWalk(const Strided& x, const Strided& y, int64_t row) : xl(x), yl(y) {
+        for (int64_t rest = row, k = xl.rank - 2; k >= 0; --k) {
+            at[k] = rest % xl.dims[k], rest /= xl.dims[k];
+            xo += at[k] * xl.strides[k], yo += at[k] * yl.strides[k];
+        }
+    }
+    void next() {
+        for (int k = xl.rank - 2; k >= 0; --k) {
+            xo += xl.strides[k], yo += yl.strides[k];
+            if (++at[k] < xl.dims[k]) return;
+            xo -= at[k] * xl.strides[k], yo -= at[k] * yl.strides[k];
+            at[k] = 0;
+        }
+    }
+};
+
+}  // namespace
+
+// The rows split evenly over the threads in the order of the dimensions, y's memory order in the
+// forward, so each thread writes one stream. vit_b_16's q at batch 1 (12 heads x 197 x 64 out of
+// 197 x 2304) on the 2-core Zen 5, `ridge profile`, 4 alternated runs: 52-56 us, against 65-82 on
+// oneDNN 2.6's reorder with an output scale; in x's order (one read stream a thread, twelve write
+// streams) 55-66. Alone and warm it takes 12.4 us, at memory speed (ridge-kernels scale-strided).
+// Where x's rows lie apart (q's rows of 64 floats 9 KB apart in its token rows), each row asks
+// for the lines of the row `ahead` rows on: each row is in a page of its own, where the hardware
+// prefetcher does not follow. vit_b_16's training step at batch 8 (`ridge profile`, 6 alternated
+// pairs): its twelve q scalings 3.7-5.5 -> 2.9-3.8 ms in all (bounds of 0.10 ms each). The
+// gradient reads dy's contiguous rows and writes dx's apart: asking for dx's lines ahead with
+// write intent left it level or slower (2.5-3.1 -> 3.2-3.6 ms in 3 pairs), so it does not.
 void scale_strided(const float* x, const Strided& xl, float s, float* y, const Strided& yl) {
     const int r = xl.rank;
     const int64_t n = xl.dims[r - 1];
     int64_t rows = 1;
     for (int k = 0; k + 1 < r; ++k) rows *= xl.dims[k];
     if (rows == 0 || n == 0) return;  // an empty tensor (and no division by a zero extent below)
+    constexpr int64_t ahead = 8;
+    const bool apart = r >= 2 && xl.strides[r - 2] != n;
 #pragma omp parallel
     {
         const int t = omp_get_thread_num(), T = omp_get_num_threads();
         int64_t row = rows * t / T;
         const int64_t end = rows * (t + 1) / T;
-        int64_t at[Strided::most] = {}, xo = 0, yo = 0;
-        for (int64_t rest = row, k = r - 2; k >= 0; --k) {
-            at[k] = rest % xl.dims[k], rest /= xl.dims[k];
-            xo += at[k] * xl.strides[k], yo += at[k] * yl.strides[k];
-        }
+        RowWalk at(xl, yl, row), later(xl, yl, std::min(rows - 1, row + ahead));
         for (; row < end; ++row) {
-            scale_span(x + xo, s, y + yo, n);
-            for (int k = r - 2; k >= 0; --k) {  // the next row's index
-                xo += xl.strides[k], yo += yl.strides[k];
-                if (++at[k] < xl.dims[k]) break;
-                xo -= at[k] * xl.strides[k], yo -= at[k] * yl.strides[k];
-                at[k] = 0;
+            if (apart && row + ahead < rows) {
+                for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(x + later.xo + i);
+                later.next();
             }
+            scale_span(x + at.xo, s, y + at.yo, n);
+            at.next();
         }
     }
 }

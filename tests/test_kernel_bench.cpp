@@ -1226,10 +1226,11 @@ TEST_CASE("relu_forward and relu_backward, in place, on infinities and NaN, on e
     }
 }
 
-// copy_floats on each build: every float copied, none written past n, on one thread and shared
-// out (from 64K floats) in whole lines with the last part taking the tail, with more threads than
-// parts.
-TEST_CASE("copy_floats copies exactly n floats, on one thread and shared out, on each instruction set this CPU runs") {
+// copy_floats and zero_floats on each build: every float copied (or zeroed), none written past n,
+// on one thread and shared out (from 64K floats) in whole lines with the last part taking the
+// tail, with more threads than parts.
+TEST_CASE("copy_floats and zero_floats write exactly n floats, on one thread and shared out, on each instruction set "
+          "this CPU runs") {
     for (const SimdVariant& v : runnable_simd_variants())
         for (int64_t n : {int64_t(0), int64_t(1), int64_t(17), int64_t(65536 * 2 + 3), int64_t(65536 * 5 + 7)})
             for (int threads : {1, 2, 3, 4}) {
@@ -1240,6 +1241,9 @@ TEST_CASE("copy_floats copies exactly n floats, on one thread and shared out, on
                 Floats y(size_t(n) + 16, NAN);
                 v.copy_floats(x.data(), y.data(), n, threads);
                 CHECK(std::equal(x.begin(), x.end(), y.begin()));
+                CHECK(std::all_of(y.begin() + n, y.end(), [](float f) { return std::isnan(f); }));
+                v.zero_floats(y.data(), n, threads);
+                CHECK(std::all_of(y.begin(), y.begin() + n, [](float f) { return f == 0.0f && !std::signbit(f); }));
                 CHECK(std::all_of(y.begin() + n, y.end(), [](float f) { return std::isnan(f); }));
             }
 }

@@ -367,14 +367,23 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
 
 void add_broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, true); }
 
-// Whole 64-byte lines a thread, from 256 KB on (below, one thread copies it before a region of two
-// has started).
+// Whole 64-byte lines a thread, from 256 KB on (below, one thread copies or zeroes it before a
+// region of two has started).
 void copy_floats(const float* x, float* y, int64_t n, int threads) {
     if (n <= 0) return;  // an empty tensor's pointers may be null, which memcpy may not take
     const int64_t parts = std::clamp<int64_t>(n / (64 * 1024), 1, std::max(threads, 1));
     for_units(parts, threads, [&](int64_t k) {
         const int64_t from = n * k / parts / 16 * 16, to = k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16;
         std::memcpy(y + from, x + from, size_t(to - from) * sizeof(float));
+    });
+}
+
+void zero_floats(float* y, int64_t n, int threads) {
+    if (n <= 0) return;
+    const int64_t parts = std::clamp<int64_t>(n / (64 * 1024), 1, std::max(threads, 1));
+    for_units(parts, threads, [&](int64_t k) {
+        const int64_t from = n * k / parts / 16 * 16, to = k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16;
+        std::memset(y + from, 0, size_t(to - from) * sizeof(float));
     });
 }
 

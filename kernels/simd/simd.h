@@ -152,7 +152,7 @@ struct Strided {
 // clang-format off
 #define RIDGE_SIMD_KERNELS(X, ns) \
     X(ns, scale_channels) X(ns, channel_dots) X(ns, gate_backward) X(ns, channel_means) X(ns, broadcast_channels) \
-    X(ns, add_broadcast_channels) X(ns, scale_strided) X(ns, copy_floats) \
+    X(ns, add_broadcast_channels) X(ns, scale_strided) X(ns, copy_floats) X(ns, zero_floats) \
     X(ns, concat_affine) X(ns, concat_plain) X(ns, concat_channels_last) X(ns, plain_to_blocked) \
     X(ns, shuffle2_channels_last) X(ns, concat_backward) X(ns, batchnorm_forward) X(ns, batchnorm_backward) \
     X(ns, silu_forward) X(ns, silu_backward) X(ns, silu_channel_means) X(ns, gelu_forward) X(ns, gelu_backward) X(ns, sigmoid_forward) X(ns, sigmoid_backward) X(ns, relu_forward) \

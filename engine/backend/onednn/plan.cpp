@@ -277,8 +277,16 @@ int Plan::as(int m, const Md& want) {
 }
 
 void Plan::zero(int m) {
-    size_t bytes = md(m).get_size();
-    kernel("zero", [bytes](const std::vector<float*>& p) { std::memset(p[0], 0, bytes); }, {m});
+    const size_t bytes = md(m).get_size();
+    if (bytes % sizeof(float) != 0) {
+        kernel("zero", [bytes](const std::vector<float*>& p) { std::memset(p[0], 0, bytes); }, {m});
+        return;
+    }
+    kernel("zero",
+           [n = int64_t(bytes / sizeof(float)), threads = step_threads()](const std::vector<float*>& p) {
+               simd::zero_floats(p[0], n, threads);
+           },
+           {m});
 }
 
 void Plan::accumulate(int dst, int src) {

@@ -191,9 +191,9 @@ struct RowWalk {
 // oneDNN 2.6's reorder with an output scale; in x's order (one read stream a thread, twelve write
 // streams) 55-66. Alone and warm it takes 12.4 us, at memory speed (ridge-kernels scale-strided).
 // Where x's rows lie apart (q's rows of 64 floats 9 KB apart in its token rows), each row asks
-// for the lines of the row `ahead` rows on: each row is in a page of its own, where the hardware
-// prefetcher does not follow. vit_b_16's training step at batch 8 (`ridge profile`, 6 alternated
-// pairs): its twelve q scalings 3.7-5.5 -> 2.9-3.8 ms in all (bounds of 0.10 ms each). The
+// for the lines of the row `ahead` rows on in the thread's share: each row is in a page of its
+// own, where the hardware prefetcher does not follow. vit_b_16's training step at batch 8 (`ridge
+// profile`, 6 alternated pairs): its twelve q scalings 3.7-5.5 -> 2.9-3.8 ms in all (bounds of 0.10 ms each). The
 // gradient reads dy's contiguous rows and writes dx's apart: asking for dx's lines ahead with
 // write intent left it level or slower (2.5-3.1 -> 3.2-3.6 ms in 3 pairs), so it does not.
 void scale_strided(const float* x, const Strided& xl, float s, float* y, const Strided& yl) {
@@ -203,7 +203,12 @@ void scale_strided(const float* x, const Strided& xl, float s, float* y, const S
     for (int k = 0; k + 1 < r; ++k) rows *= xl.dims[k];
     if (rows == 0 || n == 0) return;  // an empty tensor (and no division by a zero extent below)
     constexpr int64_t ahead = 8;
-    const bool apart = r >= 2 && xl.strides[r - 2] != n;
+    // Whether x's rows are not one dense run (a dimension of size 1 may carry any stride).
+    bool apart = false;
+    for (int64_t k = r - 2, run = n; k >= 0; --k) {
+        if (xl.dims[k] > 1 && xl.strides[k] != run) apart = true;
+        run *= xl.dims[k];
+    }
 #pragma omp parallel
     {
         const int t = omp_get_thread_num(), T = omp_get_num_threads();
@@ -211,7 +216,7 @@ void scale_strided(const float* x, const Strided& xl, float s, float* y, const S
         const int64_t end = rows * (t + 1) / T;
         RowWalk at(xl, yl, row), later(xl, yl, std::min(rows - 1, row + ahead));
         for (; row < end; ++row) {
-            if (apart && row + ahead < rows) {
+            if (apart && row + ahead < end) {
                 for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(x + later.xo + i);
                 later.next();
             }

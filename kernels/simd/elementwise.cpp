@@ -193,9 +193,10 @@ struct RowWalk {
 // Where x's rows lie apart (q's rows of 64 floats 9 KB apart in its token rows), each row asks
 // for the lines of the row `ahead` rows on in the thread's share: each row is in a page of its
 // own, where the hardware prefetcher does not follow. vit_b_16's training step at batch 8 (`ridge
-// profile`, 6 alternated pairs): its twelve q scalings 3.7-5.5 -> 2.9-3.8 ms in all (bounds of 0.10 ms each). The
-// gradient reads dy's contiguous rows and writes dx's apart: asking for dx's lines ahead with
-// write intent left it level or slower (2.5-3.1 -> 3.2-3.6 ms in 3 pairs), so it does not.
+// profile`, 6 alternated pairs): its twelve q scalings 3.7-5.5 -> 2.9-3.8 ms in all (bounds of
+// 0.10 ms each). The gradient reads dy's contiguous rows and writes dx's apart: asking for dx's
+// lines ahead with write intent left it level or slower (2.5-3.1 -> 3.2-3.6 ms in 3 pairs), so it
+// does not.
 void scale_strided(const float* x, const Strided& xl, float s, float* y, const Strided& yl) {
     const int r = xl.rank;
     const int64_t n = xl.dims[r - 1];
@@ -372,24 +373,31 @@ void broadcast_channels(const float* s, float k, float* y, const ChannelLayout& 
 
 void add_broadcast_channels(const float* s, float k, float* y, const ChannelLayout& l) { broadcast(s, k, y, l, true); }
 
-// Whole 64-byte lines a thread, from 256 KB on (below, one thread copies or zeroes it before a
-// region of two has started).
-void copy_floats(const float* x, float* y, int64_t n, int threads) {
-    if (n <= 0) return;  // an empty tensor's pointers may be null, which memcpy may not take
+namespace {
+
+// f(from, to) over [0, n) in parts of whole 64-byte lines, a thread each, from 256 KB on (below,
+// one thread does it before a region of two has started). Nothing where n is 0: an empty
+// tensor's pointers may be null, which memcpy and memset may not take.
+template <class F>
+void each_part(int64_t n, int threads, F f) {
+    if (n <= 0) return;
     const int64_t parts = std::clamp<int64_t>(n / (64 * 1024), 1, std::max(threads, 1));
     for_units(parts, threads, [&](int64_t k) {
-        const int64_t from = n * k / parts / 16 * 16, to = k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16;
+        f(n * k / parts / 16 * 16, k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16);
+    });
+}
+
+}  // namespace
+
+void copy_floats(const float* x, float* y, int64_t n, int threads) {
+    each_part(n, threads, [&](int64_t from, int64_t to) {
         std::memcpy(y + from, x + from, size_t(to - from) * sizeof(float));
     });
 }
 
 void zero_floats(float* y, int64_t n, int threads) {
-    if (n <= 0) return;
-    const int64_t parts = std::clamp<int64_t>(n / (64 * 1024), 1, std::max(threads, 1));
-    for_units(parts, threads, [&](int64_t k) {
-        const int64_t from = n * k / parts / 16 * 16, to = k + 1 == parts ? n : n * (k + 1) / parts / 16 * 16;
-        std::memset(y + from, 0, size_t(to - from) * sizeof(float));
-    });
+    each_part(n, threads,
+              [&](int64_t from, int64_t to) { std::memset(y + from, 0, size_t(to - from) * sizeof(float)); });
 }
 
 }  // namespace ridge::simd::inline RIDGE_SIMD_ISA

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -1005,8 +1006,9 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
     }
 }
 
-// max_pool_backward against each window's dy routed by hand to PyTorch's argmax (the first maximum
-// in row-then-column order, or the last NaN), in nChw8c, nChw16c and channels-last: windows that
+// max_pool_argmax and max_pool_backward against each window's dy routed by hand to PyTorch's argmax
+// (the first maximum in row-then-column order, or the last NaN), and against max_pool's y, in
+// nChw8c, nChw16c and channels-last: windows that
 // overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
 // padding, ceil mode's last window past the map, a stride past the kernel (elements no window
 // reads, whose gradient is 0) and one element a window, 20 channels padding the last block (their
@@ -1021,6 +1023,7 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
         const std::vector<Window> windows = {
             {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode
             {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool
+            {10, 10, 3, 3, 2, 0, 4, 4},  // the last row and column no window reads
             {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
             {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's
             {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel: rows and columns no window reads
@@ -1071,22 +1074,35 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                                             }
                                         want[best] += dy[at(yl, n, c, p * w.Q + q)];
                                     }
-                        std::vector<float> dx(x.size(), -7.0f);
+                        std::vector<float> dx(x.size(), -7.0f), y(dy.size(), -7.0f), y_inference(dy.size(), 7.0f);
+                        std::vector<int32_t> positions(size_t(v.max_pool_positions_size(d)), -1);
                         const int was = omp_get_max_threads();
                         omp_set_num_threads(threads);
-                        v.max_pool_backward(x.data(), dy.data(), dx.data(), d);
+                        v.max_pool_argmax(x.data(), y.data(), positions.data(), d);
+                        v.max_pool(x.data(), y_inference.data(), d);
+                        v.max_pool_backward(positions.data(), dy.data(), dx.data(), d);
                         omp_set_num_threads(was);
-                        int64_t wrong = 0;
+                        int64_t wrong = 0, wrong_y = 0;
                         for (size_t i = 0; i < dx.size(); ++i) wrong += double(dx[i]) != want[i];
+                        // Bit for bit (NaN too): the same maximum, by the same rule, as in inference.
+                        for (size_t i = 0; i < y.size(); ++i)
+                            wrong_y += std::memcmp(&y[i], &y_inference[i], sizeof(float)) != 0;
                         INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad,
                              " threads ", threads);
                         CHECK(wrong == 0);
+                        CHECK(wrong_y == 0);
                         ++cases;
                     }
-        CHECK(cases == 60);
+        CHECK(cases == 70);
         simd::MaxPool flat{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1};
         CHECK(v.max_pool_supported(flat));
         CHECK(!v.max_pool_backward_supported(flat));  // plain maps keep oneDNN's pooling
+        // The backward's row buffer holds 512 columns of 16 lanes.
+        simd::MaxPool wide{1, 16, 2, 514, 1, 257, 2, 2, 2, 2, 0, 0, 16};
+        CHECK(v.max_pool_supported(wide));
+        CHECK(!v.max_pool_backward_supported(wide));
+        wide.W = 512, wide.Q = 256;
+        CHECK(v.max_pool_backward_supported(wide));
     }
 }
 

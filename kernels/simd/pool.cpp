@@ -5,6 +5,12 @@
 // windows read a row again from cache), one write of y.
 // x (N,C,H,W)  y (N,C,P,Q)
 //
+// Max pooling in training: the forward keeps each window's winning position (a byte an output,
+// four windows' bytes packed in an int32 at each lane), and the backward routes dy by it, writing
+// each row of dx once. Finding the maximum again in x, with no positions, the backward read x,
+// zeroed dx and added into it at every element of each window (resnet50's stem pool at batch 8,
+// nChw16c, 2 threads, caches flushed: 3.7-3.8 ms against 1.1 now).
+//
 // Average pooling, forward and backward, in channel blocks. oneDNN 2.6's AVX-512 pooling took 4
 // to 12 times the bounds of inception_v3's 3x3 stride-1 pools in training at batch 8 on the 2-core
 // Zen 5 (Mixed_5b.avgpool1, 8x192x35x35: forward 0.55 ms, backward 0.95, bound 0.13). A window's
@@ -119,6 +125,16 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void max_row_3s1_same(const float* top, float*
     store(out + (W - 1) * width, max_nan(a, b));
 }
 
+// The rows of x the output row after next reads first (that row's first row is h0 + 2 * stride),
+// requested now, where x is larger than a core's L2 (max_row says why and what it gained).
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void prefetch_rows_after_next(const float* x, const MaxPool& d, int64_t width,
+                                                                int64_t h0) {
+    const int64_t next = h0 + 2 * d.stride_h, line = 64 / sizeof(float);
+    const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
+    for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)
+        for (int64_t i = 0; i < d.W * width; i += line) __builtin_prefetch(x + h * d.W * width + i);
+}
+
 // One output row p of one channel block: positions `width` floats apart (8 or 16 lanes, or all C
 // channels-last), x the block's map and y its output map. The windows inside the map's columns:
 // - 3x3 at stride 1 padded by 1, one output a column, in any layout: max_row_3s1_same;
@@ -152,10 +168,7 @@ RIDGE_SIMD_LEAF void max_row(const float* x, float* y, const MaxPool& d, int64_t
     // squeezenet1_1 b16 3.0-3.6 -> 2.8-3.1, resnet50 b16 2.1-2.5 -> 2.0-2.4. The previous output
     // row asked for one of these rows already (3x3 at stride 1 or 2); asking for each row once (from
     // h0 + stride + R) was slower: the same case, 4 alternated pairs, 1.55-1.69 -> 1.75-2.05 ms.
-    const int64_t next = h0 + 2 * d.stride_h, line = 64 / sizeof(float);
-    const bool large = d.N * d.C * d.H * d.W * int64_t(sizeof(float)) > (int64_t(1) << 20);
-    for (int64_t h = std::max(h0 + d.R, next); large && h < std::min(next + d.R, d.H); ++h)
-        for (int64_t i = 0; i < d.W * width; i += line) __builtin_prefetch(x + h * d.W * width + i);
+    prefetch_rows_after_next(x, d, width, h0);
     // Windows qa to qb - 1 lie inside the map's columns: the first starts at or after column 0,
     // the last ends at or before column W.
     const int64_t qa = std::min(d.Q, (d.pad_l + d.stride_w - 1) / d.stride_w);
@@ -270,43 +283,6 @@ RIDGE_SIMD_LEAF void max_row_plain(const float* x, float* y, const MaxPool& d, i
     for (int64_t q = 0; q < d.Q; ++q) out[q] = across[q * d.stride_w];
 }
 
-// The gradient of one output row p of one channel block, 8 lanes from lane j: each window's
-// maximum found again in x with its position, by the forward's rule (a later element takes it
-// only when greater, or a NaN), so each lane routes dy to the element PyTorch's argmax names (the
-// first maximum, or the last NaN); then every element of the window adds dy where it is that
-// position. Windows overlap at stride below the kernel, so a thread owns whole maps (max_pool_
-// backward). No workspace: x is saved for the backward anyway, and finding the maximum again
-// costs less than reading indices would.
-RIDGE_SIMD_LEAF void max_row_backward(const float* x, const float* dy, float* dx, const MaxPool& d, int64_t width,
-                                      int64_t p, int64_t j) {
-    using V = Vec<8>;
-    typedef int32_t I __attribute__((vector_size(32)));
-    const int64_t h0 = p * d.stride_h - d.pad_t;
-    const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
-    for (int64_t q = 0; q < d.Q; ++q) {
-        const int64_t w0 = q * d.stride_w - d.pad_l;
-        const int64_t s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(d.S, d.W - w0);
-        const int64_t first = ((h0 + r_lo) * d.W + w0 + s_lo) * width + j;
-        V m = load<V>(x + first);
-        I at = {};  // offset from `first`, in elements of the window
-        int32_t e = 0;
-        for (int64_t r = r_lo; r < r_hi; ++r)
-            for (int64_t s = s_lo; s < s_hi; ++s, ++e) {
-                const V v = load<V>(x + ((h0 + r) * d.W + w0 + s) * width + j);
-                const I take = (v > m) | (v != v);
-                m = take ? v : m;
-                at = take ? I{} + e : at;
-            }
-        const V g = load<V>(dy + (p * d.Q + q) * width + j);
-        e = 0;
-        for (int64_t r = r_lo; r < r_hi; ++r)
-            for (int64_t s = s_lo; s < s_hi; ++s, ++e) {
-                float* o = dx + ((h0 + r) * d.W + w0 + s) * width + j;
-                store(o, load<V>(o) + (at == e ? g : V{}));
-            }
-    }
-}
-
 }  // namespace
 
 bool max_pool_supported(const MaxPool& d) {
@@ -336,25 +312,6 @@ void max_pool(const float* x, float* y, const MaxPool& d) {
         const int64_t p = u % d.P, nb = u / d.P, n = nb / CB, cb = nb % CB;
         max_row(x + n * xl.batch_stride() + cb * xl.block_stride(), y + n * yl.batch_stride() + cb * yl.block_stride(),
                 d, d.block, p);
-    });
-}
-
-bool max_pool_backward_supported(const MaxPool& d) { return max_pool_supported(d) && d.block != 1; }
-
-void max_pool_backward(const float* x, const float* dy, float* dx, const MaxPool& d) {
-    const ChannelLayout xl{d.N, d.C, d.H * d.W, d.block}, yl{d.N, d.C, d.P * d.Q, d.block};
-    const int64_t CB = xl.blocks(), maps = d.N * CB;
-    for_units(maps, omp_get_max_threads(), [&](int64_t u) {
-        const int64_t n = u / CB, cb = u % CB;
-        float* out = dx + n * xl.batch_stride() + cb * xl.block_stride();
-        std::fill(out, out + xl.block_stride(), 0.0f);
-        for (int64_t p = 0; p < d.P; ++p)
-            for (int64_t j = 0; j < d.block; j += 8)
-                max_row_backward(x + n * xl.batch_stride() + cb * xl.block_stride(),
-                                 dy + n * yl.batch_stride() + cb * yl.block_stride(), out, d, d.block, p, j);
-        // The lanes past C in the last block took whatever dy's padding held; a blocked tensor's
-        // padding must read zero to the layers that take dx.
-        zero_padding(out, d.H * d.W, d.block, std::min(d.block, d.C - cb * d.block));
     });
 }
 
@@ -541,26 +498,27 @@ RIDGE_SIMD_LEAF void avg_row_backward(const float* dy, float* dx, const AvgPool&
 }
 
 // f(x's block map, y's block map, row, first lane) for each row of `rows` of every block of
-// every image: 16 lanes a pass where the build has them, else 8. A unit is a run of a block's rows
-// writing about 16 KB: a row a unit on inception_v3's 8x8 maps (512 bytes of output) was 8192
-// units of a few hundred cycles each, their start-up as long as their work.
+// every image, maps of N images and C channels in blocks of `block` (channels-last: C): 16 lanes a
+// pass where the build has them and the block is a multiple of 16, else 8. A unit is a run of a
+// block's rows writing about 16 KB: a row a unit on inception_v3's 8x8 maps (512 bytes of output)
+// was 8192 units of a few hundred cycles each, their start-up as long as their work.
 template <class Row16, class Row8>
-void each_block_row(const AvgPool& d, int64_t x_hw, int64_t y_hw, int64_t rows, const float* x, float* y,
-                    Row16 row16, Row8 row8) {
-    const ChannelLayout xl{d.N, d.C, x_hw, d.block}, yl{d.N, d.C, y_hw, d.block};
+void each_block_row(int64_t N, int64_t C, int64_t block, int64_t x_hw, int64_t y_hw, int64_t rows, const float* x,
+                    float* y, Row16 row16, Row8 row8) {
+    const ChannelLayout xl{N, C, x_hw, block}, yl{N, C, y_hw, block};
     const int64_t CB = xl.blocks(), row = y_hw / rows;  // row: the positions of an output row
-    const int64_t per = std::clamp<int64_t>(4096 / (row * d.block), 1, rows), runs = (rows + per - 1) / per;
-    for_units(d.N * CB * runs, omp_get_max_threads(), [&](int64_t u) {
+    const int64_t per = std::clamp<int64_t>(4096 / (row * block), 1, rows), runs = (rows + per - 1) / per;
+    for_units(N * CB * runs, omp_get_max_threads(), [&](int64_t u) {
         const int64_t r0 = u % runs * per, r1 = std::min(rows, r0 + per), nb = u / runs, n = nb / CB, cb = nb % CB;
         const float* in = x + n * xl.batch_stride() + cb * xl.block_stride();
         float* out = y + n * yl.batch_stride() + cb * yl.block_stride();
         for (int64_t r = r0; r < r1; ++r) {
-            if (RIDGE_SIMD_WIDE && d.block == 16)
-                row16(in, out, r, 0);
+            if (RIDGE_SIMD_WIDE && block % 16 == 0)
+                for (int64_t j = 0; j < block; j += 16) row16(in, out, r, j);
             else
-                for (int64_t j = 0; j < d.block; j += 8) row8(in, out, r, j);
+                for (int64_t j = 0; j < block; j += 8) row8(in, out, r, j);
         }
-        zero_padding(out + r0 * row * d.block, (r1 - r0) * row, d.block, std::min(d.block, d.C - cb * d.block));
+        zero_padding(out + r0 * row * block, (r1 - r0) * row, block, std::min(block, C - cb * block));
     });
 }
 
@@ -581,7 +539,7 @@ bool avg_pool_supported(const AvgPool& d) {
 
 void avg_pool(const float* x, float* y, const AvgPool& d) {
     each_block_row(
-        d, d.H * d.W, d.P * d.Q, d.P, x, y,
+        d.N, d.C, d.block, d.H * d.W, d.P * d.Q, d.P, x, y,
         [&](const float* in, float* out, int64_t p, int64_t j) { avg_row<16>(in, out, d, p, j); },
         [&](const float* in, float* out, int64_t p, int64_t j) { avg_row<8>(in, out, d, p, j); });
 }
@@ -591,12 +549,290 @@ void avg_pool_backward(const float* dy, float* dx, const AvgPool& d) {
     for (int64_t h = 0; h < d.H; ++h) rows.push_back(windows_holding(h, d.R, d.stride_h, d.pad_t, d.P));
     for (int64_t w = 0; w < d.W; ++w) cols.push_back(windows_holding(w, d.S, d.stride_w, d.pad_l, d.Q));
     each_block_row(
-        d, d.P * d.Q, d.H * d.W, d.H, dy, dx,
+        d.N, d.C, d.block, d.P * d.Q, d.H * d.W, d.H, dy, dx,
         [&](const float* in, float* out, int64_t h, int64_t j) {
             avg_row_backward<16>(in, out, d, rows.data(), cols.data(), h, j);
         },
         [&](const float* in, float* out, int64_t h, int64_t j) {
             avg_row_backward<8>(in, out, d, rows.data(), cols.data(), h, j);
+        });
+}
+
+
+namespace {
+
+// max_pool_argmax's positions: for each output row of a channel block, the windows in groups of
+// four columns, the group's four positions packed in the bytes of one int32 vector (column q in
+// the byte q % 4, from the lowest). A byte a lane in y's own layout would have taken a widening
+// from bytes to int32 lanes to compare, which GCC 12 makes a scalar loop under a target attribute
+// (16 byte extractions and inserts for every vector; resnet50's stem pool backward at batch 8
+// took 4.8 to 5.5 ms so, against oneDNN's 1.7 to 1.9); shifts and a mask on int32 lanes are one
+// instruction each.
+template <int lanes>
+struct Positions;
+template <>
+struct Positions<8> {
+    typedef int32_t type __attribute__((vector_size(32)));
+};
+template <>
+struct Positions<16> {
+    typedef int32_t type __attribute__((vector_size(64)));
+};
+
+int64_t position_groups(const MaxPool& d) { return (d.Q + 3) / 4; }
+
+// The maxima of `n` windows `step` floats apart (1 to 4 at a time: one window's maxima form a
+// chain of dependent compares and selects, whose latency set the pace alone), rows r_lo to r_hi
+// and columns s_lo to s_hi of windows whose top left corners are `corner`, `corner + step`, ...,
+// by max_pool's rule (a later element takes a window only when greater, or a NaN), with the
+// position that won in the whole window's numbering; stored at `out`, `width` floats apart, and
+// the positions packed into `packed` from byte `byte` on.
+template <int lanes, int n>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void argmax_windows(const float* corner, int64_t step, int64_t row, int64_t width,
+                                                      int64_t r_lo, int64_t r_hi, int64_t s_lo, int64_t s_hi,
+                                                      int64_t S, float* out, typename Positions<lanes>::type& packed,
+                                                      int byte) {
+    using V = Vec<lanes>;
+    using I = typename Positions<lanes>::type;
+    V m[n];
+    I e[n];
+    for (int k = 0; k < n; ++k)
+        m[k] = load<V>(corner + k * step + r_lo * row + s_lo * width), e[k] = I{} + int32_t(r_lo * S + s_lo);
+    for (int64_t r = r_lo; r < r_hi; ++r)
+        for (int64_t s = s_lo; s < s_hi; ++s) {
+            const float* at = corner + r * row + s * width;
+            const I here = I{} + int32_t(r * S + s);
+            for (int k = 0; k < n; ++k) {
+                const V v = load<V>(at + k * step);
+                const I take = (v > m[k]) | (v != v);
+                m[k] = take ? v : m[k];
+                e[k] = take ? here : e[k];
+            }
+        }
+    for (int k = 0; k < n; ++k) {
+        store(out + k * width, m[k]);
+        packed |= e[k] << int32_t(8 * (byte + k));
+    }
+}
+
+// One output row p of one channel block, `lanes` lanes from lane j, positions `width` floats apart
+// (the block, or C channels-last): each window's maximum and the position that won, into the
+// block's positions `at`, a group of four windows at a time where the four lie inside the map's
+// columns. One window at a time, resnet50's stem pool at batch 8 (8x64x112x112 in nChw16c) took
+// 2.3-2.5 ms on one Zen 5 core, against 1.6-1.7 four at a time.
+template <int lanes>
+RIDGE_SIMD_LEAF void argmax_row(const float* x, float* y, int32_t* at, const MaxPool& d, int64_t width, int64_t p,
+                                int64_t j) {
+    using I = typename Positions<lanes>::type;
+    const int64_t W = d.W, S = d.S, Q = d.Q, sw = d.stride_w, pl = d.pad_l, groups = position_groups(d);
+    const int64_t h0 = p * d.stride_h - d.pad_t, row = W * width;
+    const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
+    if (j == 0) prefetch_rows_after_next(x, d, width, h0);
+    float* out = y + p * Q * width + j;
+    for (int64_t g = 0; g < groups; ++g) {
+        I packed = {};
+        const int64_t first = 4 * g * sw - pl;  // the group's first window's first column
+        if (first >= 0 && 4 * g + 3 < Q && first + 3 * sw + S <= W) {
+            argmax_windows<lanes, 4>(x + (h0 * W + first) * width + j, sw * width, row, width, r_lo, r_hi, 0, S, S,
+                                     out + 4 * g * width, packed, 0);
+        } else {
+            for (int64_t q = 4 * g; q < std::min(Q, 4 * g + 4); ++q) {
+                const int64_t w0 = q * sw - pl, s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(S, W - w0);
+                argmax_windows<lanes, 1>(x + (h0 * W + w0) * width + j, 0, row, width, r_lo, r_hi, s_lo, s_hi, S,
+                                         out + q * width, packed, int(q % 4));
+            }
+        }
+        __builtin_memcpy(at + (p * groups + g) * width + j, &packed, sizeof packed);
+    }
+}
+
+// The columns of max_pool_backward's row buffer: from the first window's first column (-pad_l)
+// to the last window's last, or the map's last column, whichever is later.
+int64_t argmax_row_columns(const MaxPool& d) {
+    return std::max((d.Q - 1) * d.stride_w + d.S, d.pad_l + d.W);
+}
+
+// A window row's position at window q, as the column of the window it names in row h (0 to S - 1,
+// else outside), from `lo` = S times the row of the window that row h is.
+template <int lanes>
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE typename Positions<lanes>::type column_of(const int32_t* row, int64_t q,
+                                                                           int64_t width, int32_t lo) {
+    typename Positions<lanes>::type packed;
+    __builtin_memcpy(&packed, row + q / 4 * width, sizeof packed);
+    return (packed >> int32_t(8 * (q % 4)) & 255) - lo;
+}
+
+// argmax_row_backward for 3x3 windows at stride 2 (the stems' and googlenet's pools): a row of dx
+// lies in one or two rows of windows, a column in one window of a row, or two that share it. Each
+// column's sum is made in registers, the shared column's first part carried from one window to the
+// next, and stored once into dx; the order of the terms is a scatter's (rows of windows, then
+// windows). The row buffer's pass stores each shared column and loads it again at the next window
+// (resnet50's stem pool at batch 1 on one Zen 5 core, 2 alternated runs: 0.136-0.138 ms through
+// the buffer, 0.123-0.128 carried).
+template <int lanes>
+RIDGE_SIMD_LEAF void argmax_row_backward_3s2(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
+                                             Span windows, int64_t width, int64_t h, int64_t j) {
+    using V = Vec<lanes>;
+    const int64_t Q = d.Q, W = d.W, pl = d.pad_l, groups = position_groups(d);
+    float* out = dx + h * W * width + j;
+    if (windows.first == windows.last) {
+        for (int64_t w = 0; w < W; ++w) store(out + w * width, V{});
+        return;
+    }
+    const int64_t p0 = windows.first, p1 = windows.last - 1;  // p1 == p0: one row of windows
+    const int32_t lo0 = int32_t((h - (p0 * d.stride_h - d.pad_t)) * 3);
+    const int32_t lo1 = int32_t((h - (p1 * d.stride_h - d.pad_t)) * 3);
+    const int32_t* at0 = at + p0 * groups * width + j;
+    const int32_t* at1 = at + p1 * groups * width + j;
+    const float* g0 = dy + p0 * Q * width + j;
+    const float* g1 = dy + p1 * Q * width + j;
+    const bool two = p1 != p0;
+    // Column c of the windows' span is column c - pl of the map; c = 2q to 2q + 2 for window q.
+    auto put = [&](int64_t c, V v) RIDGE_SIMD_LAMBDA {
+        if (c >= pl && c - pl < W) store(out + (c - pl) * width, v);
+    };
+    V carry0 = {}, carry1 = {};
+    for (int64_t q = 0; q < Q; ++q) {
+        const auto e0 = column_of<lanes>(at0, q, width, lo0);
+        const V v0 = load<V>(g0 + q * width);
+        V first = carry0 + (e0 == 0 ? v0 : V{}), middle = e0 == 1 ? v0 : V{};
+        carry0 = e0 == 2 ? v0 : V{};
+        if (two) {
+            const auto e1 = column_of<lanes>(at1, q, width, lo1);
+            const V v1 = load<V>(g1 + q * width);
+            first = first + carry1 + (e1 == 0 ? v1 : V{});
+            middle = middle + (e1 == 1 ? v1 : V{});
+            carry1 = e1 == 2 ? v1 : V{};
+        }
+        put(2 * q, first);
+        put(2 * q + 1, middle);
+    }
+    put(2 * Q, two ? carry0 + carry1 : carry0);
+    // Map columns past the windows' span (a stride-2 pool whose last column no window reads).
+    for (int64_t c = 2 * Q + 1; c < W + pl; ++c) put(c, V{});
+}
+
+// argmax_row_backward for windows that do not overlap (kernel at most the stride: the VGGs' and
+// googlenet's 2x2 at stride 2): an element of dx lies in one window or none, so each is its
+// window's dy or zero, stored at once. The row buffer's zeroing, adds and copy made the VGGs' pool
+// gradients slower than oneDNN's (vgg11's first at batch 8 on the 2-core Zen 5, 8x64x224x224:
+// 4.2-4.8 ms against 3.1-3.2).
+template <int lanes>
+RIDGE_SIMD_LEAF void argmax_row_backward_apart(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
+                                               Span windows, int64_t width, int64_t h, int64_t j) {
+    using V = Vec<lanes>;
+    const int64_t Q = d.Q, W = d.W, S = d.S, sw = d.stride_w, pl = d.pad_l, groups = position_groups(d);
+    float* out = dx + h * W * width + j;
+    if (windows.first == windows.last) {
+        for (int64_t w = 0; w < W; ++w) store(out + w * width, V{});
+        return;
+    }
+    const int64_t p = windows.first;
+    const int32_t lo = int32_t((h - (p * d.stride_h - d.pad_t)) * S);
+    const int32_t* row = at + p * groups * width + j;
+    const float* g = dy + p * Q * width + j;
+    // Window q's columns, from q * sw - pl: S of its own, then sw - S no window reads.
+    for (int64_t q = 0; q < Q; ++q) {
+        const auto e = column_of<lanes>(row, q, width, lo);
+        const V v = load<V>(g + q * width);
+        for (int64_t s = 0; s < sw; ++s) {
+            const int64_t w = q * sw - pl + s;
+            if (w >= 0 && w < W) store(out + w * width, s < S && e == int32_t(s) ? v : V{});
+        }
+    }
+    for (int64_t w = std::max<int64_t>(0, Q * sw - pl); w < W; ++w) store(out + w * width, V{});  // past the last
+}
+
+// One row h of dx in one channel block, `lanes` lanes from lane j: for each row p of windows that
+// holds row h, in order, each window adds dy, at each lane, into the column of row h where its
+// maximum was (none where it was in another row), in a row buffer from column -pad_l; then the
+// buffer's map columns are dx's row. Each element so gets the windows' dy in the order a scatter
+// through them adds it. dx is written once, where a scatter zeroes it first and adds into it
+// window by window. A gather at each column over the windows holding it, their positions decoded
+// and their columns' bounds found at each, was no faster (resnet50's stem pool at batch 1 on one
+// Zen 5 core: 0.24-0.26 ms, against 0.18-0.25 through the buffer).
+template <int lanes>
+RIDGE_SIMD_LEAF void argmax_row_backward(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
+                                         const Span* rows, int64_t width, int64_t h, int64_t j) {
+    using V = Vec<lanes>;
+    using I = typename Positions<lanes>::type;
+    alignas(64) float buffer[kColumns];
+    const int64_t Q = d.Q, S = d.S, sw = d.stride_w, groups = position_groups(d);
+    std::fill(buffer, buffer + argmax_row_columns(d) * lanes, 0.0f);
+    for (int64_t p = rows[h].first; p < rows[h].last; ++p) {
+        // Row h is row r of these windows: positions r * S to r * S + S - 1 lie in it.
+        const int32_t lo = int32_t((h - (p * d.stride_h - d.pad_t)) * S);
+        const float* g = dy + p * Q * width + j;
+        for (int64_t q = 0; q < Q; ++q) {
+            I packed;
+            __builtin_memcpy(&packed, at + (p * groups + q / 4) * width + j, sizeof packed);
+            const I e = (packed >> int32_t(8 * (q % 4)) & 255) - lo;
+            const V gq = load<V>(g + q * width);
+            float* column = buffer + q * sw * lanes;
+            for (int32_t s = 0; s < int32_t(S); ++s)
+                store(column + s * lanes, load<V>(column + s * lanes) + (e == s ? gq : V{}));
+        }
+    }
+    float* out = dx + h * d.W * width + j;
+    for (int64_t w = 0; w < d.W; ++w) store(out + w * width, load<V>(buffer + (w + d.pad_l) * lanes));
+}
+
+}  // namespace
+
+bool max_pool_backward_supported(const MaxPool& d) {
+    return max_pool_supported(d) && d.block != 1 && d.R * d.S <= 256 &&
+           argmax_row_columns(d) * 16 <= kColumns;
+}
+
+int64_t max_pool_positions_size(const MaxPool& d) {
+    const ChannelLayout yl{d.N, d.C, d.P * position_groups(d), d.block};
+    return d.N * yl.batch_stride();
+}
+
+void max_pool_argmax(const float* x, float* y, int32_t* at, const MaxPool& d) {
+    const ChannelLayout xl{d.N, d.C, d.H * d.W, d.block}, yl{d.N, d.C, d.P * d.Q, d.block},
+        al{d.N, d.C, d.P * position_groups(d), d.block};
+    const int64_t CB = xl.blocks();
+    for_units(d.N * CB * d.P, omp_get_max_threads(), [&](int64_t u) {
+        const int64_t p = u % d.P, nb = u / d.P, n = nb / CB, cb = nb % CB;
+        const float* in = x + n * xl.batch_stride() + cb * xl.block_stride();
+        float* out = y + n * yl.batch_stride() + cb * yl.block_stride();
+        int32_t* pos = at + n * al.batch_stride() + cb * al.block_stride();
+        if (RIDGE_SIMD_WIDE && d.block % 16 == 0)
+            for (int64_t j = 0; j < d.block; j += 16) argmax_row<16>(in, out, pos, d, d.block, p, j);
+        else
+            for (int64_t j = 0; j < d.block; j += 8) argmax_row<8>(in, out, pos, d, d.block, p, j);
+    });
+}
+
+void max_pool_backward(const int32_t* at, const float* dy, float* dx, const MaxPool& d) {
+    std::vector<Span> rows;
+    for (int64_t h = 0; h < d.H; ++h) rows.push_back(windows_holding(h, d.R, d.stride_h, d.pad_t, d.P));
+    const ChannelLayout yl{d.N, d.C, d.P * d.Q, d.block}, al{d.N, d.C, d.P * position_groups(d), d.block};
+    const bool three_by_two = d.R == 3 && d.S == 3 && d.stride_h == 2 && d.stride_w == 2;
+    const bool apart = d.R <= d.stride_h && d.S <= d.stride_w;
+    // The block map's positions: dy's block map is `blocks` blocks into dy.
+    auto positions = [&](const float* in) {
+        const int64_t blocks = (in - dy) / yl.block_stride();
+        return at + blocks * al.block_stride();
+    };
+    each_block_row(
+        d.N, d.C, d.block, d.P * d.Q, d.H * d.W, d.H, dy, dx,
+        [&](const float* in, float* out, int64_t h, int64_t j) {
+            if (three_by_two)
+                argmax_row_backward_3s2<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
+            else if (apart)
+                argmax_row_backward_apart<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
+            else
+                argmax_row_backward<16>(positions(in), in, out, d, rows.data(), d.block, h, j);
+        },
+        [&](const float* in, float* out, int64_t h, int64_t j) {
+            if (three_by_two)
+                argmax_row_backward_3s2<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
+            else if (apart)
+                argmax_row_backward_apart<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
+            else
+                argmax_row_backward<8>(positions(in), in, out, d, rows.data(), d.block, h, j);
         });
 }
 

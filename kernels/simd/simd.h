@@ -161,7 +161,8 @@ struct Strided {
     X(ns, layernorm_forward) X(ns, layernorm_channels_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
     X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \
     X(ns, linear_rows_wgrad) \
-    X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_backward) \
+    X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_positions_size) \
+    X(ns, max_pool_argmax) X(ns, max_pool_backward) \
     X(ns, avg_pool_supported) X(ns, avg_pool) X(ns, avg_pool_backward) \
     X(ns, grouped_conv3x3_supported) X(ns, grouped_conv3x3_scratch) X(ns, grouped_conv3x3) \
     X(ns, grouped4_dgrad_scratch) X(ns, grouped4_conv3x3_dgrad) X(ns, grouped4_wgrad_supported) \

@@ -153,14 +153,19 @@ int pooled(Plan& p, const Layer& l, int x, int64_t block) {
 
 // Max pooling runs kernels/simd's max_pool, in the map's layout (plain, channel-blocked or
 // channels-last): oneDNN 2.6's AVX2 pooling read nChw8c at a quarter of memory speed, and nchw
-// with its generic kernel (see kernels/simd/pool.cpp). In training too below AVX-512, where its
-// backward takes the layout (not plain): resnet18's first pool at batch 8 on the 2-core Zen 3 took
-// 10.5 ms forward and 12.3 backward in oneDNN's, against bounds of 1.3 and 2.8. Its backward finds
-// each maximum again in x, so no workspace of positions is written. oneDNN's AVX-512 pooling in
-// training was not measured against it, and keeps those pools.
+// with its generic kernel (see kernels/simd/pool.cpp). In training max_pool_argmax writes y and
+// each window's winning position, from which max_pool_backward gathers dx. On AVX2, oneDNN's
+// pooling in training took resnet18's first pool at batch 8 on the 2-core Zen 3 10.5 ms forward
+// and 12.3 backward, against bounds of 1.3 and 2.8. On AVX-512 oneDNN keeps the pools at stride
+// 1 (googlenet's branch pools): there kernels/simd's forward, a chain of compares and selects
+// for each of 9 elements a window, took twice oneDNN's (googlenet at batch 8 on the 2-core Zen
+// 5: inception4a.branch4.0 0.33 against 0.16 ms), its gradient level. At stride 2 it was faster
+// in the sum of both directions: resnet50's stem pool forward 0.79-0.84 ms against oneDNN's
+// 0.92-1.02 (the flag's line 1.38), its gradient 1.34-1.46 against 1.43-1.46; vgg11's five 2x2
+// pools 6.6-9.2 and 5.5-8.6 ms against 7.7 and 8.5-9.1.
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::max) return false;
-    if (p.train && avx512_core_here()) return false;
+    if (p.train && avx512_core_here() && (op.stride.h < 2 || op.stride.w < 2)) return false;
     const Shape& xs = p.shape(l.x());
     int x = p.value[size_t(l.x())];
     simd::MaxPool d = max_pool_of(p, l, op, p.md(x));
@@ -178,9 +183,19 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     }
     if (!(p.train ? simd::max_pool_backward_supported(d) : simd::max_pool_supported(d))) return false;
     const int y = pooled(p, l, x, d.block);
-    p.kernel("max_pool", [d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
+    if (!p.train) {
+        p.kernel("max_pool", [d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
+        return true;
+    }
+    const int at = p.saved[size_t(l.node)].ws = p.mem(plain({simd::max_pool_positions_size(d)}));
+    // y last, as every step's output.
+    p.kernel("max_pool_argmax",
+             [d](const std::vector<float*>& a) {
+                 simd::max_pool_argmax(a[0], a[2], reinterpret_cast<int32_t*>(a[1]), d);
+             },
+             {x, at, y});
     return true;
 }
 
@@ -226,8 +241,11 @@ bool max_pool_backward(Plan& p, const Layer& l, const Pool2d& op) {
     const simd::MaxPool d = max_pool_of(p, l, op, p.md(s.in[0]));
     int dy = p.as(p.dy(l.n.output), p.md(s.out));
     int dx = p.contribution(l.x(), p.md(s.in[0]));
-    p.kernel("max_pool_backward", [d](const std::vector<float*>& a) { simd::max_pool_backward(a[0], a[1], a[2], d); },
-             {s.in[0], dy, dx});
+    p.kernel("max_pool_backward",
+             [d](const std::vector<float*>& a) {
+                 simd::max_pool_backward(reinterpret_cast<const int32_t*>(a[0]), a[1], a[2], d);
+             },
+             {s.ws, dy, dx});
     p.contributed(l.x(), dx);
     return true;
 }

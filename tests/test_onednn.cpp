@@ -2365,7 +2365,7 @@ TEST_CASE("max pools run kernels/simd, in training on a plain map too, with AVX-
     CHECK(step_kinds<Pool2d>(g, Mode::train, StepPhase::dgrad) == trains);
     // On the plain image itself, as on a GEMM conv's nchw output on AVX2.
     Graph plain("pool on the image");
-    plain.input({2, 3, 11, 10}) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
+    plain.input({2, 3, 11, 10}, true) | maxpool(3, {.stride = 2, .ceil_mode = true}) | conv(8, 1);
     check_against_reference(plain, 1e-4, 1e-4);
     CHECK(step_kinds<Pool2d>(plain, Mode::infer, StepPhase::fwd) == std::vector<std::string>{"kernel"});
     CHECK(step_kinds<Pool2d>(plain, Mode::train, StepPhase::fwd) == std::vector<std::string>{"reorder", "kernel"});

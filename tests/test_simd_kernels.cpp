@@ -1007,37 +1007,45 @@ TEST_CASE("max_pool takes each window's maximum in blocked and channels-last lay
 }
 
 // max_pool_argmax and max_pool_backward against each window's dy routed by hand to PyTorch's argmax
-// (the first maximum in row-then-column order, or the last NaN), and against max_pool's y, in
-// nChw8c, nChw16c and channels-last: windows that
-// overlap (stride 1 and 2 under 3x3) and so add into one element, ties (the values repeat every 7),
-// padding, ceil mode's last window past the map, a stride past the kernel (elements no window
-// reads, whose gradient is 0) and one element a window, 20 channels padding the last block (their
-// gradient must be zero whatever x's and dy's padding hold: NaN here), two NaNs in one window, and
-// 1 and 3 threads.
+// (the first maximum in row-then-column order, or the last NaN) and added in a scatter's order
+// (windows row by row), bit for bit, and against max_pool's y, in nChw8c, nChw16c and
+// channels-last (16-lane passes over 32 channels): each of the backward's row kernels (3x3 at
+// stride 2, windows apart, the row buffer), windows that overlap and so add into one element, ties
+// (the values repeat every 7), padding (the four-window forward in the padded top row too), ceil
+// mode's last window past the map, rows and columns no window reads, one element a window, one
+// window of 256 elements (positions past 127), rectangular windows and strides, a map whose rows
+// are split into runs, 20 channels padding the last block (their gradient must be zero whatever
+// x's and dy's padding hold: NaN here), two NaNs in one window, and 1 and 3 threads.
 TEST_CASE("max_pool_backward routes each dy to its window's first maximum or last NaN") {
     for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         struct Window {
-            int64_t H, W, R, S, stride, pad, P, Q;
+            int64_t H, W, R, S, stride_h, stride_w, pad_t, pad_l, P, Q;
         };
         const std::vector<Window> windows = {
-            {11, 11, 3, 3, 2, 0, 6, 6},  // ceil mode
-            {9, 10, 3, 3, 2, 1, 5, 5},   // resnet's stem pool
-            {10, 10, 3, 3, 2, 0, 4, 4},  // the last row and column no window reads
-            {7, 7, 3, 3, 1, 1, 7, 7},    // googlenet's branch pool
-            {12, 9, 2, 2, 2, 0, 6, 4},   // vgg's
-            {10, 11, 2, 2, 3, 0, 3, 4},  // stride past the kernel: rows and columns no window reads
-            {5, 6, 1, 1, 1, 0, 5, 6},    // one element a window
+            {11, 11, 3, 3, 2, 2, 0, 0, 6, 6},     // ceil mode
+            {9, 10, 3, 3, 2, 2, 1, 1, 5, 5},      // resnet's stem pool
+            {16, 16, 3, 3, 2, 2, 1, 1, 8, 8},     // four windows at once in the padded first row
+            {10, 10, 3, 3, 2, 2, 0, 0, 4, 4},     // the last row and column no window reads
+            {12, 40, 3, 3, 2, 2, 1, 1, 6, 20},    // rows in two runs at 16 lanes
+            {7, 7, 3, 3, 1, 1, 1, 1, 7, 7},       // googlenet's branch pool
+            {13, 14, 5, 5, 2, 2, 2, 2, 7, 7},     // overlapping at stride 2, not 3x3
+            {9, 11, 3, 2, 1, 2, 1, 0, 9, 5},      // rectangular
+            {16, 16, 16, 16, 1, 1, 0, 0, 1, 1},   // 256 positions
+            {12, 9, 2, 2, 2, 2, 0, 0, 6, 4},      // vgg's
+            {7, 8, 2, 2, 2, 2, 1, 1, 4, 5},       // apart, padded
+            {10, 11, 2, 2, 3, 3, 0, 0, 3, 4},     // stride past the kernel: rows and columns no window reads
+            {5, 6, 1, 1, 1, 1, 0, 0, 5, 6},       // one element a window
         };
         const int64_t N = 2;
         int64_t cases = 0;
         for (int threads : {1, 3})
-            for (int64_t C : {int64_t(20), int64_t(24)})
+            for (int64_t C : {int64_t(20), int64_t(24), int64_t(32)})
                 for (int64_t block : {int64_t(8), int64_t(16), C})
                     for (const Window& w : windows) {
                         if (block == C && C % 8) continue;
-                        const simd::MaxPool d{N,   C,        w.H,      w.W,   w.P,   w.Q,  w.R,
-                                              w.S, w.stride, w.stride, w.pad, w.pad, block};
+                        const simd::MaxPool d{N,          C,          w.H,     w.W,     w.P, w.Q,  w.R,
+                                              w.S,        w.stride_h, w.stride_w, w.pad_t, w.pad_l, block};
                         REQUIRE(v.max_pool_backward_supported(d));
                         const simd::ChannelLayout xl{N, C, w.H * w.W, block}, yl{N, C, w.P * w.Q, block};
                         auto at = [](const simd::ChannelLayout& l, int64_t n, int64_t c, int64_t s) {
@@ -1050,12 +1058,16 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                         for (int64_t n = 0; n < N; ++n)
                             for (int64_t c = 0; c < C; ++c) {
                                 for (int64_t s = 0; s < w.H * w.W; ++s) x[at(xl, n, c, s)] = float((n + c + s * 3) % 7);
-                                for (int64_t s = 0; s < w.P * w.Q; ++s)
-                                    dy[at(yl, n, c, s)] = float((n * 5 + c * 3 + s) % 11) + 1.0f;
+                                // Magnitudes 2^-3 to 2^3 and fractions: an order of adding
+                                // other than the scatter's rounds differently.
+                                for (int64_t s = 0; s < w.P * w.Q; ++s) {
+                                    const float scale = std::ldexp(1.0f, int(s % 7) - 3);
+                                    dy[at(yl, n, c, s)] = (float((n * 5 + c * 3 + s) % 11) + 1.0f / 3.0f) * scale;
+                                }
                             }
                         // Two NaNs in the first window of one channel: the later one takes its gradient.
                         x[at(xl, 1, C - 2, w.W + 1)] = x[at(xl, 1, C - 2, w.W)] = nan;
-                        std::vector<double> want(x.size(), 0.0);
+                        std::vector<float> want(x.size(), 0.0f);
                         for (int64_t n = 0; n < N; ++n)
                             for (int64_t c = 0; c < C; ++c)
                                 for (int64_t p = 0; p < w.P; ++p)
@@ -1065,8 +1077,8 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                                         bool any = false;
                                         for (int64_t r = 0; r < w.R; ++r)
                                             for (int64_t t = 0; t < w.S; ++t) {
-                                                const int64_t h = p * w.stride - w.pad + r,
-                                                              col = q * w.stride - w.pad + t;
+                                                const int64_t h = p * w.stride_h - w.pad_t + r,
+                                                              col = q * w.stride_w - w.pad_l + t;
                                                 if (h < 0 || h >= w.H || col < 0 || col >= w.W) continue;
                                                 const float e = x[at(xl, n, c, h * w.W + col)];
                                                 if (!any || e > m || std::isnan(e))
@@ -1083,26 +1095,31 @@ TEST_CASE("max_pool_backward routes each dy to its window's first maximum or las
                         v.max_pool_backward(positions.data(), dy.data(), dx.data(), d);
                         omp_set_num_threads(was);
                         int64_t wrong = 0, wrong_y = 0;
-                        for (size_t i = 0; i < dx.size(); ++i) wrong += double(dx[i]) != want[i];
+                        for (size_t i = 0; i < dx.size(); ++i) wrong += dx[i] != want[i];
                         // Bit for bit (NaN too): the same maximum, by the same rule, as in inference.
                         for (size_t i = 0; i < y.size(); ++i)
                             wrong_y += std::memcmp(&y[i], &y_inference[i], sizeof(float)) != 0;
-                        INFO("C ", C, " block ", block, " window ", w.R, "x", w.S, " stride ", w.stride, " pad ", w.pad,
-                             " threads ", threads);
+                        INFO("C ", C, " block ", block, " map ", w.H, "x", w.W, " window ", w.R, "x", w.S, " stride ",
+                             w.stride_h, ",", w.stride_w, " pad ", w.pad_t, ",", w.pad_l, " threads ", threads);
                         CHECK(wrong == 0);
                         CHECK(wrong_y == 0);
                         ++cases;
                     }
-        CHECK(cases == 70);
+        CHECK(cases == 208);
         simd::MaxPool flat{1, 16, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1};
         CHECK(v.max_pool_supported(flat));
         CHECK(!v.max_pool_backward_supported(flat));  // plain maps keep oneDNN's pooling
-        // The backward's row buffer holds 512 columns of 16 lanes.
-        simd::MaxPool wide{1, 16, 2, 514, 1, 257, 2, 2, 2, 2, 0, 0, 16};
+        // The backward's row buffer, for windows that overlap other than 3x3 at stride 2, holds
+        // 512 columns of 16 lanes, the padding's included.
+        simd::MaxPool wide{1, 16, 3, 512, 3, 512, 3, 3, 1, 1, 1, 1, 16};
         CHECK(v.max_pool_supported(wide));
         CHECK(!v.max_pool_backward_supported(wide));
-        wide.W = 512, wide.Q = 256;
+        wide.W = wide.Q = 510;  // from column -1 to 510
         CHECK(v.max_pool_backward_supported(wide));
+        const simd::MaxPool apart{1, 16, 2, 1040, 1, 520, 2, 2, 2, 2, 0, 0, 16};
+        const simd::MaxPool stem{1, 16, 3, 1040, 1, 520, 3, 3, 2, 2, 1, 1, 16};
+        CHECK(v.max_pool_backward_supported(apart));
+        CHECK(v.max_pool_backward_supported(stem));
     }
 }
 

@@ -581,27 +581,25 @@ struct Positions<16> {
 
 int64_t position_groups(const MaxPool& d) { return (d.Q + 3) / 4; }
 
-// The maxima of `n` windows `step` floats apart (1 to 4 at a time: one window's maxima form a
-// chain of dependent compares and selects, whose latency set the pace alone), rows r_lo to r_hi
-// and columns s_lo to s_hi of windows whose top left corners are `corner`, `corner + step`, ...,
-// by max_pool's rule (a later element takes a window only when greater, or a NaN), with the
-// position that won in the whole window's numbering; stored at `out`, `width` floats apart, and
-// the positions packed into `packed` from byte `byte` on.
+// The maxima of `n` windows `step` floats apart (one or four at a time: one window's maxima form a
+// chain of dependent compares and selects, whose latency set the pace alone), `rows` rows by
+// `cols` columns from `first`, the element of the window's row r0 and column s0 (past its
+// padding), by max_pool's rule (a later element takes a window only when greater, or a NaN), with
+// the position that won in the whole window's numbering; stored at `out`, `width` floats apart,
+// and the positions packed into `packed` from byte `byte` on.
 template <int lanes, int n>
-RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void argmax_windows(const float* corner, int64_t step, int64_t row, int64_t width,
-                                                      int64_t r_lo, int64_t r_hi, int64_t s_lo, int64_t s_hi,
-                                                      int64_t S, float* out, typename Positions<lanes>::type& packed,
-                                                      int byte) {
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void argmax_windows(const float* first, int64_t step, int64_t row, int64_t width,
+                                                      int64_t r0, int64_t rows, int64_t s0, int64_t cols, int64_t S,
+                                                      float* out, typename Positions<lanes>::type& packed, int byte) {
     using V = Vec<lanes>;
     using I = typename Positions<lanes>::type;
     V m[n];
     I e[n];
-    for (int k = 0; k < n; ++k)
-        m[k] = load<V>(corner + k * step + r_lo * row + s_lo * width), e[k] = I{} + int32_t(r_lo * S + s_lo);
-    for (int64_t r = r_lo; r < r_hi; ++r)
-        for (int64_t s = s_lo; s < s_hi; ++s) {
-            const float* at = corner + r * row + s * width;
-            const I here = I{} + int32_t(r * S + s);
+    for (int k = 0; k < n; ++k) m[k] = load<V>(first + k * step), e[k] = I{} + int32_t(r0 * S + s0);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t s = 0; s < cols; ++s) {
+            const float* at = first + r * row + s * width;
+            const I here = I{} + int32_t((r0 + r) * S + s0 + s);
             for (int k = 0; k < n; ++k) {
                 const V v = load<V>(at + k * step);
                 const I take = (v > m[k]) | (v != v);
@@ -626,19 +624,20 @@ RIDGE_SIMD_LEAF void argmax_row(const float* x, float* y, int32_t* at, const Max
     using I = typename Positions<lanes>::type;
     const int64_t W = d.W, S = d.S, Q = d.Q, sw = d.stride_w, pl = d.pad_l, groups = position_groups(d);
     const int64_t h0 = p * d.stride_h - d.pad_t, row = W * width;
-    const int64_t r_lo = std::max<int64_t>(0, -h0), r_hi = std::min(d.R, d.H - h0);
+    const int64_t r_lo = std::max<int64_t>(0, -h0), rows = std::min(d.R, d.H - h0) - r_lo;
     if (j == 0) prefetch_rows_after_next(x, d, width, h0);
+    const float* top = x + (h0 + r_lo) * row + j;  // the windows' first row inside the map
     float* out = y + p * Q * width + j;
     for (int64_t g = 0; g < groups; ++g) {
         I packed = {};
-        const int64_t first = 4 * g * sw - pl;  // the group's first window's first column
-        if (first >= 0 && 4 * g + 3 < Q && first + 3 * sw + S <= W) {
-            argmax_windows<lanes, 4>(x + (h0 * W + first) * width + j, sw * width, row, width, r_lo, r_hi, 0, S, S,
-                                     out + 4 * g * width, packed, 0);
+        const int64_t w0 = 4 * g * sw - pl;  // the group's first window's first column
+        if (w0 >= 0 && 4 * g + 3 < Q && w0 + 3 * sw + S <= W) {
+            argmax_windows<lanes, 4>(top + w0 * width, sw * width, row, width, r_lo, rows, 0, S, S, out + 4 * g * width,
+                                     packed, 0);
         } else {
             for (int64_t q = 4 * g; q < std::min(Q, 4 * g + 4); ++q) {
-                const int64_t w0 = q * sw - pl, s_lo = std::max<int64_t>(0, -w0), s_hi = std::min(S, W - w0);
-                argmax_windows<lanes, 1>(x + (h0 * W + w0) * width + j, 0, row, width, r_lo, r_hi, s_lo, s_hi, S,
+                const int64_t wq = q * sw - pl, s_lo = std::max<int64_t>(0, -wq), s_hi = std::min(S, W - wq);
+                argmax_windows<lanes, 1>(top + (wq + s_lo) * width, 0, row, width, r_lo, rows, s_lo, s_hi - s_lo, S,
                                          out + q * width, packed, int(q % 4));
             }
         }
@@ -661,6 +660,11 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE typename Positions<lanes>::type column_of(cons
     __builtin_memcpy(&packed, row + q / 4 * width, sizeof packed);
     return (packed >> int32_t(8 * (q % 4)) & 255) - lo;
 }
+
+// Which of max_pool_backward's row kernels takes a pool: argmax_row_backward_3s2, _apart, or else
+// argmax_row_backward's row buffer.
+bool three_by_two(const MaxPool& d) { return d.R == 3 && d.S == 3 && d.stride_h == 2 && d.stride_w == 2; }
+bool apart(const MaxPool& d) { return d.R <= d.stride_h && d.S <= d.stride_w; }
 
 // argmax_row_backward for 3x3 windows at stride 2 (the stems' and googlenet's pools): a row of dx
 // lies in one or two rows of windows, a column in one window of a row, or two that share it. Each
@@ -780,8 +784,9 @@ RIDGE_SIMD_LEAF void argmax_row_backward(const int32_t* at, const float* dy, flo
 }  // namespace
 
 bool max_pool_backward_supported(const MaxPool& d) {
+    const bool buffer = !three_by_two(d) && !apart(d);  // argmax_row_backward's row buffer
     return max_pool_supported(d) && d.block != 1 && d.R * d.S <= 256 &&
-           argmax_row_columns(d) * 16 <= kColumns;
+           (!buffer || argmax_row_columns(d) * 16 <= kColumns);
 }
 
 int64_t max_pool_positions_size(const MaxPool& d) {
@@ -809,8 +814,6 @@ void max_pool_backward(const int32_t* at, const float* dy, float* dx, const MaxP
     std::vector<Span> rows;
     for (int64_t h = 0; h < d.H; ++h) rows.push_back(windows_holding(h, d.R, d.stride_h, d.pad_t, d.P));
     const ChannelLayout yl{d.N, d.C, d.P * d.Q, d.block}, al{d.N, d.C, d.P * position_groups(d), d.block};
-    const bool three_by_two = d.R == 3 && d.S == 3 && d.stride_h == 2 && d.stride_w == 2;
-    const bool apart = d.R <= d.stride_h && d.S <= d.stride_w;
     // The block map's positions: dy's block map is `blocks` blocks into dy.
     auto positions = [&](const float* in) {
         const int64_t blocks = (in - dy) / yl.block_stride();
@@ -819,17 +822,17 @@ void max_pool_backward(const int32_t* at, const float* dy, float* dx, const MaxP
     each_block_row(
         d.N, d.C, d.block, d.P * d.Q, d.H * d.W, d.H, dy, dx,
         [&](const float* in, float* out, int64_t h, int64_t j) {
-            if (three_by_two)
+            if (three_by_two(d))
                 argmax_row_backward_3s2<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else if (apart)
+            else if (apart(d))
                 argmax_row_backward_apart<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
             else
                 argmax_row_backward<16>(positions(in), in, out, d, rows.data(), d.block, h, j);
         },
         [&](const float* in, float* out, int64_t h, int64_t j) {
-            if (three_by_two)
+            if (three_by_two(d))
                 argmax_row_backward_3s2<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else if (apart)
+            else if (apart(d))
                 argmax_row_backward_apart<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
             else
                 argmax_row_backward<8>(positions(in), in, out, d, rows.data(), d.block, h, j);

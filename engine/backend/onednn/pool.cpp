@@ -162,10 +162,12 @@ int pooled(Plan& p, const Layer& l, int x, int64_t block) {
 // 5: inception4a.branch4.0 0.33 against 0.16 ms), its gradient level. At stride 2 it was faster
 // in the sum of both directions: resnet50's stem pool forward 0.79-0.84 ms against oneDNN's
 // 0.92-1.02 (the flag's line 1.38), its gradient 1.34-1.46 against 1.43-1.46; vgg11's five 2x2
-// pools 6.6-9.2 and 5.5-8.6 ms against 7.7 and 8.5-9.1.
+// pools forward level (6.6-9.2 ms against 7.7), gradients 5.5-8.6 against 8.5-9.1. Other strides
+// were not measured there and keep oneDNN's. Where x takes no gradient, y alone (max_pool).
 bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     if (op.kind != Pool2d::Kind::max) return false;
-    if (p.train && avx512_core_here() && (op.stride.h < 2 || op.stride.w < 2)) return false;
+    const bool grad = p.train && p.needs_grad(l.x());
+    if (grad && avx512_core_here() && (op.stride.h != 2 || op.stride.w != 2)) return false;
     const Shape& xs = p.shape(l.x());
     int x = p.value[size_t(l.x())];
     simd::MaxPool d = max_pool_of(p, l, op, p.md(x));
@@ -174,18 +176,18 @@ bool max_pool_forward(Plan& p, const Layer& l, const Pool2d& op) {
     // nChw8c, whose gradient the conv's backward reorders back: on the 2-core Zen 3 at batch 8, on
     // alexnet's first pool before image_forward took its conv, oneDNN's generic nchw pooling took
     // 19.9 ms forward and 4.6 ms backward, against bounds of 0.31 and 0.68.
-    if (p.train && d.block == 1) {
+    if (grad && d.block == 1) {
         const Md blocked = canonical(Md(dims_of(xs), dnnl::memory::data_type::f32, Tag::nChw8c));
         const simd::MaxPool b = max_pool_of(p, l, op, blocked);
         if (!simd::max_pool_backward_supported(b)) return false;
         x = p.value_as(l.x(), blocked);
         d = b;
     }
-    if (!(p.train ? simd::max_pool_backward_supported(d) : simd::max_pool_supported(d))) return false;
+    if (!(grad ? simd::max_pool_backward_supported(d) : simd::max_pool_supported(d))) return false;
     const int y = pooled(p, l, x, d.block);
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {x}, y};
-    if (!p.train) {
+    if (!grad) {
         p.kernel("max_pool", [d](const std::vector<float*>& a) { simd::max_pool(a[0], a[1], d); }, {x, y});
         return true;
     }

@@ -50,7 +50,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
             a.C = block == 1 ? 83 : 80, b.C = block == 1 ? 5 : block, c.C = block == 1 ? 40 : 48;
             d.C = block == 1 ? 37 : 2 * block;
         }
-        if ((k.name == "dw-wgrad" || k.name == "dw-dgrad" || k.name == "max-pool") && layout == "nhwc") {
+        if ((k.name == "dw-wgrad" || k.name == "dw-dgrad" || k.name.starts_with("max-pool")) && layout == "nhwc") {
             // Channels-last wants C a multiple of 8: 16 and 48 run 16 lanes in the AVX-512 build and
             // 8 in the others, 24 and 40 run 8 everywhere.
             a.C = 24, b.C = 16, c.C = 40, d.C = 48;
@@ -88,7 +88,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
         // Average pools: inception_v3's branch pool, DenseNet's transition, overlapping at stride 2,
         // one element a window, a stride past the kernel (elements no window holds), uneven axes.
         // Max pools the same, with googlenet's 3x3 stride-1 and resnet's 3x3 stride-2 fast paths.
-        if (k.name.starts_with("avg-pool") || k.name == "max-pool")
+        if (k.name.starts_with("avg-pool") || k.name.starts_with("max-pool"))
             windows = {{3, 3, 1, 1}, {2, 2, 2, 0}, {3, 3, 2, 1}, {1, 1, 1, 0}, {2, 2, 3, 0}, {3, 5, 1, 1}};
         for (auto [R, S, stride, pad] : windows) {
             for (Problem p : {a, b, c}) {
@@ -104,7 +104,7 @@ std::vector<Problem> small_shapes(const Kernel& k) {
 const std::vector<std::string> cpu_kernels = {
     "se-scale", "se-gate-grad", "dw-wgrad", "dw-dgrad", "concat", "concat-bn", "concat-bn-norelu", "softmax",
     "softmax-bwd", "silu", "silu-bwd", "gelu", "gelu-bwd", "gap-grad", "linear-row", "scale-strided",
-    "scale-strided-bwd", "avg-pool", "avg-pool-bwd", "max-pool"};
+    "scale-strided-bwd", "avg-pool", "avg-pool-bwd", "max-pool", "max-pool-bwd"};
 
 // ---- deliberately wrong kernels, on plain nchw (block 1) or nChw16c ----
 // The padding not counted where the kernel says it is: the edges' means divided by fewer.
@@ -124,6 +124,12 @@ void max_pool_column_shifted(const float* x, float* y, const simd::MaxPool& d) {
     simd::MaxPool wrong = d;
     wrong.pad_l += 1;
     simd::max_pool(x, y, wrong);
+}
+// Each position read as the one after it in its window's row.
+void max_pool_backward_column_shifted(const int32_t* at, const float* dy, float* dx, const simd::MaxPool& d) {
+    simd::MaxPool wrong = d;
+    wrong.pad_l += 1;
+    simd::max_pool_backward(at, dy, dx, wrong);
 }
 // The last row left out.
 void scale_strided_row_short(const float* x, const simd::Strided& xl, float s, float* y, const simd::Strided& yl) {
@@ -483,6 +489,17 @@ TEST_CASE("deliberately wrong kernels fail the check") {
             CHECK(make_cpu_cases(kernel("max-pool"), pool, {d}, 1).front()->check().ok);
         }
     }
+    SUBCASE("max-pool-bwd's positions a column off, in nChw8c, nChw16c and nhwc") {
+        for (const char* layout : {"nChw8c", "nChw16c", "nhwc"}) {
+            CAPTURE(layout);
+            Problem pool = plain;
+            pool.C = 24, pool.layout = layout, pool.R = pool.S = 3, pool.stride = 2, pool.pad = 1;
+            SimdVariant wrong = d;
+            wrong.max_pool_backward = max_pool_backward_column_shifted;
+            CHECK_FALSE(make_cpu_cases(kernel("max-pool-bwd"), pool, {wrong}, 1).front()->check().ok);
+            CHECK(make_cpu_cases(kernel("max-pool-bwd"), pool, {d}, 1).front()->check().ok);
+        }
+    }
     SUBCASE("gap-grad spreading the sum's gradient, not the mean's") {
         SimdVariant wrong = d;
         wrong.broadcast_channels = broadcast_sum_not_mean;
@@ -526,6 +543,8 @@ TEST_CASE("ridge-kernels: bad input is one line on stderr and exit 2, before any
         {"avg-pool", "--h", "4", "--w", "600"},
         {"avg-pool-bwd", "--r", "3", "--s", "3", "--pad", "3"},
         {"max-pool", "--layout", "nhwc", "--c", "20"},
+        {"max-pool-bwd", "--layout", "nchw"},
+        {"max-pool-bwd", "--r", "3", "--s", "3", "--stride", "1", "--pad", "1", "--h", "4", "--w", "600"},
         {"max-pool", "--layout", "nchw", "--h", "2", "--w", "5000", "--r", "2", "--s", "2", "--stride", "2"},
         {"max-pool", "--r", "2", "--s", "2", "--pad", "2"},
         {"max-pool", "--layout", "nhwc", "--c", "8", "--h", "3", "--w", "3", "--r", "3", "--s", "3", "--pad", "2"},

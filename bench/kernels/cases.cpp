@@ -72,6 +72,13 @@ Problem max_pool_default() {
     return p;
 }
 
+// The same pool in training at batch 8, where its gradient runs.
+Problem max_pool_train_default() {
+    Problem p = max_pool_default();
+    p.N = 8;
+    return p;
+}
+
 // DenseNet-121's features.denseblock2.denselayer12.norm1: the block's 128 input channels and 11
 // layers' 32 at 28x28 (from a 224x224 image), the largest concatenation of that block, at batch
 // 16 as the zoo's inference runs. nChw16c: what oneDNN's convolutions pick there on AVX-512.
@@ -224,6 +231,10 @@ const std::vector<Kernel>& kernels() {
          "max pooling y = the maximum of each window of x, a NaN winning (kernels/simd max_pool; ref: Pool2d max "
          "forward)",
          "resnet50 maxpool (64 ch at 112x112, 3x3 stride 2 pad 1), batch 16", max_pool_default()},
+        {"max-pool-bwd", false, true, {"nhwc", "nChw8c", "nChw16c"},
+         "its gradient in training dx = each dy at its window's first maximum (or last NaN), from the positions "
+         "max_pool_argmax keeps (kernels/simd max_pool_backward, timed alone; ref: Pool2d max backward)",
+         "resnet50 maxpool (64 ch at 112x112, 3x3 stride 2 pad 1), batch 8", max_pool_train_default()},
         {"gap-grad", false, false, channel_layouts,
          "global average pooling gradient dx[n,c,h,w] = dy[n,c] / HW (kernels/simd broadcast_channels; ref: "
          "AdaptiveAvgPool2d to 1x1 backward)",
@@ -291,9 +302,13 @@ void validate(const Kernel& k, const Problem& p) {
             fail(p.describe(true) + " is not a window avg_pool takes: its column buffer holds rows of at most 512 "
                                     "columns, in and out");
         // PyTorch's pools (and Pool2d's reference) take padding up to half the window.
-        if ((k.name.starts_with("avg-pool") || k.name == "max-pool") && 2 * p.pad > std::min(p.R, p.S))
+        if ((k.name.starts_with("avg-pool") || k.name.starts_with("max-pool")) && 2 * p.pad > std::min(p.R, p.S))
             fail("pad must be at most half the window (" + std::to_string(std::min(p.R, p.S) / 2) + "), not " +
                  std::to_string(p.pad));
+        if (k.name == "max-pool-bwd" && !simd::max_pool_backward_supported(p.max_pool()))
+            fail(p.describe(true) + " is not a window max_pool_backward takes: in nhwc C a multiple of 8, at most "
+                                    "256 elements a window, and where windows overlap (but 3x3 at stride 2) rows "
+                                    "of at most 512 columns with the padding");
         if (k.name == "max-pool" && !simd::max_pool_supported(p.max_pool()))
             fail(p.describe(true) + " is not a window max_pool takes: in nhwc C a multiple of 8, in nchw a row of "
                                     "at most 4096 columns");

@@ -857,10 +857,11 @@ private:
     Floats dx_ref_ = Floats(d_->dx_ref.size());
 };
 
-// ---- avg-pool, avg-pool-bwd, max-pool -----------------------------------------------------------
+// ---- avg-pool, avg-pool-bwd, max-pool, max-pool-bwd ---------------------------------------------
 
 // x (N,C,H,W)  dy (N,C,P,Q): pooling's operands (average pooling counting the padding, or max
-// pooling's forward), and the reference output of the direction asked for.
+// pooling), and the reference output of the direction asked for. Max pooling's gradient takes x
+// too: its windows' maxima route dy.
 struct PoolData {
     Problem p;
     Pool2d::Kind kind;
@@ -871,6 +872,7 @@ struct PoolData {
     Pool2d op;
     bool grad;
     Floats in, in_b;  // x, or dy for the gradient, plain and packed
+    Floats x, x_b;    // x for max pooling's gradient
     Floats ref;       // y, or dx
     std::vector<double> bound;
 
@@ -882,6 +884,10 @@ struct PoolData {
         op = Pool2d{kind, Hw(p.R, p.S), Hw(p.stride, p.stride), Padding(p.pad), false, true};
         in = uniform(size_t(numel(grad ? ys : xs)), -1, 1, grad ? 18 : 17);
         in_b = pack(in, grad ? yl : xl);
+        if (grad && kind == Pool2d::Kind::max) {
+            x = uniform(size_t(numel(xs)), -1, 1, 17);
+            x_b = pack(x, xl);
+        }
         ref.resize(size_t(numel(grad ? xs : ys)));
         reference(in, ref);
         Floats magnitude(ref.size());
@@ -889,7 +895,8 @@ struct PoolData {
         // The kernel's sum of at most R*S terms (a window's, or the windows' holding an element),
         // rounded reciprocals of the counts and their products: R*S + 4 roundings at most; the
         // reference's backward adds its rounded quotients in float, as many again. A maximum is
-        // one of x's values, exactly.
+        // one of x's values, exactly, and its gradient adds the same dy in the same order (the
+        // windows row by row) as the reference.
         const int64_t terms = (grad ? 2 : 1) * p.R * p.S + 4;
         for (size_t i = 0; i < ref.size(); ++i)
             bound.push_back(kind == Pool2d::Kind::max ? 0.0 : dot_bound(terms, magnitude[i], ref[i]));
@@ -904,7 +911,7 @@ struct PoolData {
         }
         std::fill(out.begin(), out.end(), 0.0f);
         ref::Bwd b;
-        b.in = {{nullptr, xs}};
+        b.in = {{kind == Pool2d::Kind::max ? x.data() : nullptr, xs}};
         b.y = {nullptr, ys};
         b.dy = {from.data(), ys};
         b.dx = {{out.data(), xs}};
@@ -914,11 +921,21 @@ struct PoolData {
 
 class PoolCase : public Case {
 public:
+    // Max pooling's gradient reads the positions its forward keeps: found here, once, so that the
+    // backward is timed alone.
     PoolCase(std::shared_ptr<const PoolData> d, SimdVariant v)
-        : d_(std::move(d)), v_(std::move(v)), out_b_(packed_size(d_->grad ? d_->xl : d_->yl)) {}
+        : d_(std::move(d)), v_(std::move(v)), out_b_(packed_size(d_->grad ? d_->xl : d_->yl)) {
+        if (d_->grad && d_->kind == Pool2d::Kind::max) {
+            Floats y(packed_size(d_->yl));
+            positions_.resize(size_t(v_.max_pool_positions_size(d_->max)));
+            v_.max_pool_argmax(d_->x_b.data(), y.data(), positions_.data(), d_->max);
+        }
+    }
     std::string variant() const override { return v_.isa; }
     void run_fast() override {
-        if (d_->kind == Pool2d::Kind::max)
+        if (d_->kind == Pool2d::Kind::max && d_->grad)
+            v_.max_pool_backward(positions_.data(), d_->in_b.data(), out_b_.data(), d_->max);
+        else if (d_->kind == Pool2d::Kind::max)
             v_.max_pool(d_->in_b.data(), out_b_.data(), d_->max);
         else if (d_->grad)
             v_.avg_pool_backward(d_->in_b.data(), out_b_.data(), d_->avg);
@@ -943,6 +960,7 @@ private:
     std::shared_ptr<const PoolData> d_;
     SimdVariant v_;
     Floats out_b_;
+    std::vector<int32_t> positions_;
     Floats ref_ = Floats(d_->ref.size());
 };
 
@@ -1048,9 +1066,9 @@ std::vector<std::unique_ptr<Case>> make_cpu_cases(const Kernel& k, const Problem
         auto d = std::make_shared<const StridedData>(p);
         for (const SimdVariant& v : variants)
             out.push_back(std::make_unique<StridedScale>(d, v, k.name == "scale-strided-bwd"));
-    } else if (k.name == "avg-pool" || k.name == "avg-pool-bwd" || k.name == "max-pool") {
-        const auto kind = k.name == "max-pool" ? Pool2d::Kind::max : Pool2d::Kind::avg;
-        auto d = std::make_shared<const PoolData>(p, kind, k.name == "avg-pool-bwd");
+    } else if (k.name.starts_with("avg-pool") || k.name.starts_with("max-pool")) {
+        const auto kind = k.name.starts_with("max-pool") ? Pool2d::Kind::max : Pool2d::Kind::avg;
+        auto d = std::make_shared<const PoolData>(p, kind, k.name.ends_with("-bwd"));
         for (const SimdVariant& v : variants) out.push_back(std::make_unique<PoolCase>(d, v));
     } else if (k.name == "gap-grad") {
         auto d = std::make_shared<const GapData>(p);

@@ -333,18 +333,6 @@ const float* dw_weights(const float* w, float* packed, const Depthwise& d) {
 
 // ---- depthwise conv: the data gradient, row by row ----
 
-// The int32 lanes of Vec<L>, for masking it bit by bit.
-template <int L>
-struct LaneBits;
-template <>
-struct LaneBits<8> {
-    typedef int32_t type __attribute__((vector_size(32)));
-};
-template <>
-struct LaneBits<16> {
-    typedef int32_t type __attribute__((vector_size(64)));
-};
-
 // All ones in a block's lanes below C. dy's lanes past C may hold anything (NaN times a zero
 // weight is NaN); dx's must be zero, so each store is masked: a fill of the lanes after the row
 // became a memset call per position.

@@ -567,18 +567,7 @@ namespace {
 // from bytes to int32 lanes to compare, which GCC 12 makes a scalar loop under a target attribute
 // (16 byte extractions and inserts for every vector; resnet50's stem pool backward at batch 8
 // took 4.8 to 5.5 ms so, against oneDNN's 1.7 to 1.9); shifts and a mask on int32 lanes are one
-// instruction each.
-template <int lanes>
-struct Positions;
-template <>
-struct Positions<8> {
-    typedef int32_t type __attribute__((vector_size(32)));
-};
-template <>
-struct Positions<16> {
-    typedef int32_t type __attribute__((vector_size(64)));
-};
-
+// instruction each (on LaneBits, vec.h).
 int64_t position_groups(const MaxPool& d) { return (d.Q + 3) / 4; }
 
 // The maxima of `n` windows `step` floats apart (one or four at a time: one window's maxima form a
@@ -590,9 +579,9 @@ int64_t position_groups(const MaxPool& d) { return (d.Q + 3) / 4; }
 template <int lanes, int n>
 RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void argmax_windows(const float* first, int64_t step, int64_t row, int64_t width,
                                                       int64_t r0, int64_t rows, int64_t s0, int64_t cols, int64_t S,
-                                                      float* out, typename Positions<lanes>::type& packed, int byte) {
+                                                      float* out, typename LaneBits<lanes>::type& packed, int byte) {
     using V = Vec<lanes>;
-    using I = typename Positions<lanes>::type;
+    using I = typename LaneBits<lanes>::type;
     V m[n];
     I e[n];
     for (int k = 0; k < n; ++k) m[k] = load<V>(first + k * step), e[k] = I{} + int32_t(r0 * S + s0);
@@ -621,7 +610,7 @@ RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE void argmax_windows(const float* first, int64_
 template <int lanes>
 RIDGE_SIMD_LEAF void argmax_row(const float* x, float* y, int32_t* at, const MaxPool& d, int64_t width, int64_t p,
                                 int64_t j) {
-    using I = typename Positions<lanes>::type;
+    using I = typename LaneBits<lanes>::type;
     const int64_t W = d.W, S = d.S, Q = d.Q, sw = d.stride_w, pl = d.pad_l, groups = position_groups(d);
     const int64_t h0 = p * d.stride_h - d.pad_t, row = W * width;
     const int64_t r_lo = std::max<int64_t>(0, -h0), rows = std::min(d.R, d.H - h0) - r_lo;
@@ -654,9 +643,9 @@ int64_t argmax_row_columns(const MaxPool& d) {
 // A window row's position at window q, as the column of the window it names in row h (0 to S - 1,
 // else outside), from `lo` = S times the row of the window that row h is.
 template <int lanes>
-RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE typename Positions<lanes>::type column_of(const int32_t* row, int64_t q,
+RIDGE_SIMD_LEAF RIDGE_SIMD_INLINE typename LaneBits<lanes>::type column_of(const int32_t* row, int64_t q,
                                                                            int64_t width, int32_t lo) {
-    typename Positions<lanes>::type packed;
+    typename LaneBits<lanes>::type packed;
     __builtin_memcpy(&packed, row + q / 4 * width, sizeof packed);
     return (packed >> int32_t(8 * (q % 4)) & 255) - lo;
 }
@@ -667,7 +656,7 @@ bool three_by_two(const MaxPool& d) { return d.R == 3 && d.S == 3 && d.stride_h 
 bool apart(const MaxPool& d) { return d.R <= d.stride_h && d.S <= d.stride_w; }
 
 // argmax_row_backward for 3x3 windows at stride 2 (the stems' and googlenet's pools): a row of dx
-// lies in one or two rows of windows, a column in one window of a row, or two that share it. Each
+// that some window holds lies in one or two rows of windows, a column in one window of a row, or two that share it. Each
 // column's sum is made in registers, the shared column's first part carried from one window to the
 // next, and stored once into dx; the order of the terms is a scatter's (rows of windows, then
 // windows). The row buffer's pass stores each shared column and loads it again at the next window
@@ -679,10 +668,6 @@ RIDGE_SIMD_LEAF void argmax_row_backward_3s2(const int32_t* at, const float* dy,
     using V = Vec<lanes>;
     const int64_t Q = d.Q, W = d.W, pl = d.pad_l, groups = position_groups(d);
     float* out = dx + h * W * width + j;
-    if (windows.first == windows.last) {
-        for (int64_t w = 0; w < W; ++w) store(out + w * width, V{});
-        return;
-    }
     const int64_t p0 = windows.first, p1 = windows.last - 1;  // p1 == p0: one row of windows
     const int32_t lo0 = int32_t((h - (p0 * d.stride_h - d.pad_t)) * 3);
     const int32_t lo1 = int32_t((h - (p1 * d.stride_h - d.pad_t)) * 3);
@@ -717,7 +702,8 @@ RIDGE_SIMD_LEAF void argmax_row_backward_3s2(const int32_t* at, const float* dy,
 }
 
 // argmax_row_backward for windows that do not overlap (kernel at most the stride: the VGGs' and
-// googlenet's 2x2 at stride 2): an element of dx lies in one window or none, so each is its
+// googlenet's 2x2 at stride 2), on a row of dx that a row of windows holds: an element of dx lies
+// in one window or none, so each is its
 // window's dy or zero, stored at once. The row buffer's zeroing, adds and copy made the VGGs' pool
 // gradients slower than oneDNN's (vgg11's first at batch 8 on the 2-core Zen 5, 8x64x224x224:
 // 4.2-4.8 ms against 3.1-3.2).
@@ -727,10 +713,6 @@ RIDGE_SIMD_LEAF void argmax_row_backward_apart(const int32_t* at, const float* d
     using V = Vec<lanes>;
     const int64_t Q = d.Q, W = d.W, S = d.S, sw = d.stride_w, pl = d.pad_l, groups = position_groups(d);
     float* out = dx + h * W * width + j;
-    if (windows.first == windows.last) {
-        for (int64_t w = 0; w < W; ++w) store(out + w * width, V{});
-        return;
-    }
     const int64_t p = windows.first;
     const int32_t lo = int32_t((h - (p * d.stride_h - d.pad_t)) * S);
     const int32_t* row = at + p * groups * width + j;
@@ -759,7 +741,7 @@ template <int lanes>
 RIDGE_SIMD_LEAF void argmax_row_backward(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
                                          const Span* rows, int64_t width, int64_t h, int64_t j) {
     using V = Vec<lanes>;
-    using I = typename Positions<lanes>::type;
+    using I = typename LaneBits<lanes>::type;
     alignas(64) float buffer[kColumns];
     const int64_t Q = d.Q, S = d.S, sw = d.stride_w, groups = position_groups(d);
     std::fill(buffer, buffer + argmax_row_columns(d) * lanes, 0.0f);
@@ -779,6 +761,25 @@ RIDGE_SIMD_LEAF void argmax_row_backward(const int32_t* at, const float* dy, flo
     }
     float* out = dx + h * d.W * width + j;
     for (int64_t w = 0; w < d.W; ++w) store(out + w * width, load<V>(buffer + (w + d.pad_l) * lanes));
+}
+
+// Row h of dx in one channel block, `lanes` lanes from lane j, by the row kernel that takes the
+// pool; zeros where no row of windows holds it (a stride past the kernel, or floor mode's last
+// rows).
+template <int lanes>
+RIDGE_SIMD_LEAF void argmax_backward_row(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
+                                         const Span* rows, int64_t h, int64_t j) {
+    const Span windows = rows[h];
+    if (windows.first == windows.last) {
+        float* out = dx + h * d.W * d.block + j;
+        for (int64_t w = 0; w < d.W; ++w) store(out + w * d.block, Vec<lanes>{});
+    } else if (three_by_two(d)) {
+        argmax_row_backward_3s2<lanes>(at, dy, dx, d, windows, d.block, h, j);
+    } else if (apart(d)) {
+        argmax_row_backward_apart<lanes>(at, dy, dx, d, windows, d.block, h, j);
+    } else {
+        argmax_row_backward<lanes>(at, dy, dx, d, rows, d.block, h, j);
+    }
 }
 
 }  // namespace
@@ -822,20 +823,10 @@ void max_pool_backward(const int32_t* at, const float* dy, float* dx, const MaxP
     each_block_row(
         d.N, d.C, d.block, d.P * d.Q, d.H * d.W, d.H, dy, dx,
         [&](const float* in, float* out, int64_t h, int64_t j) {
-            if (three_by_two(d))
-                argmax_row_backward_3s2<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else if (apart(d))
-                argmax_row_backward_apart<16>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else
-                argmax_row_backward<16>(positions(in), in, out, d, rows.data(), d.block, h, j);
+            argmax_backward_row<16>(positions(in), in, out, d, rows.data(), h, j);
         },
         [&](const float* in, float* out, int64_t h, int64_t j) {
-            if (three_by_two(d))
-                argmax_row_backward_3s2<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else if (apart(d))
-                argmax_row_backward_apart<8>(positions(in), in, out, d, rows[size_t(h)], d.block, h, j);
-            else
-                argmax_row_backward<8>(positions(in), in, out, d, rows.data(), d.block, h, j);
+            argmax_backward_row<8>(positions(in), in, out, d, rows.data(), h, j);
         });
 }
 

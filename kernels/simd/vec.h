@@ -61,6 +61,20 @@ struct VecOf<16> {
 template <int lanes>
 using Vec = typename VecOf<lanes>::type;
 
+// The int32 lanes of Vec<L>: masks, and integers kept beside each float lane. Spelled out per
+// width: GCC 12 rejects __builtin_convertvector on a vector type whose size depends on a template
+// parameter.
+template <int L>
+struct LaneBits;
+template <>
+struct LaneBits<8> {
+    typedef int32_t type __attribute__((vector_size(32)));
+};
+template <>
+struct LaneBits<16> {
+    typedef int32_t type __attribute__((vector_size(64)));
+};
+
 // Loads and stores through memcpy: any alignment, no aliasing question (one vmovups each).
 template <class V>
 RIDGE_SIMD_INLINE V load(const float* p) {

@@ -2034,10 +2034,12 @@ TEST_CASE("a classifier on few rows in training runs kernels/simd on oneDNN's C-
 // In training a linear on many rows (vit's tokens, convnext's positions) runs on oneDNN's matmul
 // where the inner product would run brgemm (AVX-512): its data gradient from 384 rows, its forward
 // from 1024, the weights reordered from the inner product's layout into the matmul's each step
-// where the two differ (linear.cpp's matmul_dgrad and matmul_training_forward); on fewer rows, and
-// below AVX-512 (gemm:jit), the inner product. The weight gradient stays the inner product's. The
-// numbers against the reference, over three steps with their updates, so that a reorder that kept
-// the weights of the step before would show.
+// where the two differ (linear.cpp's matmul_dgrad and matmul_training_forward), and its weight
+// gradient from 1024 rows where both widths are 192 or more (matmul_wgrad: dw = dy^T x, or its
+// transpose where C > K, reordered into the weights' layout, and the bias's as column sums); on
+// fewer rows or narrower, and below AVX-512 (gemm:jit), the inner product. The numbers against
+// the reference, over three steps with their updates, so that a reorder that kept the weights of
+// the step before, or a transposed product read the wrong way round, would show.
 TEST_CASE("a linear on many rows in training runs oneDNN's matmul where the inner product runs brgemm") {
     const bool wide = onednn::avx512_core_here();
     const std::vector<std::string> products = {"matmul", "inner_product"};
@@ -2049,20 +2051,30 @@ TEST_CASE("a linear on many rows in training runs oneDNN's matmul where the inne
         std::erase_if(kinds, [&](const std::string& k) { return k != products[0] && k != products[1]; });
         return kinds;
     };
-    for (int64_t T : {512, 192, 191}) {  // 2 images: 1024, 384 and 382 rows
-        CAPTURE(T);
+    for (auto [T, D] : {std::pair<int64_t, int64_t>{512, 33}, {192, 33}, {191, 33}, {512, 200}, {192, 200}}) {
+        CAPTURE(T);  // 2 images: 1024, 384 and 382 rows
+        CAPTURE(D);
         // A transformer's MLP with a residual sum (in training each its own layer), 33 wide so that
-        // the inner product's weights are laid out unlike the matmul's.
+        // the inner product's weights are laid out unlike the matmul's; 200 wide, D -> D, D -> 256
+        // (dy^T x) and 256 -> D (x^T dy) for the weight gradient's three forms.
         Graph g("tokens");
-        Tensor a = g.input({2, T, 33}) | linear(33);
-        add(a, a | linear(200) | gelu() | linear(33));
+        Tensor a = g.input({2, T, D}) | linear(D);
+        add(a, a | linear(D == 33 ? 200 : 256) | gelu() | linear(D));
         const std::string fwd = wide && T >= 512 ? "matmul" : "inner_product";
         const std::string dgrad = wide && T >= 192 ? "matmul" : "inner_product";
+        const std::string wgrad = wide && T >= 512 && D >= 192 ? "matmul" : "inner_product";
         int reorders = 0;
         CHECK(ran(g, StepPhase::fwd, &reorders) == std::vector<std::string>(3, fwd));
-        if (fwd == "matmul") CHECK(reorders > 0);
+        if (fwd == "matmul" && D == 33) CHECK(reorders > 0);
         CHECK(ran(g, StepPhase::dgrad) == std::vector<std::string>(2, dgrad));
-        CHECK(ran(g, StepPhase::wgrad) == std::vector<std::string>(3, "inner_product"));
+        CHECK(ran(g, StepPhase::wgrad, &reorders) == std::vector<std::string>(3, wgrad));
+        if (wgrad == "matmul") CHECK(reorders == 3);
+        auto planned = make_executor("onednn", g, {.mode = Mode::train});
+        planned->prepare();
+        const std::vector<StepInfo> steps = planned->steps();
+        CHECK(std::count_if(steps.begin(), steps.end(), [](const StepInfo& s) {
+                  return s.phase == StepPhase::wgrad && s.impl == "ridge:column_sums";
+              }) == (wgrad == "matmul" ? 3 : 0));
         Inputs in = inputs(g, 13);
         for (bool fused : {false, true}) {
             std::vector<std::unique_ptr<Executor>> ex;

@@ -1303,6 +1303,34 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
                 }
 }
 
+// kernels/simd's column_sums (a linear's bias gradient beside the weight gradient's matmul): each
+// column's sum in row order, the same bits as a plain float loop over the rows, for widths that
+// leave every tail (4 vectors, one, single columns) on 1 to 5 threads, some with no columns, and
+// one row. Columns past L (the buffer holds 3 more, as -1) are not written.
+TEST_CASE("column_sums adds each column's rows in order, on every width and thread count") {
+    for (const SimdVariant& v : runnable_simd_variants())
+        for (int64_t N : {1, 7, 1024})
+            for (int64_t L : {1, 5, 8, 16, 37, 64, 200, 3072})
+                for (int threads : {1, 2, 3, 5}) {
+                    CAPTURE(v.isa);
+                    CAPTURE(N);
+                    CAPTURE(L);
+                    CAPTURE(threads);
+                    Uniform u{unsigned(N * 7919 + L)};
+                    std::vector<float> a(size_t(N * L)), out(size_t(L + 3), -1.0f);
+                    for (float& e : a) e = u() * 1000.0f;
+                    v.column_sums(a.data(), N, L, out.data(), threads);
+                    int64_t wrong = 0;
+                    for (int64_t l = 0; l < L; ++l) {
+                        float sum = 0;
+                        for (int64_t n = 0; n < N; ++n) sum += a[size_t(n * L + l)];
+                        wrong += std::memcmp(&sum, &out[size_t(l)], sizeof sum) != 0;
+                    }
+                    CHECK(wrong == 0);
+                    CHECK(std::count(out.end() - 3, out.end(), -1.0f) == 3);
+                }
+}
+
 // kernels/simd's broadcast_channels (the global pool's gradient) and add_broadcast_channels (the
 // same added to squeeze-excitation's scale gradient, pool.cpp) in each layout, against the index
 // formula: every real element k * s, or that plus what was there; the padded channels of the last

@@ -697,6 +697,29 @@ void combos(const float* coef, const float* M, const float* bias, float* out, in
         sums(coef, R, 1, M, bias, out, N, R, L, l0, l1, N >= 8 ? 8 : 4);
 }
 
+// out[l] = the sum of a's rows n = 0, 1, ... at column l, for l in [l0, l1) of a (N, L): four
+// vectors of columns in flight down the rows, then one, then single columns, each column's adds in
+// row order (the order of a plain loop over n).
+RIDGE_SIMD_LEAF void column_share(const float* a, int64_t N, int64_t L, int64_t l0, int64_t l1, float* out) {
+    int64_t l = l0;
+    for (; l + 4 * W <= l1; l += 4 * W) {
+        V s[4] = {};
+        for (int64_t n = 0; n < N; ++n)
+            for (int u = 0; u < 4; ++u) s[u] += load<V>(a + n * L + l + u * W);
+        for (int u = 0; u < 4; ++u) store(out + l + u * W, s[u]);
+    }
+    for (; l + W <= l1; l += W) {
+        V s{};
+        for (int64_t n = 0; n < N; ++n) s += load<V>(a + n * L + l);
+        store(out + l, s);
+    }
+    for (; l < l1; ++l) {
+        float s = 0;
+        for (int64_t n = 0; n < N; ++n) s += a[n * L + l];
+        out[l] = s;
+    }
+}
+
 // out[r, l] = sum over n of coef[n, r] v[n, l] for r in [r0, r1), every l: outer products.
 void outer(const float* coef, const float* v, float* out, int64_t N, int64_t R, int64_t L, int64_t r0, int64_t r1) {
     if (r1 > r0) sums(coef + r0, 1, R, v, nullptr, out + r0 * L, r1 - r0, N, L, 0, L, 4);
@@ -747,13 +770,17 @@ void linear_rows_wgrad(const float* x, const float* dy, float* dw, float* db, in
             outer(dy, x, dw, N, K, C, lo, hi);
         }
         if (db) {
-            share(K, 1, t, threads, lo, hi);
-            for (int64_t k = lo; k < hi; ++k) {
-                float s = 0;
-                for (int64_t n = 0; n < N; ++n) s += dy[n * K + k];
-                db[k] = s;
-            }
+            share(K, W, t, threads, lo, hi);
+            column_share(dy, N, K, lo, hi, db);
         }
+    });
+}
+
+void column_sums(const float* a, int64_t N, int64_t L, float* out, int threads) {
+    for_units(threads, threads, [&](int64_t u) {
+        int64_t lo, hi;
+        share(L, 4 * W, int(u), threads, lo, hi);
+        column_share(a, N, L, lo, hi, out);
     });
 }
 

@@ -160,7 +160,7 @@ struct Strided {
     X(ns, hardsigmoid_forward) X(ns, hardsigmoid_backward) X(ns, softmax_forward) X(ns, softmax_backward) \
     X(ns, layernorm_forward) X(ns, layernorm_channels_forward) X(ns, layernorm_backward_scratch) X(ns, layernorm_backward) \
     X(ns, linear_panels) X(ns, linear_gemm_scratch) X(ns, linear_gemm) X(ns, linear_rows) X(ns, linear_rows_dgrad) \
-    X(ns, linear_rows_wgrad) \
+    X(ns, linear_rows_wgrad) X(ns, column_sums) \
     X(ns, max_pool_supported) X(ns, max_pool) X(ns, max_pool_backward_supported) X(ns, max_pool_positions_size) \
     X(ns, max_pool_argmax) X(ns, max_pool_backward) \
     X(ns, avg_pool_supported) X(ns, avg_pool) X(ns, avg_pool_backward) \

@@ -1,8 +1,8 @@
 // Linear on oneDNN inner_product over the leading dimensions flattened. In inference many rows on
 // oneDNN matmul where it runs brgemm (AVX-512), on AVX2 on kernels/simd's linear_gemm, and up to 64
 // rows (16 with AVX-512) on kernels/simd's linear_panels; below AVX-512 a GELU after either as
-// oneDNN's eltwise in place. In training the forward and the data gradient of many rows on matmul
-// too (AVX-512).
+// oneDNN's eltwise in place. In training the forward, the data gradient and the weight gradient of
+// many rows on matmul too (AVX-512), the bias gradient then on kernels/simd's column_sums.
 // x (M..., C)  w (K,C)  b (K)  y (M..., K); x and y plain row-major, w in the layout the primitive
 // picks; in training at one or two rows, and in inference on AVX-512 up to 16, a flattened map
 // may stay a map (classifier_reads_map), w (K,C,H,W) with it.
@@ -404,6 +404,46 @@ bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip,
     return true;
 }
 
+// The weight gradient on many rows with AVX-512 as oneDNN's matmul into a plain buffer, reordered
+// into the weights' layout (the inner product's, which the update reads), and the bias gradient as
+// kernels/simd's column sums of dy: oneDNN 2.6's brgemm backward-weights inner product ran vit's
+// linears at 260 to 330 GFLOP/s where the matmul ran 340 to 390. The product is the one whose
+// output has min(C, K) columns: dw (K,C) = dy^T x where C <= K, else dw^T (C,K) = x^T dy (oneDNN
+// transposes the left operand). On the 2-core Zen 5, alone, medians of 7 three times (the
+// matmul's time with its reorder): 1576 rows (8 images of 197 tokens) 3072 -> 768 27.3-28.7
+// against 20.1-20.4 ms, 768 -> 3072 23.8-24.2 against 20.1-20.3, 768 -> 2304 16.8-18.8 against
+// 16.3-16.7, 768 -> 768 5.8-5.9 against 5.0-5.2; 6272 rows (convnext's stage 2) 192 -> 768 and
+// 768 -> 192 5.4-5.8 against 5.3-5.6; 1568 rows level to 0.9x. Where the output is 96 wide
+// (convnext's 25088 positions of 96 -> 384) the matmul lost (6.1-6.2 against 6.6-8.2), and on 392
+// rows the reorder ate the gain: hence both lines.
+constexpr int64_t matmul_wgrad_rows = 1024;
+constexpr int64_t matmul_wgrad_width = 192;
+
+bool matmul_wgrad(Plan& p, const Layer& l, const InnerProduct& ip,
+                  const dnnl::inner_product_backward_weights::primitive_desc& ipd, int x, int dy) {
+    const Dims xd = ip.x.dims();
+    if (xd.size() != 2 || xd[0] < matmul_wgrad_rows || !runs_brgemm(ipd)) return false;
+    const int64_t M = xd[0], C = xd[1], K = ip.y.dims()[1];
+    if (std::min(C, K) < matmul_wgrad_width || p.md(x) != plain({M, C}) || p.md(dy) != plain({M, K})) return false;
+    const bool transposed = C > K;  // the product is dw^T (C,K)
+    const int64_t m = transposed ? C : K, n = transposed ? K : C;
+    const Md a({m, M}, dnnl::memory::data_type::f32, {1, m}), b = plain({M, n}), out = plain({m, n});
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, out), p.attr(), p.eng);
+    if (!runs_brgemm(pd)) return false;
+    const int product = p.mem(out);
+    p.primitive(pd, {{DNNL_ARG_SRC, p.alias(transposed ? x : dy, a)},
+                     {DNNL_ARG_WEIGHTS, p.alias(transposed ? dy : x, b)},
+                     {DNNL_ARG_DST, product}});
+    const Md dw = transposed ? Md({K, C}, dnnl::memory::data_type::f32, {1, K}) : plain({K, C});
+    p.reorder_into(p.alias(product, dw), p.dparam_mem(l.node, 0, ipd.diff_weights_desc()));
+    if (ip.bias) {
+        const int threads = p.step_threads();
+        p.kernel("column_sums", [=](const std::vector<float*>& v) { simd::column_sums(v[0], M, K, v[1], threads); },
+                 {dy, p.dparam_mem(l.node, 1, bias_md(ip))}, {"diff_dst", "diff_bias"});
+    }
+    return true;
+}
+
 }  // namespace
 
 void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
@@ -429,6 +469,7 @@ void inner_product_backward(Plan& p, const Layer& l, const InnerProduct& ip) {
     auto d = ip.bias ? dnnl::inner_product_backward_weights::desc(ip.x, ip.w, b, ip.y)
                      : dnnl::inner_product_backward_weights::desc(ip.x, ip.w, ip.y);
     dnnl::inner_product_backward_weights::primitive_desc pd(d, p.attr(), p.eng, fwd);
+    if (matmul_wgrad(p, l, ip, pd, sv.in[0], dy)) return;
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, sv.in[0]},
                                              {DNNL_ARG_DIFF_DST, dy},
                                              {DNNL_ARG_DIFF_WEIGHTS, p.dparam_mem(l.node, 0, pd.diff_weights_desc())}};

@@ -409,13 +409,13 @@ bool matmul_dgrad(Plan& p, const Layer& l, const InnerProduct& ip,
 // kernels/simd's column sums of dy: oneDNN 2.6's brgemm backward-weights inner product ran vit's
 // linears at 260 to 330 GFLOP/s where the matmul ran 340 to 390. The product is the one whose
 // output has min(C, K) columns: dw (K,C) = dy^T x where C <= K, else dw^T (C,K) = x^T dy (oneDNN
-// transposes the left operand). On the 2-core Zen 5, alone, medians of 7 three times (the
-// matmul's time with its reorder): 1576 rows (8 images of 197 tokens) 3072 -> 768 27.3-28.7
-// against 20.1-20.4 ms, 768 -> 3072 23.8-24.2 against 20.1-20.3, 768 -> 2304 16.8-18.8 against
-// 16.3-16.7, 768 -> 768 5.8-5.9 against 5.0-5.2; 6272 rows (convnext's stage 2) 192 -> 768 and
-// 768 -> 192 5.4-5.8 against 5.3-5.6; 1568 rows level to 0.9x. Where the output is 96 wide
-// (convnext's 25088 positions of 96 -> 384) the matmul lost (6.1-6.2 against 6.6-8.2), and on 392
-// rows the reorder ate the gain: hence both lines.
+// transposes the left operand). On the 2-core Zen 5, alone, medians of 7 three times, the inner
+// product's time against the matmul's with its reorder: 1576 rows (8 images of 197 tokens)
+// 3072 -> 768 27.3-28.7 against 20.1-20.4 ms, 768 -> 3072 23.8-24.2 against 20.1-20.3, 768 -> 2304
+// 16.8-18.8 against 16.3-16.7, 768 -> 768 5.8-5.9 against 5.0-5.2; 6272 rows (convnext's stage 2)
+// 192 -> 768 and 768 -> 192 5.4-5.8 against 5.3-5.6; 1568 rows level to 0.9x. Where the output is
+// 96 wide (convnext's 25088 positions of 96 -> 384) the matmul lost (6.1-6.2 against 6.6-8.2),
+// and on 392 rows the reorder ate the gain: hence both lines.
 constexpr int64_t matmul_wgrad_rows = 1024;
 constexpr int64_t matmul_wgrad_width = 192;
 

@@ -2051,12 +2051,14 @@ TEST_CASE("a linear on many rows in training runs oneDNN's matmul where the inne
         std::erase_if(kinds, [&](const std::string& k) { return k != products[0] && k != products[1]; });
         return kinds;
     };
-    for (auto [T, D] : {std::pair<int64_t, int64_t>{512, 33}, {192, 33}, {191, 33}, {512, 200}, {192, 200}}) {
+    for (auto [T, D] :
+         {std::pair<int64_t, int64_t>{512, 33}, {192, 33}, {191, 33}, {512, 200}, {192, 200}, {512, 191}}) {
         CAPTURE(T);  // 2 images: 1024, 384 and 382 rows
         CAPTURE(D);
         // A transformer's MLP with a residual sum (in training each its own layer), 33 wide so that
         // the inner product's weights are laid out unlike the matmul's; 200 wide, D -> D, D -> 256
-        // (dy^T x) and 256 -> D (x^T dy) for the weight gradient's three forms.
+        // (dy^T x) and 256 -> D (x^T dy) for the weight gradient's three forms; 191 wide, just under
+        // its line.
         Graph g("tokens");
         Tensor a = g.input({2, T, D}) | linear(D);
         add(a, a | linear(D == 33 ? 200 : 256) | gelu() | linear(D));

@@ -1306,7 +1306,8 @@ TEST_CASE("channel_means pools plain, channels-last and blocked layouts into pla
 // kernels/simd's column_sums (a linear's bias gradient beside the weight gradient's matmul): each
 // column's sum in row order, the same bits as a plain float loop over the rows, for widths that
 // leave every tail (4 vectors, one, single columns; all three in one thread's share at 45 and 77)
-// on 1 to 5 threads, some with no columns, and one row. Columns past L (the buffer holds 3 more, as -1) are not written.
+// on 1 to 5 threads, some with no columns, and one row. Columns past L (the buffer holds 3 more,
+// as -1) are not written.
 TEST_CASE("column_sums adds each column's rows in order, on every width and thread count") {
     for (const SimdVariant& v : runnable_simd_variants())
         for (int64_t N : {1, 7, 1024})

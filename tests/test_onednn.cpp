@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -1560,34 +1561,102 @@ TEST_CASE("a squeeze-excitation gate's gradients run in one pass, dy in either c
     }
 }
 
-// A residual add's gradient goes to both operands: one takes dy's buffer, the other gets a copy
-// (onednn/plan.cpp's reorder_into): ridge's, not oneDNN's reorder of a layout into itself. 24
-// channels leave a block part padding; 7x7 maps are copied on one thread, 64x64 shared out. Against
-// the reference executor.
-TEST_CASE("a residual add's gradient reaches its second operand by a copy of dy") {
-    for (int64_t C : {24, 32})
-        for (int64_t HW : {7, 64}) {
-            CAPTURE(C);
-            CAPTURE(HW);
-            Graph g("residual_copy");
-            Tensor y = g.input({2, 8, HW, HW}) | conv(C, 1) | relu();
+// A residual add's gradient goes to both operands as dy's own buffer (onednn/plan.h's share): the
+// add plans no step. Each graph below puts a writer where the other operand still reads that
+// buffer, against the reference executor (the input's gradient too): a ReLU on one operand, whose
+// gradient would overwrite dy in place; a conv that adds its share into an operand's gradient while
+// the other operand's conv has yet to read it; a layernorm that adds its share likewise; a second
+// add's share; and x + x, whose second share adds into a copy (the add's dy counts as read while
+// the add is planned). 24 channels leave a block part padding.
+TEST_CASE("a residual add hands dy's buffer to both operands, copying it only for a writer while both read") {
+    auto add_steps = [](const Graph& g, const Tensor& sum) {
+        auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+        ex->prepare();
+        std::string steps;
+        for (const StepInfo& s : ex->steps())
+            if (s.node == g.tensor(sum.id()).producer && s.phase == StepPhase::dgrad) steps += s.impl + " ";
+        return steps;
+    };
+    // Each subcase over every shape (a SUBCASE inside a loop would run on its first pass only).
+    auto shapes = [](const std::function<void(int64_t, int64_t)>& f) {
+        for (int64_t C : {24, 32})
+            for (int64_t HW : {7, 64}) {
+                CAPTURE(C);
+                CAPTURE(HW);
+                f(C, HW);
+            }
+    };
+    SUBCASE("a residual block") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("residual");
+            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
             Tensor sum = add(y | conv(C, 3, {.pad = 1}), y);
             sum | relu();
-            const int node = g.tensor(sum.id()).producer;
-            auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
-            ex->prepare();
-            std::string steps;
-            for (const StepInfo& s : ex->steps())
-                if (s.node == node && s.phase == StepPhase::dgrad) steps += s.impl + " ";
-            CHECK(steps == "ridge:copy ");
+            CHECK(add_steps(g, sum).empty());
             check_against_reference(g, 1e-4, 2e-4);
-        }
+        });
+    }
+    SUBCASE("a ReLU's gradient on one operand while the other's conv is still to read dy") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("relu_operand");
+            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor b = y | conv(C, 1);
+            Tensor a = y | conv(C, 3, {.pad = 1}) | relu();
+            Tensor sum = add(a, b);
+            sum | conv(C, 1);
+            CHECK(add_steps(g, sum).empty());
+            check_against_reference(g, 1e-4, 2e-4);
+        });
+    }
+    SUBCASE("an operand's other reader adds its share while the other operand's conv is still to read dy") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("shared_reader");
+            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor a = y | conv(C, 3, {.pad = 1});
+            Tensor b = y | conv(C, 1);
+            Tensor c = b | conv(C, 3, {.pad = 1});
+            Tensor sum = add(a, b);
+            add(sum, c) | relu();
+            CHECK(add_steps(g, sum).empty());
+            check_against_reference(g, 1e-4, 2e-4);
+        });
+    }
+    SUBCASE("a layernorm adds its share into an operand's gradient while the other's linear is still to read dy") {
+        Graph g("layernorm_reader");
+        Tensor y = g.input({2, 10, 32}, true) | linear(32);
+        Tensor a = y | linear(32);
+        Tensor b = y | linear(32);
+        Tensor c = b | ln() | linear(32);
+        Tensor sum = add(a, b);
+        add(sum, c) | linear(8);
+        CHECK(add_steps(g, sum).empty());
+        check_against_reference(g, 1e-4, 2e-4);
+    }
+    SUBCASE("an operand of two adds, the second's share passed while the first's other operand is to read dy") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("two_adds");
+            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor a = y | conv(C, 3, {.pad = 1});
+            Tensor b = y | conv(C, 1);
+            Tensor other = add(b, y | conv(C, 1));
+            Tensor sum = add(a, b);
+            add(sum, other) | relu();
+            CHECK(add_steps(g, sum).empty());
+            check_against_reference(g, 1e-4, 2e-4);
+        });
+    }
+    SUBCASE("x + x") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("doubled");
+            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor sum = add(y, y);
+            sum | conv(C, 1);
+            CHECK(add_steps(g, sum) == "ridge:copy jit:uni ");
+            check_against_reference(g, 1e-4, 2e-4);
+        });
+    }
 }
 
-// A conv on the image that oneDNN would run as its GEMM convolution (11x11 at stride 4) runs
-// image_conv below AVX-512, in fused inference with its batchnorm folded and its ReLU, and in
-// training with image_conv_wgrad reading dy in the nChw8c it wrote; on AVX-512 oneDNN's own. The
-// results against the reference executor.
 TEST_CASE("a conv on the image that oneDNN runs as a GEMM runs image_conv below AVX-512") {
     Graph g("image11");
     g.input({2, 3, 35, 35}) | conv(32, 11, {.stride = 4, .pad = 2}) | bn() | relu() | conv(16, 1);

@@ -194,21 +194,22 @@ void binary_forward(Plan& p, const Layer& l, algorithm alg) {
 
 void forward(Plan& p, const Layer& l, const Add&) { binary_forward(p, l, algorithm::binary_add); }
 
-// The gradient passes to both operands unchanged (summed for a broadcast one). One full-shape
-// operand may take dy's buffer as its gradient; the other gets a copy or adds it in.
+// The gradient passes to both operands unchanged (summed for a broadcast one). Full-shape operands
+// with no gradient yet take dy's buffer as theirs, both of them (Plan::share): the copy for the
+// second one is left to whichever writes into it while the other still reads it, which in a
+// residual block none does. The copies had cost resnet50 at batch 8 in training 5.3 ms a step
+// over its 16 adds, and mobilenet_v2's features.3 (24 channels padded to 32) 0.27-0.32 ms, 4 to 5
+// times its bound.
 void backward(Plan& p, const Layer& l, const Add&) {
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.dy(l.n.output);
     size_t rank = p.shape(l.n.output).size();
     for (size_t i = 0; i < 2; ++i)
         if (p.needs_grad(l.x(i)) && p.shape(l.x(i)) != p.shape(l.n.output)) reduce_contribution(p, l.x(i), dy, rank);
-    bool taken = false;
+    p.share(dy);
     for (size_t i = 0; i < 2; ++i) {
         int t = l.x(i);
-        if (!p.needs_grad(t) || p.shape(t) != p.shape(l.n.output)) continue;
-        bool take = !taken && p.fresh(t);
-        p.pass(t, dy, take);
-        taken = taken || take;
+        if (p.needs_grad(t) && p.shape(t) == p.shape(l.n.output)) p.pass(t, dy, true);
     }
 }
 

@@ -234,17 +234,21 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
             Layer l{i, g.nodes()[size_t(i)], gr};
             bool work = op_has_params(l.n.op);
             for (int t : l.n.inputs) work = work || plan_.needs_grad(t);
-            if (!work || plan_.dy(l.y(g)) < 0) continue;  // no gradient reaches it, or it has none to give
-            plan_.at(&plan_.bwd, i, Phase::dgrad);
-            double flops = 0, bytes = 0;
-            for (int m : gr ? gr->nodes : std::vector<int>{i})
-                flops += double(work_[size_t(m)].bwd_flops()), bytes += double(work_[size_t(m)].bwd_traffic_bytes);
-            plan_.use_threads(threads_for(flops, bytes));
-            try {
-                plan_backward(plan_, l);
-            } catch (const std::exception& e) {
-                throw std::runtime_error(cat("onednn: backward of ", describe(g, i), ": ", e.what()));
+            const std::vector<int> members = gr ? gr->nodes : std::vector<int>{i};
+            if (work && plan_.dy(l.y(g)) >= 0) {  // else no gradient reaches it, or it has none to give
+                plan_.at(&plan_.bwd, i, Phase::dgrad);
+                double flops = 0, bytes = 0;
+                for (int m : members)
+                    flops += double(work_[size_t(m)].bwd_flops()), bytes += double(work_[size_t(m)].bwd_traffic_bytes);
+                plan_.use_threads(threads_for(flops, bytes));
+                try {
+                    plan_backward(plan_, l);
+                } catch (const std::exception& e) {
+                    throw std::runtime_error(cat("onednn: backward of ", describe(g, i), ": ", e.what()));
+                }
             }
+            // Nothing reads the gradients of the group's outputs after this (Plan::finished).
+            for (int m : members) plan_.finished(g.nodes()[size_t(m)].output);
         }
         if (g.tensor(0).requires_grad && plan_.dy(0) >= 0) plan_.pin(plan_.dy(0));
         plan_update();

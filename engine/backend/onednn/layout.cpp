@@ -561,7 +561,7 @@ bool concat_copy_backward(Plan& p, const Layer& l) {
         mode.push_back(!p.needs_grad(t) ? 0 : p.fresh(t) ? 1 : 2);
         int& gr = p.grad[size_t(p.grad_root[size_t(t)])];
         if (mode.back() == 1) gr = p.mem(p.md(sv.in[i]));
-        args.push_back(mode.back() ? gr : dy);
+        args.push_back(mode.back() == 2 ? p.own(t) : mode.back() ? gr : dy);
     }
     p.kernel(
         "concat_backward",
@@ -778,6 +778,7 @@ void backward(Plan& p, const Layer& l, const ChannelShuffle& op) {
     }
     if (readers.empty()) return permute_backward(p, l, view);
     const Md want = plain(dims_of(p.shape(l.x())));
+    p.own(l.x());
     const bool add = gr >= 0 && p.md(gr) == want;
     const int dst = add ? gr : p.mem(want);
     bool every = true;
@@ -867,7 +868,7 @@ void backward(Plan& p, const Layer& l, const Slice& op) {
     if (p.part[size_t(l.node)].value >= 0) {
         // Left for the producer's backward, which reads it in place.
         if (!p.needs_grad(l.x())) return;
-        p.part[size_t(l.node)].grad = p.dy(l.n.output);
+        p.part[size_t(l.node)].grad = p.own(l.n.output);  // its own: read after this layer's backward
         int& gr = p.grad[size_t(p.grad_root[size_t(l.x())])];
         if (gr < 0) gr = p.part[size_t(l.node)].grad;
         return;

@@ -152,6 +152,7 @@ Plan::Plan(const Graph& graph, const ExecOptions& o)
     grad_root.resize(T);
     for (size_t t = 0; t < T; ++t) grad_root[t] = int(t);
     grad.assign(T, -1);
+    finished_.assign(T, false);
     placed.assign(T, -1);
     param.resize(g.nodes().size());
     dparam.resize(g.nodes().size());
@@ -318,7 +319,7 @@ int Plan::contribution(int t, const Md& want) {
 
 int Plan::contribution_over(int t, int src) {
     int& gr = grad[size_t(grad_root[size_t(t)])];
-    if (gr < 0 && md(src) == md(value[size_t(t)])) return gr = src;
+    if (gr < 0 && md(src) == md(value[size_t(t)]) && !shared(src)) return gr = src;
     return contribution(t, md(src));
 }
 
@@ -329,13 +330,21 @@ int Plan::placed_contribution(int t) {
 }
 
 void Plan::contributed(int t, int m) {
-    int gr = grad[size_t(grad_root[size_t(t)])];
-    if (m != gr) accumulate(gr, m);
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (m == gr) return;
+    // A contribution that is a temporary of gr's layout takes in a gradient another root still
+    // holds: one pass, where own() would copy it first.
+    if (shared(gr) && md(m) == md(gr) && holders(mems[size_t(m)].buffer) == 0) {
+        accumulate(m, gr);
+        gr = m;
+        return;
+    }
+    accumulate(own(t), m);
 }
 
 int Plan::arrived_as(int t, const Md& want) const {
     const int gr = dy(t);
-    return gr >= 0 && md(gr) == canonical(want) ? gr : -1;
+    return gr >= 0 && md(gr) == canonical(want) && !shared(gr) ? gr : -1;
 }
 
 int Plan::accumulator(int t) {
@@ -346,7 +355,7 @@ int Plan::accumulator(int t) {
         zero(gr);
         return gr;
     }
-    if (md(gr) == want) return gr;
+    if (md(gr) == want) return own(t);
     int tmp = mem(want);
     zero(tmp);
     return tmp;
@@ -362,13 +371,13 @@ void Plan::pass(int t, int src, bool take) {
             reorder_into(src, gr);
         }
     } else {
-        accumulate(gr, src);
+        accumulate(own(t), src);
     }
 }
 
 void Plan::pass_reordered(int t, int src, const Md& want) {
     int& gr = grad[size_t(grad_root[size_t(t)])];
-    if (gr >= 0) return reorder_into(src, gr, true);
+    if (gr >= 0) return reorder_into(src, own(t), true);
     gr = mem(want);
     reorder_into(src, gr);
 }
@@ -376,14 +385,40 @@ void Plan::pass_reordered(int t, int src, const Md& want) {
 void Plan::pass_view(int t, const Md& view, int src, bool covers_all) {
     Md want = plain(dims_of(shape(t)));
     int gr = grad[size_t(grad_root[size_t(t)])];
-    if (gr >= 0 && md(gr) == want) return reorder_into(src, alias(gr, view), true);
+    if (gr >= 0 && md(gr) == want) return reorder_into(src, alias(own(t), view), true);
     int dst = mem(want);
     if (!covers_all) zero(dst);
     reorder_into(src, alias(dst, view), !covers_all);
     if (gr < 0)
         grad[size_t(grad_root[size_t(t)])] = dst;
     else
-        accumulate(gr, dst);
+        accumulate(own(t), dst);
+}
+
+void Plan::finished(int t) {
+    if (grad_root[size_t(t)] == t) finished_[size_t(t)] = true;
+}
+
+int Plan::holders(int buffer) const {
+    int n = 0;
+    for (size_t r = 0; r < grad.size(); ++r)
+        n += grad[r] >= 0 && !finished_[r] && mems[size_t(grad[r])].buffer == buffer;
+    return n;
+}
+
+bool Plan::shared(int m) const {
+    const int b = mems[size_t(m)].buffer;
+    return buffers[size_t(b)].shared && holders(b) > 1;
+}
+
+int Plan::own(int t) {
+    int& gr = grad[size_t(grad_root[size_t(t)])];
+    if (gr >= 0 && shared(gr)) {
+        const int copy = mem(md(gr));
+        reorder_into(gr, copy);
+        gr = copy;
+    }
+    return gr;
 }
 
 int Plan::param_mem(int node, int j, const Md& md_) {

@@ -30,6 +30,7 @@ using Phase = StepPhase;  // executor.h: the phase a step's time is charged to
 struct Buffer {
     size_t bytes = 0;
     bool pinned = false;  // read or written outside the steps (weights, input, output, gradients)
+    bool shared = false;  // a gradient several roots may hold at once (Plan::share)
 };
 
 // A oneDNN memory over (part of) a buffer: what step arguments name.
@@ -177,6 +178,16 @@ public:
     // Passes src on as a share of t's gradient; take: src is not needed afterwards and may
     // become the gradient itself.
     void pass(int t, int src, bool take);
+    // A residual add hands its dy to both operands as their gradient, with no copy: share(dy) marks
+    // the buffer, which then has a writer only while one live root holds it. own(t) copies t's
+    // gradient first where another does (what the add used to do up front), arrived_as() and
+    // contribution_over() decline it. A root is live until the backward of the layer that produced
+    // it is planned (finished()); in a residual block the branch's last layer is, before the skip
+    // path's other reader (a block's first conv) adds its share, so the copy is seldom made.
+    void share(int m) { buffers[size_t(mems[size_t(m)].buffer)].shared = true; }
+    void finished(int t);
+    bool shared(int m) const;
+    int own(int t);
     // Reorders src into t's gradient, adding when some arrived already; `want` is the layout of a
     // gradient that starts here.
     void pass_reordered(int t, int src, const Md& want);
@@ -229,6 +240,8 @@ private:
     int step_threads_;
     int scratch_;
     std::vector<std::vector<std::pair<Md, int>>> converted_;  // per memory: its reordered copies
+    std::vector<bool> finished_;                               // per root: finished()
+    int holders(int buffer) const;  // live roots whose gradient is in the buffer
 };
 
 }  // namespace ridge::onednn

@@ -1579,6 +1579,15 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
             if (s.node == g.tensor(sum.id()).producer && s.phase == StepPhase::dgrad) steps += s.impl + " ";
         return steps;
     };
+    // The add plans no step, and the step's results are the reference's.
+    auto shared_and_right = [&](const Graph& g, const Tensor& sum) {
+        CHECK(add_steps(g, sum).empty());
+        check_against_reference(g, 1e-4, 2e-4);
+    };
+    // The image through a 1x1 conv and a ReLU: the tensor whose readers the graphs below build.
+    auto stem = [](Graph& g, int64_t C, int64_t HW) {
+        return g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+    };
     // Each subcase over every shape (a SUBCASE inside a loop would run on its first pass only).
     auto shapes = [](const std::function<void(int64_t, int64_t)>& f) {
         for (int64_t C : {24, 32})
@@ -1591,36 +1600,33 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
     SUBCASE("a residual block") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("residual");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor sum = add(y | conv(C, 3, {.pad = 1}), y);
             sum | relu();
-            CHECK(add_steps(g, sum).empty());
-            check_against_reference(g, 1e-4, 2e-4);
+            shared_and_right(g, sum);
         });
     }
     SUBCASE("a ReLU's gradient on one operand while the other's conv is still to read dy") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("relu_operand");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor b = y | conv(C, 1);
             Tensor a = y | conv(C, 3, {.pad = 1}) | relu();
             Tensor sum = add(a, b);
             sum | conv(C, 1);
-            CHECK(add_steps(g, sum).empty());
-            check_against_reference(g, 1e-4, 2e-4);
+            shared_and_right(g, sum);
         });
     }
     SUBCASE("an operand's other reader adds its share while the other operand's conv is still to read dy") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("shared_reader");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor a = y | conv(C, 3, {.pad = 1});
             Tensor b = y | conv(C, 1);
             Tensor c = b | conv(C, 3, {.pad = 1});
             Tensor sum = add(a, b);
             add(sum, c) | relu();
-            CHECK(add_steps(g, sum).empty());
-            check_against_reference(g, 1e-4, 2e-4);
+            shared_and_right(g, sum);
         });
     }
     SUBCASE("a layernorm adds its share into an operand's gradient while the other's linear is still to read dy") {
@@ -1631,39 +1637,36 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
         Tensor c = b | ln() | linear(32);
         Tensor sum = add(a, b);
         add(sum, c) | linear(8);
-        CHECK(add_steps(g, sum).empty());
-        check_against_reference(g, 1e-4, 2e-4);
+        shared_and_right(g, sum);
     }
     SUBCASE("an operand of two adds, the second's share passed while the first's other operand is to read dy") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("two_adds");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor a = y | conv(C, 3, {.pad = 1});
             Tensor b = y | conv(C, 1);
             Tensor other = add(b, y | conv(C, 1));
             Tensor sum = add(a, b);
             add(sum, other) | relu();
-            CHECK(add_steps(g, sum).empty());
-            check_against_reference(g, 1e-4, 2e-4);
+            shared_and_right(g, sum);
         });
     }
     SUBCASE("a concatenation of both operands, its share added into one while the other's conv is to read dy") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("concat_reader");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor a = y | conv(C, 3, {.pad = 1});
             Tensor b = y | conv(C, 1);
             Tensor both = concat({b, a}, 1);
             Tensor sum = add(a, b);
             add(sum, both | conv(C, 1)) | relu();
-            CHECK(add_steps(g, sum).empty());
-            check_against_reference(g, 1e-4, 2e-4);
+            shared_and_right(g, sum);
         });
     }
     SUBCASE("x + x") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("doubled");
-            Tensor y = g.input({2, 8, HW, HW}, true) | conv(C, 1) | relu();
+            Tensor y = stem(g, C, HW);
             Tensor sum = add(y, y);
             sum | conv(C, 1);
             CHECK(add_steps(g, sum).rfind("ridge:copy ", 0) == 0);

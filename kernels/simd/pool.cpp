@@ -658,10 +658,10 @@ bool apart(const MaxPool& d) { return d.R <= d.stride_h && d.S <= d.stride_w; }
 // argmax_row_backward for 3x3 windows at stride 2 (the stems' and googlenet's pools): a row of dx
 // that some window holds lies in one or two rows of windows, a column in one window of a row, or
 // two that share it. Each column's sum is made in registers, the shared column's first part
-// carried from one window to the next, and stored once into dx; the order of the terms is a scatter's (rows of windows, then
-// windows). The row buffer's pass stores each shared column and loads it again at the next window
-// (resnet50's stem pool at batch 1 on one Zen 5 core, 2 alternated runs: 0.136-0.138 ms through
-// the buffer, 0.123-0.128 carried).
+// carried from one window to the next, and stored once into dx; the order of the terms is a
+// scatter's (rows of windows, then windows). The row buffer's pass stores each shared column and
+// loads it again at the next window (resnet50's stem pool at batch 1 on one Zen 5 core, 2
+// alternated runs: 0.136-0.138 ms through the buffer, 0.123-0.128 carried).
 template <int lanes>
 RIDGE_SIMD_LEAF void argmax_row_backward_3s2(const int32_t* at, const float* dy, float* dx, const MaxPool& d,
                                              Span windows, int64_t width, int64_t h, int64_t j) {

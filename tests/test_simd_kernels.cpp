@@ -474,6 +474,62 @@ TEST_CASE("strided1x1_dgrad matches its sums in double, written or added to") {
     }
 }
 
+// grouped8_conv3x3_dgrad (groups of 8, stride 2, padding 1) against the sums in double: with
+// AVX-512 the phase form (kernels/simd/conv2d.cpp), below it the strip form. Odd and even maps (an
+// odd map's last row and column of dx take fewer taps), one position, channels-last with 3 threads,
+// a map whose units hold two chunks of rows (35 rows of 36 plane floats against about 768 a
+// unit), the last shorter, 17 columns (a last set of 8 with one) and 8 (whole sets: the zero past
+// a plane row is the fill's own store). dx and the scratch start as NaN: the kernel must write
+// every element of dx and read only scratch it wrote.
+TEST_CASE("grouped8_conv3x3_dgrad matches its sums in double, blocked and channels-last") {
+    struct Case {
+        int64_t N, C, H, W, block;
+        int threads;
+    };
+    const Case cases[] = {{2, 32, 9, 13, 16, 2}, {1, 48, 10, 8, 48, 3},  {3, 16, 70, 70, 16, 2},
+                          {1, 32, 1, 1, 16, 1},  {2, 64, 16, 33, 64, 2}, {1, 16, 6, 16, 16, 2}};
+    for (const SimdVariant& v : runnable_simd_variants()) {
+        CAPTURE(v.isa);
+        for (const Case& t : cases) {
+            CAPTURE(t.C);
+            CAPTURE(t.H);
+            CAPTURE(t.W);
+            CAPTURE(t.block);
+            const simd::GroupedConv3x3 d{t.N, t.C, t.H, t.W, (t.H - 1) / 2 + 1, (t.W - 1) / 2 + 1, 2, t.block, 8};
+            REQUIRE(v.grouped8_backward_supported(d));
+            const simd::ChannelLayout xl{t.N, t.C, t.H * t.W, t.block}, yl{t.N, t.C, d.P * d.Q, t.block};
+            std::vector<float> dy(size_t(yl.batch_stride() * t.N)), w(size_t(t.C * 8 * 9));
+            std::vector<float> dx(size_t(xl.batch_stride() * t.N), NAN);
+            std::vector<float> scratch(v.grouped8_dgrad_scratch(d, t.threads), NAN);
+            Uniform next{11};
+            for (float& e : dy) e = next();
+            for (float& e : w) e = next();
+            v.grouped8_conv3x3_dgrad(dy.data(), w.data(), dx.data(), scratch.data(), d, t.threads);
+            int wrong = 0;
+            for (int64_t n = 0; n < t.N; ++n)
+                for (int64_t c = 0; c < t.C; ++c)
+                    for (int64_t h = 0; h < t.H; ++h)
+                        for (int64_t col = 0; col < t.W; ++col) {
+                            double want = 0, mag = 0;
+                            for (int64_t k = c / 8 * 8; k < c / 8 * 8 + 8; ++k)
+                                for (int64_t r = 0; r < 3; ++r)
+                                    for (int64_t s = 0; s < 3; ++s) {
+                                        const int64_t p2 = h + 1 - r, q2 = col + 1 - s;  // 2p, 2q
+                                        if (p2 < 0 || q2 < 0 || p2 % 2 || q2 % 2 || p2 / 2 >= d.P || q2 / 2 >= d.Q)
+                                            continue;
+                                        const double term = double(w[size_t(((k * 8 + c % 8) * 3 + r) * 3 + s)]) *
+                                                            dy[size_t(yl.offset(n, k, p2 / 2 * d.Q + q2 / 2))];
+                                        want += term, mag += std::fabs(term);
+                                    }
+                            const float got = dx[size_t(xl.offset(n, c, h * t.W + col))];
+                            if (!(std::fabs(got - want) <= 1e-5 * mag + 1e-6) && wrong++ < 3)
+                                MESSAGE("dx[", n, ", ", c, ", ", h, ", ", col, "] ", got, " against ", want);
+                        }
+            CHECK(wrong == 0);
+        }
+    }
+}
+
 // relu_backward_reblocked against dx = dy where y > 0 written out, y in nChw16c and dy in nChw8c
 // and the other way round: 72 channels (RegNetX's: whole blocks of 8, a last block of 16 half
 // padding) and 20 (padding in both), 1 and 3 threads. dy's padding holds 1000 and y's padding

@@ -4,7 +4,7 @@
 // multiple of 8): its forward (on planar copies of its rows below AVX-512 at stride 1, and with
 // AVX-512 for groups of 8 at stride 1 and of 16 and more), and its data and weight gradient for
 // groups of 4 at stride 1 (the data gradient a forward over dy, planar below AVX-512 too) and
-// groups of 8 at stride 2 (simd.h).
+// groups of 8 at stride 2 (with AVX-512 the data gradient on dx's four phases; simd.h).
 //
 // depthwise_wgrad: x (N,C,H,W) and dy (N,C,P,Q) in nChw{B}c or channels-last  dw (C,1,1,R,S) in
 // Abcde{B}a or plain  db (C)
@@ -1289,6 +1289,146 @@ void wide_run(const float* x, const float* w, const float* b, bool relu, float* 
     }
 }
 
+// ---- grouped 3x3 conv of 8 channels a group at stride 2 with AVX-512: the data gradient ----
+//
+// Input position (h, w) = (2i + a, 2j + b) takes dy at (i, j) through kernel row 1 where a = 0, and
+// through kernel rows 0 and 2 from dy rows i + 1 and i where a = 1; columns alike. So each of dx's
+// four phases (a, b) is a stride-1 correlation of dy with 1, 2, 2 or 4 taps, and 16 neighbouring
+// dy positions make a full vector of each phase: per input channel and dy channel, 4 dy vectors
+// (at (i, j), (i, j + 1), (i + 1, j), (i + 1, j + 1)) meet 9 broadcast weights in 9 FMAs. (The
+// strip form above holds a group in 8 lanes and skips half its taps at each position.) A unit,
+// one image's block of 16 channels (two groups) over some rows of dy, copies those rows and the
+// next into planes (a channel's row of Q positions, then a zero: dy past its last column), sums
+// the four phases at positions numbered across the rows (f = i L + j, so a vector runs on into the
+// next row), and transposes them back into dx's layout, each position's 16 channels (a 64-byte
+// line in nChw16c) written by two stores in a row.
+struct Phases {
+    int64_t L = 0;     // floats of a plane row: Q + 1
+    int64_t rows = 0;  // dy rows of a unit (an image's last unit may have fewer)
+    int64_t F = 0;     // positions of a unit: rows L rounded up to 16
+    // A unit's rows and the next, what a vector at F - 16 reads past them (L + 1), the fill's overrun.
+    int64_t plane() const { return F + L + 1 + 8; }
+    // 16 channels' planes, then their sums in 4 phases; + 16: phases_row_out's overrun
+    int64_t floats() const { return 16 * plane() + 4 * 16 * F + 16; }
+};
+
+// About 768 dy positions a unit, as the forward's wide form: a unit's planes and sums (about 250
+// KB) stay in L2.
+Phases phases_of(const GroupedConv3x3& d) {
+    Phases s;
+    s.L = d.Q + 1;
+    const int64_t chunks = std::max<int64_t>(1, (d.P * s.L + 767) / 768);
+    s.rows = (d.P + chunks - 1) / chunks;
+    s.F = (s.rows * s.L + 15) / 16 * 16;
+    return s;
+}
+
+// dy rows p0 .. p0 + rows (the last may be past the map: zeros) of image n's channels c0 .. c0 + 7
+// into planes (channel k's at planes + k * P), 8 positions a transpose. A row's last transpose
+// writes up to 7 zeros past its column Q, into the next row, which is filled after it.
+RIDGE_SIMD_INLINE void phases_fill(const float* dy, const GroupedConv3x3& d, int64_t L, int64_t n, int64_t c0,
+                                   int64_t p0, int64_t rows, float* planes, int64_t P) {
+    const int64_t Q = d.Q, ps = d.block;
+    for (int64_t i = 0; i <= rows; ++i) {
+        float* row = planes + i * L;
+        if (p0 + i >= d.P) {
+            for (int k = 0; k < 8; ++k) zeros_from(row + k * P, L);
+            continue;
+        }
+        const float* src = dy + grouped_at(d, n, c0, p0 + i, 0, d.P, Q);
+        for (int64_t q0 = 0; q0 < Q; q0 += 8) {
+            Vec8 r[8];
+            for (int t = 0; t < 8; ++t) r[t] = q0 + t < Q ? load<Vec8>(src + (q0 + t) * ps) : Vec8{};
+            transpose8(r);
+            for (int k = 0; k < 8; ++k) store(row + k * P + q0, r[k]);
+        }
+        for (int k = 0; k < 8; ++k) row[k * P + Q] = 0.0f;
+    }
+}
+
+// Input channels c4 .. c4 + 3 of a group at positions f0 .. f0 + 15, all four phases: phase (a,
+// b)'s channel c at sums + ((2a + b) 16 + c) F + f0. planes: the group's 8 dy channels; wg: its
+// weights, PyTorch's (8, 8, 3, 3), output channel k's for input channel c at wg + (8k + c) 9.
+RIDGE_SIMD_INLINE void phases_tile(const float* planes, int64_t P, int64_t L, const float* wg, int64_t c4, int64_t f0,
+                                   float* sums, int64_t F) {
+    V16 acc[4][4] = {};
+    for (int k = 0; k < 8; ++k) {
+        const float* at = planes + k * P + f0;
+        const V16 d00 = load<V16>(at), d01 = load<V16>(at + 1), d10 = load<V16>(at + L), d11 = load<V16>(at + L + 1);
+        for (int c = 0; c < 4; ++c) {
+            const float* t = wg + (8 * k + c4 + c) * 9;  // t[3r + s]
+            acc[0][c] += t[4] * d00;
+            acc[1][c] += t[3] * d01;
+            acc[1][c] += t[5] * d00;
+            acc[2][c] += t[1] * d10;
+            acc[2][c] += t[7] * d00;
+            acc[3][c] += t[0] * d11;
+            acc[3][c] += t[2] * d10;
+            acc[3][c] += t[6] * d01;
+            acc[3][c] += t[8] * d00;
+        }
+    }
+    for (int ph = 0; ph < 4; ++ph)
+        for (int c = 0; c < 4; ++c) store(sums + (ph * 16 + c4 + c) * F + f0, acc[ph][c]);
+}
+
+// dx row h = 2i + a from the sums of phases (a, 0) and (a, 1) at row i's positions (from at, 16
+// channels F floats apart each): 8 dy columns at a time, each phase's 16 channels as two
+// transposes of 8, then the 16 positions they make stored in order, each position's two halves
+// one after the other. (Each phase's 8 positions stored in turn, every other line, took 1.1 to 1.2
+// times as long on resnext50's layer2.0 alone, 2 threads, caches flushed.) The last 8 columns
+// read up to 7 sums past Q.
+RIDGE_SIMD_INLINE void phases_row_out(const float* at, int64_t F, int64_t W, float* out, int64_t ps) {
+    for (int64_t j0 = 0; 2 * j0 < W; j0 += 8) {
+        Vec8 v[2][2][8];  // [b][channels 0-7, 8-15][position]
+        for (int64_t b = 0; b < 2; ++b) {
+            const float* ph = at + b * 16 * F + j0;
+            for (int c = 0; c < 8; ++c) v[b][0][c] = load<Vec8>(ph + c * F), v[b][1][c] = load<Vec8>(ph + (c + 8) * F);
+            transpose8(v[b][0]);
+            transpose8(v[b][1]);
+        }
+        for (int64_t t = 0; t < 16 && 2 * j0 + t < W; ++t) {
+            float* o = out + (2 * j0 + t) * ps;
+            store(o, v[t % 2][0][t / 2]);
+            store(o + 8, v[t % 2][1][t / 2]);
+        }
+    }
+}
+
+// One unit: image n, channels 16 j .. 16 j + 15, dy rows p0 .. (up to s.rows); buf: Phases::floats().
+RIDGE_SIMD_LEAF void phases_unit(const float* dy, const float* w, float* dx, const GroupedConv3x3& d, const Phases& s,
+                                 int64_t n, int64_t j, int64_t p0, float* buf) {
+    const int64_t P = s.plane(), rows = std::min(s.rows, d.P - p0), F = (rows * s.L + 15) / 16 * 16;
+    float* sums = buf + 16 * P;
+    for (int64_t g = 0; g < 2; ++g) {
+        float* planes = buf + 8 * g * P;
+        phases_fill(dy, d, s.L, n, 16 * j + 8 * g, p0, rows, planes, P);
+        // Positions past the rows feed only sums that are never stored; zeros keep them finite.
+        for (int k = 0; k < 8; ++k) zeros_from(planes + k * P + (rows + 1) * s.L, P - 8 - (rows + 1) * s.L);
+        const float* wg = w + (16 * j + 8 * g) * 8 * 9;
+        for (int64_t f0 = 0; f0 < F; f0 += 16)
+            for (int64_t c4 = 0; c4 < 8; c4 += 4) phases_tile(planes, P, s.L, wg, c4, f0, sums + 8 * g * s.F, s.F);
+    }
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t a = 0; a < 2 && 2 * (p0 + i) + a < d.H; ++a)
+            phases_row_out(sums + 2 * a * 16 * s.F + i * s.L, s.F, d.W,
+                           dx + grouped_at(d, n, 16 * j, 2 * (p0 + i) + a, 0, d.H, d.W), d.block);
+}
+
+void phases_run(const float* dy, const float* w, float* dx, const GroupedConv3x3& d, float* scratch, int threads) {
+    const Phases s = phases_of(d);
+    const int64_t blocks = d.C / 16, chunks = (d.P + s.rows - 1) / s.rows;
+#pragma omp parallel num_threads(threads)
+    {
+        float* buf = scratch + omp_get_thread_num() * s.floats();
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < d.N * blocks * chunks; ++u) {
+            const int64_t n = u / (blocks * chunks), j = u / chunks % blocks, p0 = u % chunks * s.rows;
+            phases_unit(dy, w, dx, d, s, n, j, p0, buf);
+        }
+    }
+}
+
 // y = conv(x) with weights already packed: packed[j][r][s][c][lane], block j's 16 output lanes.
 // Groups of 8 run a block's two groups one after the other on the same strip, so the second finds
 // the input lines the first brought in (with the two far apart, regnet_y_400mf's 16x48x112x112
@@ -1525,7 +1665,14 @@ bool grouped8_backward_supported(const GroupedConv3x3& d) {
     return d.width == 8 && d.stride == 2 && d.block != 8 && d.C % 16 == 0 && grouped_conv3x3_supported(d);
 }
 
-void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* packed, const GroupedConv3x3& d) {
+size_t grouped8_dgrad_scratch(const GroupedConv3x3& d, int threads) {
+    return wide_vectors() ? size_t(phases_of(d).floats() * threads) : size_t(9 * 8 * d.C);
+}
+
+void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* scratch, const GroupedConv3x3& d,
+                            int threads) {
+    if (wide_vectors()) return phases_run(dy, w, dx, d, scratch, threads);
+    float* packed = scratch;
     // packed[j][r][s][k][lane] = w[k of input channel c's group][c % 8][r][s] for c = 16j + lane
     for (int64_t c = 0; c < d.C; ++c)
         for (int64_t k = 0; k < 8; ++k)
@@ -1533,7 +1680,7 @@ void grouped8_conv3x3_dgrad(const float* dy, const float* w, float* dx, float* p
                 packed[((c / 16 * 9 + t) * 8 + k) * 16 + c % 16] = w[((c / 8 * 8 + k) * 8 + c % 8) * 9 + t];
     const int64_t blocks = d.C / 16, strips = (d.W + strip8 - 1) / strip8;
     const float zeros[8] = {};
-    for_units(d.N * blocks * d.H * strips, omp_get_max_threads(), [&](int64_t u) {
+    for_units(d.N * blocks * d.H * strips, threads, [&](int64_t u) {
         const int64_t n = u / (blocks * d.H * strips), j = u / (d.H * strips) % blocks, h = u / strips % d.H;
         const int64_t w0 = u % strips * strip8, count = std::min(strip8, d.W - w0);
         for (int64_t c0 = 16 * j; c0 < 16 * j + 16; c0 += 8) {

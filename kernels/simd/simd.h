@@ -167,8 +167,8 @@ struct Strided {
     X(ns, grouped_conv3x3_supported) X(ns, grouped_conv3x3_scratch) X(ns, grouped_conv3x3) \
     X(ns, grouped4_dgrad_scratch) X(ns, grouped4_conv3x3_dgrad) X(ns, grouped4_wgrad_supported) \
     X(ns, grouped4_wgrad_scratch) X(ns, grouped4_wgrad) \
-    X(ns, grouped8_backward_supported) X(ns, grouped8_conv3x3_dgrad) X(ns, grouped8_wgrad_scratch) \
-    X(ns, grouped8_wgrad) \
+    X(ns, grouped8_backward_supported) X(ns, grouped8_dgrad_scratch) X(ns, grouped8_conv3x3_dgrad) \
+    X(ns, grouped8_wgrad_scratch) X(ns, grouped8_wgrad) \
     X(ns, winograd3x3_supported) X(ns, winograd3x3_weights_size) X(ns, winograd3x3_weights) \
     X(ns, winograd3x3_scratch) X(ns, winograd3x3) \
     X(ns, winograd3x3_wgrad_scratch) X(ns, winograd3x3_wgrad) \

@@ -930,9 +930,12 @@ bool grouped_forward(Plan& p, const Layer& l, const Conv2d& op) {
 // grouped8_conv3x3_dgrad and grouped8_wgrad; oneDNN's convs in nChw8c had regnet_y_400mf's
 // block1-0.f.conv2 reorder its 8x48x112x112 input from nChw16c and the data gradient back, 1.1-1.2
 // ms each. Per layer on the 2-core Zen 4, its three phases and the reorder back: batch 8 8.0 and
-// 9.5 -> 6.2 ms, batch 16 19.6 -> 11.3. oneDNN's data gradient itself is faster: on resnext50's
-// layer2.0.conv2 at batch 8 (8x256x56x56) 1.9-2.8 ms against this one's 4.4-5.1, its phases 9.5-10.8
-// -> 11.0-11.5 ms in all (of a 1.2 s step).
+// 9.5 -> 6.2 ms, batch 16 19.6 -> 11.3. oneDNN's data gradient itself was faster than the strip
+// form's: on resnext50's layer2.0.conv2 at batch 8 (8x256x56x56) 1.9-2.8 ms against 4.4-5.1, its
+// phases 9.5-10.8 -> 11.0-11.5 ms in all (of a 1.2 s step). With AVX-512 the data gradient now sums
+// dx's four phases on 16 dy positions a vector: on the 2-core Zen 5, in the step (2 alternated
+// pairs), that conv's 3.48 and 3.51 -> 3.22 and 3.22 ms, regnet_y_400mf's block1-0.f.conv2 3.17 and
+// 2.22 -> 2.02 and 1.93.
 void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const Shape &xs = p.shape(l.x()), &ys = p.shape(l.n.output);
@@ -954,10 +957,13 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
                      },
                      {dy, w, scratch, dx});
         } else {
-            const int packed = p.mem(plain({9 * width * C}));
+            const int threads = p.step_threads();
+            const int scratch = p.mem(plain({int64_t(simd::grouped8_dgrad_scratch(d, threads))}));
             p.kernel("grouped8_conv3x3_dgrad",
-                     [d](const std::vector<float*>& a) { simd::grouped8_conv3x3_dgrad(a[0], a[1], a[3], a[2], d); },
-                     {dy, w, packed, dx});
+                     [d, threads](const std::vector<float*>& a) {
+                         simd::grouped8_conv3x3_dgrad(a[0], a[1], a[3], a[2], d, threads);
+                     },
+                     {dy, w, scratch, dx});
         }
         p.contributed(l.x(), dx);
     }

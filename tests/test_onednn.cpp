@@ -1567,9 +1567,12 @@ TEST_CASE("a squeeze-excitation gate's gradients run in one pass, dy in either c
 // conv, whose share a temporary takes in (Plan::contributed); a ReLU on one operand, whose gradient
 // would overwrite dy in place; a conv that adds its share into an operand's gradient while the
 // other operand's conv has yet to read it; a layernorm that adds its share likewise; a second
-// add's share and a concatenation's, added into a copy (Plan::own); and x + x, whose second share
-// adds into a copy too (the add's dy counts as read while the add is planned). 24 channels leave
-// a block part padding.
+// add's share, a concatenation's, a permutation's (viewed into a plain gradient, Plan::pass_view),
+// an identity pool's (Plan::pass) and a reference kernel's (Plan::accumulator), each added into a
+// copy (Plan::own); and x + x, whose second share adds into a copy too (the add's dy counts as read
+// while the add is planned). 24 channels leave a block part padding. Dropping own() from
+// pass_view, pass, pass_reordered or accumulator fails a graph here (the permutation's, the
+// identity pool's and the second add's, the concatenation's, the reference kernel's).
 TEST_CASE("a residual add hands dy's buffer to both operands, copying it only for a writer while both read") {
     auto add_steps = [](const Graph& g, const Tensor& sum) {
         auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
@@ -1662,6 +1665,40 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
             add(sum, both | conv(C, 1)) | relu();
             shared_and_right(g, sum);
         });
+    }
+    SUBCASE("a permutation's share viewed into one operand's plain gradient while the other's linear is to read dy") {
+        Graph g("permute_reader");
+        Tensor y = g.input({2, 10, 32}, true) | linear(32);
+        Tensor a = y | linear(32);
+        Tensor b = y | linear(32);
+        Tensor c = b | permute({0, 2, 1}) | linear(10) | permute({0, 2, 1});
+        Tensor sum = add(a, b);
+        add(sum, c) | linear(8);
+        shared_and_right(g, sum);
+    }
+    SUBCASE("an identity pool's share passed into one operand while the other's conv is to read dy") {
+        shapes([&](int64_t C, int64_t HW) {
+            Graph g("identity_pool_reader");
+            Tensor y = stem(g, C, HW);
+            Tensor a = y | conv(C, 3, {.pad = 1});
+            Tensor b = y | conv(C, 1);
+            Tensor c = b | adaptive_avgpool(HW);
+            Tensor sum = add(a, b);
+            add(sum, c) | relu();
+            shared_and_right(g, sum);
+        });
+    }
+    SUBCASE("a reference kernel's share accumulated into one operand while the other's conv is to read dy") {
+        // Adaptive pools of 7 onto 5 (windows of 2 and 3) have no oneDNN kernel: the reference backward
+        // adds into the plain gradient Plan::accumulator gives it, which the sum's own pool made plain.
+        Graph g("reference_reader");
+        Tensor y = stem(g, 16, 7);
+        Tensor a = y | conv(16, 3, {.pad = 1});
+        Tensor b = y | conv(16, 1);
+        Tensor c = b | adaptive_avgpool(5);
+        Tensor sum = add(a, b);
+        add(sum | adaptive_avgpool(5), c) | relu();
+        shared_and_right(g, sum);
     }
     SUBCASE("x + x") {
         shapes([&](int64_t C, int64_t HW) {

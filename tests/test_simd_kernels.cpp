@@ -476,18 +476,20 @@ TEST_CASE("strided1x1_dgrad matches its sums in double, written or added to") {
 
 // grouped8_conv3x3_dgrad (groups of 8, stride 2, padding 1) against the sums in double: with
 // AVX-512 the phase form (kernels/simd/conv2d.cpp), below it the strip form. Odd and even maps (an
-// odd map's last row and column of dx take fewer taps), one position, channels-last with 3 threads,
-// a map whose units hold two chunks of rows (35 rows of 36 plane floats against about 768 a
-// unit), the last shorter, 17 columns (a last set of 8 with one) and 8 (whole sets: the zero past
-// a plane row is the fill's own store). dx and the scratch start as NaN: the kernel must write
-// every element of dx and read only scratch it wrote.
+// odd map's last row and column of dx take fewer taps), one position, a 2x2 map (one dy position
+// meeting every phase), channels-last with 3 threads, maps split into units of rows of dy (35 rows
+// of 36 plane floats, about 768 a unit: two units, 18 and 17 rows; 40 rows of 41: three), 17
+// columns (a last set of 8 with one) and 8 (whole sets: the zero past a plane row is the fill's own
+// store). dx and the scratch start as NaN: the kernel must write every element of dx and read only
+// scratch it wrote.
 TEST_CASE("grouped8_conv3x3_dgrad matches its sums in double, blocked and channels-last") {
     struct Case {
         int64_t N, C, H, W, block;
         int threads;
     };
     const Case cases[] = {{2, 32, 9, 13, 16, 2}, {1, 48, 10, 8, 48, 3},  {3, 16, 70, 70, 16, 2},
-                          {1, 32, 1, 1, 16, 1},  {2, 64, 16, 33, 64, 2}, {1, 16, 6, 16, 16, 2}};
+                          {1, 32, 1, 1, 16, 1},  {1, 16, 2, 2, 16, 2},   {1, 16, 80, 80, 16, 2},
+                          {2, 64, 16, 33, 64, 2}, {1, 16, 6, 16, 16, 2}};
     for (const SimdVariant& v : runnable_simd_variants()) {
         CAPTURE(v.isa);
         for (const Case& t : cases) {

@@ -1325,7 +1325,8 @@ Phases phases_of(const GroupedConv3x3& d) {
 
 // dy rows p0 .. p0 + rows (the last may be past the map: zeros) of image n's channels c0 .. c0 + 7
 // into planes (channel k's at planes + k * P), 8 positions a transpose. A row's last transpose
-// writes up to 7 zeros past its column Q, into the next row, which is filled after it.
+// writes up to 7 zeros from its column Q on, up to 6 of them into the next row, which is filled
+// after it.
 RIDGE_SIMD_INLINE void phases_fill(const float* dy, const GroupedConv3x3& d, int64_t L, int64_t n, int64_t c0,
                                    int64_t p0, int64_t rows, float* planes, int64_t P) {
     const int64_t Q = d.Q, ps = d.block;
@@ -1377,7 +1378,7 @@ RIDGE_SIMD_INLINE void phases_tile(const float* planes, int64_t P, int64_t L, co
 // transposes of 8, then the 16 positions they make stored in order, each position's two halves
 // one after the other. (Each phase's 8 positions stored in turn, every other line, took 1.1 to 1.2
 // times as long on resnext50's layer2.0 alone, 2 threads, caches flushed.) The last 8 columns
-// read up to 7 sums past Q.
+// read sums as far as column Q + 6.
 RIDGE_SIMD_INLINE void phases_row_out(const float* at, int64_t F, int64_t W, float* out, int64_t ps) {
     for (int64_t j0 = 0; 2 * j0 < W; j0 += 8) {
         Vec8 v[2][2][8];  // [b][channels 0-7, 8-15][position]

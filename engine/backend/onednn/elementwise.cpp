@@ -206,6 +206,9 @@ void backward(Plan& p, const Layer& l, const Add&) {
     size_t rank = p.shape(l.n.output).size();
     for (size_t i = 0; i < 2; ++i)
         if (p.needs_grad(l.x(i)) && p.shape(l.x(i)) != p.shape(l.n.output)) reduce_contribution(p, l.x(i), dy, rank);
+    // The add reads its dy no more: x + x then doubles it in place, where counting the add's own
+    // root as a holder made the second share a copy.
+    p.finished(l.n.output);
     p.share(dy);
     for (size_t i = 0; i < 2; ++i) {
         int t = l.x(i);

@@ -2,8 +2,9 @@
 // build of them this CPU runs: the dispatch library the executor calls, and the copies built for
 // x86-64-v4, x86-64-v3 and baseline x86-64 (bench/kernels/simd_variants.h). An AVX-512 host thus
 // also checks the AVX2 code that AVX2 hosts run (Winograd, image_conv and max pooling in training
-// are routed to kernels/simd only below AVX-512), which the executor's tests there never reach. test_onednn checks
-// where the executor routes each kernel; test_kernel_bench the kernels the bench times.
+// are routed to kernels/simd only below AVX-512), which the executor's tests there never reach.
+// test_onednn checks where the executor routes each kernel; test_kernel_bench the kernels the bench
+// times.
 #include <doctest/doctest.h>
 #include <omp.h>
 

@@ -1306,7 +1306,8 @@ struct Phases {
     int64_t L = 0;     // floats of a plane row: Q + 1
     int64_t rows = 0;  // dy rows of a unit (an image's last unit may have fewer)
     int64_t F = 0;     // positions of a unit: rows L rounded up to 16
-    // A unit's rows and the next, what a vector at F - 16 reads past them (L + 1), the fill's overrun.
+    // A channel's plane (cs floats): a unit's rows and the next, what a vector at F - 16 reads past
+    // them (L + 1), the fill's overrun.
     int64_t plane() const { return F + L + 1 + 8; }
     // 16 channels' planes, then their sums in 4 phases; + 16: phases_row_out's overrun
     int64_t floats() const { return 16 * plane() + 4 * 16 * F + 16; }
@@ -1324,16 +1325,16 @@ Phases phases_of(const GroupedConv3x3& d) {
 }
 
 // dy rows p0 .. p0 + rows (the last may be past the map: zeros) of image n's channels c0 .. c0 + 7
-// into planes (channel k's at planes + k * P), 8 positions a transpose. A row's last transpose
+// into planes (channel k's at planes + k * cs), 8 positions a transpose. A row's last transpose
 // writes up to 7 zeros from its column Q on, up to 6 of them into the next row, which is filled
 // after it.
 RIDGE_SIMD_INLINE void phases_fill(const float* dy, const GroupedConv3x3& d, int64_t L, int64_t n, int64_t c0,
-                                   int64_t p0, int64_t rows, float* planes, int64_t P) {
+                                   int64_t p0, int64_t rows, float* planes, int64_t cs) {
     const int64_t Q = d.Q, ps = d.block;
     for (int64_t i = 0; i <= rows; ++i) {
         float* row = planes + i * L;
         if (p0 + i >= d.P) {
-            for (int k = 0; k < 8; ++k) zeros_from(row + k * P, L);
+            for (int k = 0; k < 8; ++k) zeros_from(row + k * cs, L);
             continue;
         }
         const float* src = dy + grouped_at(d, n, c0, p0 + i, 0, d.P, Q);
@@ -1341,20 +1342,21 @@ RIDGE_SIMD_INLINE void phases_fill(const float* dy, const GroupedConv3x3& d, int
             Vec8 r[8];
             for (int t = 0; t < 8; ++t) r[t] = q0 + t < Q ? load<Vec8>(src + (q0 + t) * ps) : Vec8{};
             transpose8(r);
-            for (int k = 0; k < 8; ++k) store(row + k * P + q0, r[k]);
+            for (int k = 0; k < 8; ++k) store(row + k * cs + q0, r[k]);
         }
-        for (int k = 0; k < 8; ++k) row[k * P + Q] = 0.0f;
+        for (int k = 0; k < 8; ++k) row[k * cs + Q] = 0.0f;
     }
 }
 
 // Input channels c4 .. c4 + 3 of a group at positions f0 .. f0 + 15, all four phases: phase (a,
-// b)'s channel c at sums + ((2a + b) 16 + c) F + f0. planes: the group's 8 dy channels; wg: its
-// weights, PyTorch's (8, 8, 3, 3), output channel k's for input channel c at wg + (8k + c) 9.
-RIDGE_SIMD_INLINE void phases_tile(const float* planes, int64_t P, int64_t L, const float* wg, int64_t c4, int64_t f0,
+// b)'s channel c at sums + ((2a + b) 16 + c) F + f0. planes: the group's 8 dy channels, cs floats
+// apart; wg: its weights, PyTorch's (8, 8, 3, 3), output channel k's for input channel c at wg +
+// (8k + c) 9.
+RIDGE_SIMD_INLINE void phases_tile(const float* planes, int64_t cs, int64_t L, const float* wg, int64_t c4, int64_t f0,
                                    float* sums, int64_t F) {
     V16 acc[4][4] = {};
     for (int k = 0; k < 8; ++k) {
-        const float* at = planes + k * P + f0;
+        const float* at = planes + k * cs + f0;
         const V16 d00 = load<V16>(at), d01 = load<V16>(at + 1), d10 = load<V16>(at + L), d11 = load<V16>(at + L + 1);
         for (int c = 0; c < 4; ++c) {
             const float* t = wg + (8 * k + c4 + c) * 9;  // t[3r + s]
@@ -1399,16 +1401,16 @@ RIDGE_SIMD_INLINE void phases_row_out(const float* at, int64_t F, int64_t W, flo
 // One unit: image n, channels 16 j .. 16 j + 15, dy rows p0 .. (up to s.rows); buf: Phases::floats().
 RIDGE_SIMD_LEAF void phases_unit(const float* dy, const float* w, float* dx, const GroupedConv3x3& d, const Phases& s,
                                  int64_t n, int64_t j, int64_t p0, float* buf) {
-    const int64_t P = s.plane(), rows = std::min(s.rows, d.P - p0), F = (rows * s.L + 15) / 16 * 16;
-    float* sums = buf + 16 * P;
+    const int64_t cs = s.plane(), rows = std::min(s.rows, d.P - p0), F = (rows * s.L + 15) / 16 * 16;
+    float* sums = buf + 16 * cs;
     for (int64_t g = 0; g < 2; ++g) {
-        float* planes = buf + 8 * g * P;
-        phases_fill(dy, d, s.L, n, 16 * j + 8 * g, p0, rows, planes, P);
+        float* planes = buf + 8 * g * cs;
+        phases_fill(dy, d, s.L, n, 16 * j + 8 * g, p0, rows, planes, cs);
         // Positions past the rows feed only sums that are never stored; zeros keep them finite.
-        for (int k = 0; k < 8; ++k) zeros_from(planes + k * P + (rows + 1) * s.L, P - 8 - (rows + 1) * s.L);
+        for (int k = 0; k < 8; ++k) zeros_from(planes + k * cs + (rows + 1) * s.L, cs - 8 - (rows + 1) * s.L);
         const float* wg = w + (16 * j + 8 * g) * 8 * 9;
         for (int64_t f0 = 0; f0 < F; f0 += 16)
-            for (int64_t c4 = 0; c4 < 8; c4 += 4) phases_tile(planes, P, s.L, wg, c4, f0, sums + 8 * g * s.F, s.F);
+            for (int64_t c4 = 0; c4 < 8; c4 += 4) phases_tile(planes, cs, s.L, wg, c4, f0, sums + 8 * g * s.F, s.F);
     }
     for (int64_t i = 0; i < rows; ++i)
         for (int64_t a = 0; a < 2 && 2 * (p0 + i) + a < d.H; ++a)

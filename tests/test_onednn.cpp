@@ -1600,6 +1600,28 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
                 f(C, HW);
             }
     };
+    // An operand b whose other reader's gradient (reader(b)) joins the sum's: the sum planned first
+    // shares dy with a and b, then the reader adds its share into b's while a's layer is to read dy.
+    auto conv_operands = [&](const char* name, int64_t C, int64_t HW, const std::function<Tensor(Tensor)>& reader) {
+        Graph g(name);
+        Tensor y = stem(g, C, HW);
+        Tensor a = y | conv(C, 3, {.pad = 1});
+        Tensor b = y | conv(C, 1);
+        Tensor c = reader(b);
+        Tensor sum = add(a, b);
+        add(sum, c) | relu();
+        shared_and_right(g, sum);
+    };
+    auto linear_operands = [&](const char* name, const std::function<Tensor(Tensor)>& reader) {
+        Graph g(name);
+        Tensor y = g.input({2, 10, 32}, true) | linear(32);
+        Tensor a = y | linear(32);
+        Tensor b = y | linear(32);
+        Tensor c = reader(b);
+        Tensor sum = add(a, b);
+        add(sum, c) | linear(8);
+        shared_and_right(g, sum);
+    };
     SUBCASE("a residual block") {
         shapes([&](int64_t C, int64_t HW) {
             Graph g("residual");
@@ -1622,25 +1644,11 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
     }
     SUBCASE("an operand's other reader adds its share while the other operand's conv is still to read dy") {
         shapes([&](int64_t C, int64_t HW) {
-            Graph g("shared_reader");
-            Tensor y = stem(g, C, HW);
-            Tensor a = y | conv(C, 3, {.pad = 1});
-            Tensor b = y | conv(C, 1);
-            Tensor c = b | conv(C, 3, {.pad = 1});
-            Tensor sum = add(a, b);
-            add(sum, c) | relu();
-            shared_and_right(g, sum);
+            conv_operands("shared_reader", C, HW, [C](Tensor b) { return b | conv(C, 3, {.pad = 1}); });
         });
     }
     SUBCASE("a layernorm adds its share into an operand's gradient while the other's linear is still to read dy") {
-        Graph g("layernorm_reader");
-        Tensor y = g.input({2, 10, 32}, true) | linear(32);
-        Tensor a = y | linear(32);
-        Tensor b = y | linear(32);
-        Tensor c = b | ln() | linear(32);
-        Tensor sum = add(a, b);
-        add(sum, c) | linear(8);
-        shared_and_right(g, sum);
+        linear_operands("layernorm_reader", [](Tensor b) { return b | ln() | linear(32); });
     }
     SUBCASE("an operand of two adds, the second's share passed while the first's other operand is to read dy") {
         shapes([&](int64_t C, int64_t HW) {
@@ -1667,25 +1675,12 @@ TEST_CASE("a residual add hands dy's buffer to both operands, copying it only fo
         });
     }
     SUBCASE("a permutation's share viewed into one operand's plain gradient while the other's linear is to read dy") {
-        Graph g("permute_reader");
-        Tensor y = g.input({2, 10, 32}, true) | linear(32);
-        Tensor a = y | linear(32);
-        Tensor b = y | linear(32);
-        Tensor c = b | permute({0, 2, 1}) | linear(10) | permute({0, 2, 1});
-        Tensor sum = add(a, b);
-        add(sum, c) | linear(8);
-        shared_and_right(g, sum);
+        linear_operands("permute_reader",
+                        [](Tensor b) { return b | permute({0, 2, 1}) | linear(10) | permute({0, 2, 1}); });
     }
     SUBCASE("an identity pool's share passed into one operand while the other's conv is to read dy") {
         shapes([&](int64_t C, int64_t HW) {
-            Graph g("identity_pool_reader");
-            Tensor y = stem(g, C, HW);
-            Tensor a = y | conv(C, 3, {.pad = 1});
-            Tensor b = y | conv(C, 1);
-            Tensor c = b | adaptive_avgpool(HW);
-            Tensor sum = add(a, b);
-            add(sum, c) | relu();
-            shared_and_right(g, sum);
+            conv_operands("identity_pool_reader", C, HW, [HW](Tensor b) { return b | adaptive_avgpool(HW); });
         });
     }
     SUBCASE("a reference kernel's share accumulated into one operand while the other's conv is to read dy") {

@@ -948,23 +948,14 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         dy = p.as(p.dy(l.n.output), ym);
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
-        if (width == 4) {
-            const int threads = p.step_threads();
-            const int scratch = p.mem(plain({int64_t(simd::grouped4_dgrad_scratch(d, threads))}));
-            p.kernel("grouped4_conv3x3_dgrad",
-                     [d, threads](const std::vector<float*>& a) {
-                         simd::grouped4_conv3x3_dgrad(a[0], a[1], a[3], a[2], d, threads);
-                     },
-                     {dy, w, scratch, dx});
-        } else {
-            const int threads = p.step_threads();
-            const int scratch = p.mem(plain({int64_t(simd::grouped8_dgrad_scratch(d, threads))}));
-            p.kernel("grouped8_conv3x3_dgrad",
-                     [d, threads](const std::vector<float*>& a) {
-                         simd::grouped8_conv3x3_dgrad(a[0], a[1], a[3], a[2], d, threads);
-                     },
-                     {dy, w, scratch, dx});
-        }
+        const int threads = p.step_threads();
+        const size_t scratch_floats =
+            width == 4 ? simd::grouped4_dgrad_scratch(d, threads) : simd::grouped8_dgrad_scratch(d, threads);
+        const int scratch = p.mem(plain({int64_t(scratch_floats)}));
+        const auto dgrad = width == 4 ? simd::grouped4_conv3x3_dgrad : simd::grouped8_conv3x3_dgrad;
+        p.kernel(width == 4 ? "grouped4_conv3x3_dgrad" : "grouped8_conv3x3_dgrad",
+                 [d, threads, dgrad](const std::vector<float*>& a) { dgrad(a[0], a[1], a[3], a[2], d, threads); },
+                 {dy, w, scratch, dx});
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);

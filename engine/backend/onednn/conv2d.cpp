@@ -943,12 +943,12 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     const Md ym = p.md(s.out);
     const simd::GroupedConv3x3 d{xs[0], C, xs[2], xs[3], ys[2], ys[3], op.stride.h, grouped_block(ym, C), width};
     const int w = p.param[size_t(l.node)][0];
+    const int threads = p.step_threads();
     int dy = -1;
     if (p.needs_grad(l.x())) {
         p.at(&p.bwd, l.node, Phase::dgrad);
         dy = p.as(p.dy(l.n.output), ym);
         const int dx = p.contribution(l.x(), p.md(s.in[0]));
-        const int threads = p.step_threads();
         const size_t scratch_floats =
             width == 4 ? simd::grouped4_dgrad_scratch(d, threads) : simd::grouped8_dgrad_scratch(d, threads);
         const int scratch = p.mem(plain({int64_t(scratch_floats)}));
@@ -960,7 +960,6 @@ void grouped_backward(Plan& p, const Layer& l, const Conv2d& op) {
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
     if (dy < 0) dy = p.as(p.dy(l.n.output), ym);
-    const int threads = p.step_threads();
     const int dw = p.dparam_mem(l.node, 0, plain({op.G, width, width, 3, 3}));
     const size_t scratch_floats =
         width == 4 ? simd::grouped4_wgrad_scratch(d, threads) : simd::grouped8_wgrad_scratch(d, threads);

@@ -726,22 +726,41 @@ TEST_CASE("at batch 8 a patch conv read by a flatten writes channels-last, and t
     }
 }
 
-// Fused inference folds attention's 1/sqrt(d) into in_proj's q rows (fold.h): the scale has no
-// step and the matmul reads q where in_proj wrote it. Unfused, and in training, it runs as a layer.
-// The small whole nets' case checks the fused output against the reference.
-TEST_CASE("fused inference folds attention's scale into in_proj, and runs no step for it") {
+// Fused inference folds attention's 1/sqrt(d) into in_proj's q rows (fold.h), fused training
+// into the q k^T matmul as its output scale, and that of both its gradients (fusion.h's
+// MatmulScale): either way the scale has no step, forward or backward, and the matmul reads q
+// where in_proj wrote it. Unfused it runs as a layer. The small whole nets' case checks the fused
+// outputs and gradients against the reference.
+TEST_CASE("fused, attention's scale folds into in_proj or the matmul, and runs no step") {
     Graph g = mini_vit(2);
-    auto scale_steps = [&](Mode mode, bool fused) {
+    auto scale_steps = [&](Mode mode, bool fused, StepPhase phase) {
         auto ex = make_executor("onednn", g, {.mode = mode, .fused = fused});
         ex->prepare();
         int n = 0;
         for (const StepInfo& s : ex->steps())
-            n += s.phase == StepPhase::fwd && s.node >= 0 && std::holds_alternative<Scale>(g.nodes()[size_t(s.node)].op);
+            n += s.phase == phase && s.node >= 0 && std::holds_alternative<Scale>(g.nodes()[size_t(s.node)].op);
         return n;
     };
-    CHECK(scale_steps(Mode::infer, true) == 0);
-    CHECK(scale_steps(Mode::infer, false) == 2);
-    CHECK(scale_steps(Mode::train, true) == 2);
+    CHECK(scale_steps(Mode::infer, true, StepPhase::fwd) == 0);
+    CHECK(scale_steps(Mode::infer, false, StepPhase::fwd) == 2);
+    CHECK(scale_steps(Mode::train, true, StepPhase::fwd) == 0);
+    CHECK(scale_steps(Mode::train, true, StepPhase::dgrad) == 0);
+    CHECK(scale_steps(Mode::train, false, StepPhase::fwd) == 2);
+    CHECK(scale_steps(Mode::train, false, StepPhase::dgrad) == 2);
+}
+
+// A scale on each operand of one matmul, one on a tensor another layer reads too: the matmul
+// applies their product, forward and in both gradients, and the scales' input collects the
+// gradients of all its readers. A scale the graph's output is, or one two layers read, runs.
+TEST_CASE("scales read only by a matmul fold into it, in inference and training") {
+    Graph g("scaled_matmul");
+    Tensor x = g.input({2, 3, 6, 4}, true) | linear(4);
+    Tensor a = x | scale(0.5), b = x | permute({0, 1, 3, 2}) | scale(-3.0);
+    Tensor y = matmul(a, b);
+    add(y | linear(4), matmul(y, x | scale(2.0) | relu()));
+    check_against_reference(g, 1e-5, 1e-5);
+    CHECK(step_kinds<Scale>(g, Mode::infer) == std::vector<std::string>{"eltwise"});
+    CHECK(step_kinds<Scale>(g, Mode::train) == std::vector<std::string>{"eltwise", "eltwise"});
 }
 
 // In training, attention's q, k and v gradients are written by the matmuls' and the scale's backward

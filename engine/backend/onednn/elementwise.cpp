@@ -384,14 +384,16 @@ void scale_copy(Plan& p, int x, float s, int y, std::vector<std::string> names) 
 // A strided region (ViT's q, layout.cpp) is scaled as it is copied out (scale_copy): eltwise would
 // write the same gaps and run its reference kernel on them. In fused
 // inference the scale is folded into the linear layer that wrote q (fold.h) and q read where it
-// is: vit_b_16 at batch 1 on the 2-core Zen 5 had spent 70 to 100 us a block copying it out.
+// is: vit_b_16 at batch 1 on the 2-core Zen 5 had spent 70 to 100 us a block copying it out. In
+// fused training the matmul that reads it applies it (fusion.h's MatmulScale).
 void forward(Plan& p, const Layer& l, const Scale& op) {
     int x = p.value[size_t(l.x())];
-    for (const ScaleFold& f : p.scale_folds)
-        if (f.scale == l.node) {
-            p.value[size_t(l.n.output)] = x;
-            return;
-        }
+    const auto folded = [&](const auto& f) { return f.scale == l.node; };
+    if (std::any_of(p.scale_folds.begin(), p.scale_folds.end(), folded) ||
+        std::any_of(p.matmul_scales.begin(), p.matmul_scales.end(), folded)) {
+        p.value[size_t(l.n.output)] = x;
+        return;
+    }
     if (!unblocked(p.md(x)) || dense(p.md(x))) return eltwise_forward(p, l, {algorithm::eltwise_linear, float(op.s), 0.0f});
     int y = p.mem(plain(dims_of(p.shape(l.n.output))));
     scale_copy(p, x, float(op.s), y, {"src", "dst"});

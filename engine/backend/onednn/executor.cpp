@@ -223,6 +223,7 @@ OnednnExecutor::OnednnExecutor(const Graph& g, const ExecOptions& o)
     for (const LayerCost& c : analyze(g, DType::fp32).layers) work_.push_back(c.c);
     plan_.last_read = last_reader(g, fusion_);
     plan_.scale_folds = fusion_.scales;
+    plan_.matmul_scales = fusion_.matmul_scales;
     plan_.value[0] = plan_.mem(plain(dims_of(g.input_shape())), true);
     plan_layers();
     if (plan_.train) {

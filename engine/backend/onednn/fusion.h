@@ -36,13 +36,25 @@ struct Group {
     std::vector<int> nodes;    // every member, lead first
 };
 
+// A constant scale whose output one matmul alone reads, as one operand (attention's q in training,
+// where it cannot fold into in_proj's weights): the matmul multiplies its product by s (oneDNN's
+// output scale) and both its gradients too, since d(s a b^T)/da = s dy b and /db = s dy^T a. The
+// scale runs no step, forward or backward; its output is a view of its input, whose gradient the
+// matmul writes.
+struct MatmulScale {
+    int scale, matmul;  // nodes
+    double s;
+};
+
 // One entry per node: the index of its group in `groups`, or -1 when it runs alone. Fused
-// inference also folds constant scales into the linear layers they read (fold.h): such a scale
-// runs no step, its output a view of its input.
+// inference also folds constant scales into the linear layers they read (fold.h), and fused
+// inference and training the others into the matmul that reads them: such a scale runs no step,
+// its output a view of its input.
 struct Fusion {
     std::vector<Group> groups;
     std::vector<int> group_of;
     std::vector<ScaleFold> scales;
+    std::vector<MatmulScale> matmul_scales;
 };
 
 Fusion find_groups(const Graph& g, const ExecOptions& o);

@@ -48,10 +48,34 @@ Md output_md(const Plan& p, int y) {
     return Md(dims_of(p.shape(y)), dnnl::memory::data_type::f32, st);
 }
 
-void matmul_into(Plan& p, int a, int b, int y) {
+// y = s a b, s applied by oneDNN as it writes y.
+void matmul_into(Plan& p, int a, int b, int y, float s) {
     dnnl::matmul::desc d(p.md(a), p.md(b), p.md(y));
-    p.primitive(dnnl::matmul::primitive_desc(d, p.attr(), p.eng),
+    dnnl::primitive_attr attr = p.attr();
+    if (s != 1.0f) attr.set_output_scales(0, {s});
+    p.primitive(dnnl::matmul::primitive_desc(d, attr, p.eng),
                 {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}});
+}
+
+// The tensors the matmul multiplies, reading through the scales fused into it (fusion.h's
+// MatmulScale), and the product of those scales, in double and rounded once.
+struct Operands {
+    int a, b;  // tensors
+    float s;
+};
+
+Operands operands(const Plan& p, const Layer& l) {
+    Operands o{l.x(0), l.x(1), 1.0f};
+    double s = 1.0;
+    for (const MatmulScale& m : p.matmul_scales) {
+        if (m.matmul != l.node) continue;
+        const Node& scale = p.g.nodes()[size_t(m.scale)];
+        int& t = scale.output == o.a ? o.a : o.b;
+        t = scale.inputs[0];
+        s *= m.s;
+    }
+    o.s = float(s);
+    return o;
 }
 
 int transposed_view(Plan& p, int m) { return p.alias(m, transposed(p.md(m))); }
@@ -63,34 +87,37 @@ void forward(Plan& p, const Layer& l, const Matmul& op) {
     if (as.size() != bs.size())
         throw std::invalid_argument(
             cat("onednn: matmul of ", to_string(as), " and ", to_string(bs), " (ranks differ)"));
-    int a = operand(p, l.x(0)), b = operand(p, l.x(1));
+    const Operands o = operands(p, l);
+    int a = operand(p, o.a), b = operand(p, o.b);
     int y = p.mem(output_md(p, l.n.output));
-    matmul_into(p, a, op.transpose_b ? transposed_view(p, b) : b, y);
+    matmul_into(p, a, op.transpose_b ? transposed_view(p, b) : b, y, o.s);
     p.value[size_t(l.n.output)] = y;
     p.saved[size_t(l.node)] = {{}, {a, b}, y};  // b as stored
 }
 
-// da = dy b^T;  db = a^T dy, or with transpose_b (b stored as (J,L)) db = dy^T a.
+// da = s dy b^T;  db = s a^T dy, or with transpose_b (b stored as (J,L)) db = s dy^T a. Written
+// as the gradients of the tensors read through the fused scales.
 void backward(Plan& p, const Layer& l, const Matmul& op) {
-    const Shape &as = p.shape(l.x(0)), &bs = p.shape(l.x(1)), &ys = p.shape(l.n.output);
+    const Operands o = operands(p, l);
+    const Shape &as = p.shape(o.a), &bs = p.shape(o.b), &ys = p.shape(l.n.output);
     const Plan::Saved& s = p.saved[size_t(l.node)];
     const int a = s.in[0], b = s.in[1];
     p.at(&p.bwd, l.node, Phase::dgrad);
     int dy = p.as(p.dy(l.n.output), plain(dims_of(ys)));
-    if (p.needs_grad(l.x(0))) {
-        int da = p.placed_contribution(l.x(0));
-        if (da < 0) da = p.contribution(l.x(0), plain(dims_of(as)));
-        matmul_into(p, dy, op.transpose_b ? b : transposed_view(p, b), da);
-        p.contributed(l.x(0), da);
+    if (p.needs_grad(o.a)) {
+        int da = p.placed_contribution(o.a);
+        if (da < 0) da = p.contribution(o.a, plain(dims_of(as)));
+        matmul_into(p, dy, op.transpose_b ? b : transposed_view(p, b), da, o.s);
+        p.contributed(o.a, da);
     }
-    if (p.needs_grad(l.x(1))) {
-        int db = p.placed_contribution(l.x(1));
-        if (db < 0) db = p.contribution(l.x(1), plain(dims_of(bs)));
+    if (p.needs_grad(o.b)) {
+        int db = p.placed_contribution(o.b);
+        if (db < 0) db = p.contribution(o.b, plain(dims_of(bs)));
         if (op.transpose_b)
-            matmul_into(p, transposed_view(p, dy), a, db);
+            matmul_into(p, transposed_view(p, dy), a, db, o.s);
         else
-            matmul_into(p, transposed_view(p, a), dy, db);
-        p.contributed(l.x(1), db);
+            matmul_into(p, transposed_view(p, a), dy, db, o.s);
+        p.contributed(o.b, db);
     }
 }
 

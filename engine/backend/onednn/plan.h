@@ -15,6 +15,7 @@
 
 #include "engine/backend/executor.h"
 #include "engine/backend/fold.h"
+#include "engine/backend/onednn/fusion.h"
 #include "engine/graph.h"
 
 namespace ridge::onednn {
@@ -218,6 +219,8 @@ public:
     // Constant scales folded into the linear layers they read (fusion.h): load() scales those
     // layers' weight rows, and the scale is a view of its input.
     std::vector<ScaleFold> scale_folds;
+    // Constant scales the matmul reading them applies (fusion.h): the scale is a view of its input.
+    std::vector<MatmulScale> matmul_scales;
 
     // What a layer's forward keeps for its backward.
     struct Saved {

@@ -19,6 +19,7 @@
 
 #include "ridge_revision.h"
 
+#include "bench/omp_wait.h"
 #include "engine/shape.h"
 #include "roofline/probes/cpu/probes.h"
 #include "roofline/probes/cuda/probes.h"
@@ -133,10 +134,13 @@ void cgroup_limits(const MemorySources& from, std::vector<Limit>& out) {
 }
 }  // namespace
 
+// This thread's mask with OpenMP's places (omp_wait.h's add_place_cpus says why).
 int hardware_threads() {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    return int(std::thread::hardware_concurrency());
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return int(std::thread::hardware_concurrency());
+    add_place_cpus(set);
+    return CPU_COUNT(&set);
 }
 
 MemorySources MemorySources::this_process() {

@@ -18,7 +18,11 @@
 // So the spin is short, and only when no other task on the whole machine is running or waiting to
 // run: procs_running counts every CPU's, not only the ones this process may use, so on a large
 // shared host the spin is rarely chosen, the cautious side.
+#include <sched.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -59,10 +63,34 @@ inline int others_runnable() {
     return typical(samples);
 }
 
+// Adds the CPUs of OpenMP's places to set. With OMP_PROC_BIND set, libgomp binds the initial
+// thread to the first place as it loads, before main, so that thread's own mask then names one
+// place's CPUs; the places together are the CPUs the process was started with.
+inline void add_place_cpus(cpu_set_t& set) {
+#ifdef _OPENMP
+    for (int p = 0; p < omp_get_num_places(); ++p) {
+        std::vector<int> ids(size_t(std::max(omp_get_place_num_procs(p), 0)));
+        omp_get_place_proc_ids(p, ids.data());
+        for (int id : ids)
+            if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &set);
+    }
+#else
+    (void)set;
+#endif
+}
+
+// The process image run again inherits this thread's mask: widened first to every place's CPUs,
+// or under OMP_PROC_BIND the new image would see one place and run on one thread.
 inline void set_thread_wait(char** argv) {
     if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
     int others = others_runnable();
     setenv("GOMP_SPINCOUNT", spin_count(others < 0 ? 1 : others), 1);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        add_place_cpus(set);
+        sched_setaffinity(0, sizeof set, &set);  // on failure the new image runs on this mask
+    }
     execv("/proc/self/exe", argv);  // on failure, run on with the default spin
 }
 

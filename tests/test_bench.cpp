@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bench/bench_run.h"
+#include "bench/env.h"
 #include "bench/omp_wait.h"
 #include "engine/dsl.h"
 #include "bench/ledger.h"
@@ -152,6 +153,25 @@ namespace {
 // sanitized at -Og (CI's second build): a training run there took 14.8 s, 1.8 s through oneDNN.
 const std::string small = "bench resnet18 --res 32 --backend onednn --warmup 1 --repeat 3 --quiet";
 const std::string small_reference = "bench resnet18 --res 32 --backend reference --warmup 1 --repeat 3 --quiet";
+}
+
+// Under OMP_PROC_BIND libgomp binds the first thread to one place before main runs, and ridge
+// runs itself again (omp_wait.h) on that thread's mask: it had counted one CPU there and run every
+// step on one thread. By default it takes every CPU the process may use, with the spin it picks
+// (ridge runs itself again) or one the user set (it does not).
+TEST_CASE("bench's default threads are every CPU the process may use, under OMP_PROC_BIND too") {
+    const int cpus = ridge::bench::hardware_threads();
+    if (cpus < 2) MESSAGE("one CPU here: a count of one cannot be told from the bug this guards against");
+    setenv("OMP_PROC_BIND", "true", 1);
+    for (const char* spin : {"", "2000"}) {
+        CAPTURE(spin);
+        if (*spin) setenv("GOMP_SPINCOUNT", spin, 1);
+        Run r = clitest::ridge(small + " --batch 1 --format json --no-layers --no-ledger");
+        unsetenv("GOMP_SPINCOUNT");
+        REQUIRE_MESSAGE(r.code == 0, r.err);
+        CHECK(testjson::parse(r.out)["threads"].i64() == cpus);
+    }
+    unsetenv("OMP_PROC_BIND");
 }
 
 TEST_CASE("bench json: one object per batch with the documented fields; derived figures follow from the medians") {

@@ -65,7 +65,8 @@ inline int others_runnable() {
 
 // Adds the CPUs of OpenMP's places to set. With OMP_PROC_BIND set, libgomp binds the initial
 // thread to the first place as it loads, before main, so that thread's own mask then names one
-// place's CPUs; the places together are the CPUs the process was started with.
+// place's CPUs; the places together are the CPUs OpenMP was given (by default all the process
+// started with, or those OMP_PLACES names).
 inline void add_place_cpus(cpu_set_t& set) {
 #ifdef _OPENMP
     for (int p = 0; p < omp_get_num_places(); ++p) {

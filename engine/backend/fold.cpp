@@ -54,6 +54,8 @@ const Op* made_by(const Graph& g, int t, int* node = nullptr) {
 
 }  // namespace
 
+bool foldable_scale(double s) { return std::isnormal(s) && std::fabs(s) <= 1e6 && std::fabs(s) >= 1e-6; }
+
 std::vector<ScaleFold> scale_folds(const Graph& g) {
     const auto& nodes = g.nodes();
     std::vector<std::vector<int>> readers(size_t(g.output()) + 1);
@@ -64,10 +66,8 @@ std::vector<ScaleFold> scale_folds(const Graph& g) {
     };
     std::vector<ScaleFold> folds;
     for (size_t i = 0; i < nodes.size(); ++i) {
-        // Only a finite, normal scale: s (w x + b) and (s w) x + s b part ways at infinities and
-        // where s w or s b would overflow or lose digits below the normal range.
         const auto* scale = std::get_if<Scale>(&nodes[i].op);
-        if (!scale || !std::isnormal(scale->s) || std::fabs(scale->s) > 1e6 || std::fabs(scale->s) < 1e-6) continue;
+        if (!scale || !foldable_scale(scale->s)) continue;
         int sel_node, perm_node, resh_node, lin_node;
         const int picked = nodes[i].inputs[0];
         const auto* sel = made_by<Select>(g, picked, &sel_node);

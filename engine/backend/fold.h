@@ -37,6 +37,10 @@ struct ScaleFold {
     double s;
 };
 std::vector<ScaleFold> scale_folds(const Graph& g);
+// Whether a scale s may move into the layer beside it: finite and normal, within 1e-6 to 1e6 in
+// magnitude. s (w x + b) and (s w) x + s b, or s (a b) and (s a) b, part ways at infinities and
+// where the products would overflow or lose digits below the normal range.
+bool foldable_scale(double s);
 // The linear's weight (K, C) and bias (K) with rows [first, first + count) multiplied by s, in
 // double and rounded once (exact where s is a power of two, as vit_b_16's 1/8).
 std::vector<HostTensor> fold_scale(std::vector<HostTensor> linear, const ScaleFold& f);

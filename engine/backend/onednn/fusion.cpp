@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 
 #include "engine/backend/fold.h"
 #include "engine/ops/norm.h"
@@ -112,18 +111,16 @@ struct Chains {
 };
 
 // The scales that fold into the matmul reading them (MatmulScale), other than those folded into a
-// linear. Only a finite, normal s, as for ScaleFold.
-std::vector<MatmulScale> matmul_scales(const Graph& g, const std::vector<ScaleFold>& folded) {
-    std::vector<std::vector<int>> readers(size_t(g.output()) + 1);
-    for (size_t i = 0; i < g.nodes().size(); ++i)
-        for (int t : g.nodes()[i].inputs) readers[size_t(t)].push_back(int(i));
+// linear; consumers: per tensor, the layers that read it.
+std::vector<MatmulScale> matmul_scales(const Graph& g, const std::vector<ScaleFold>& folded,
+                                       const std::vector<std::vector<int>>& consumers) {
     std::vector<MatmulScale> found;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const Node& n = g.nodes()[i];
         const auto* scale = std::get_if<Scale>(&n.op);
-        if (!scale || !std::isnormal(scale->s) || std::fabs(scale->s) > 1e6 || std::fabs(scale->s) < 1e-6) continue;
+        if (!scale || !foldable_scale(scale->s)) continue;
         if (std::any_of(folded.begin(), folded.end(), [&](const ScaleFold& f) { return f.scale == int(i); })) continue;
-        const std::vector<int>& r = readers[size_t(n.output)];
+        const std::vector<int>& r = consumers[size_t(n.output)];
         if (n.output == g.output() || r.size() != 1 || !std::holds_alternative<Matmul>(g.nodes()[size_t(r[0])].op))
             continue;
         found.push_back({int(i), r[0], scale->s});
@@ -144,10 +141,10 @@ Fusion find_groups(const Graph& g, const ExecOptions& o) {
     f.group_of.assign(g.nodes().size(), -1);
     if (!o.fused) return f;
     if (o.mode == Mode::infer) f.scales = scale_folds(g);
-    f.matmul_scales = matmul_scales(g, f.scales);
     Chains ch{g, std::vector<std::vector<int>>(size_t(g.output()) + 1), f.group_of};
     for (size_t i = 0; i < g.nodes().size(); ++i)
         for (int t : g.nodes()[i].inputs) ch.consumers[size_t(t)].push_back(int(i));
+    f.matmul_scales = matmul_scales(g, f.scales, ch.consumers);
 
     bool infer = o.mode == Mode::infer;
     std::vector<int> folded_bn(g.nodes().size(), -1);  // per conv

@@ -134,13 +134,9 @@ void cgroup_limits(const MemorySources& from, std::vector<Limit>& out) {
 }
 }  // namespace
 
-// This thread's mask with OpenMP's places (omp_wait.h's add_place_cpus says why).
 int hardware_threads() {
     cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return int(std::thread::hardware_concurrency());
-    add_place_cpus(set);
-    return CPU_COUNT(&set);
+    return openmp_cpus(set) ? CPU_COUNT(&set) : int(std::thread::hardware_concurrency());
 }
 
 MemorySources MemorySources::this_process() {

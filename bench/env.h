@@ -60,6 +60,7 @@ int64_t available_memory_bytes();  // memory_budget().bytes
 // tree had uncommitted changes then; recorded by the build, so nothing runs git at run time.
 std::string build_revision();
 
+// The CPUs this process may run OpenMP's threads on (omp_wait.h's openmp_cpus).
 int hardware_threads();
 
 // An argument as a POSIX shell would need it written to mean the same.

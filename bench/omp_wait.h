@@ -63,11 +63,14 @@ inline int others_runnable() {
     return typical(samples);
 }
 
-// Adds the CPUs of OpenMP's places to set. With OMP_PROC_BIND set, libgomp binds the initial
-// thread to the first place as it loads, before main, so that thread's own mask then names one
-// place's CPUs; the places together are the CPUs OpenMP was given (by default all the process
-// started with, or those OMP_PLACES names).
-inline void add_place_cpus(cpu_set_t& set) {
+// The CPUs this process may run OpenMP's threads on: this thread's mask and the CPUs of OpenMP's
+// places. With OMP_PROC_BIND set, libgomp binds the initial thread to the first place as it loads,
+// before main, so that thread's own mask then names one place's CPUs; the places together are the
+// CPUs OpenMP was given (by default all the process started with, or those OMP_PLACES names).
+// False where the mask cannot be read.
+inline bool openmp_cpus(cpu_set_t& set) {
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
 #ifdef _OPENMP
     for (int p = 0; p < omp_get_num_places(); ++p) {
         std::vector<int> ids(size_t(std::max(omp_get_place_num_procs(p), 0)));
@@ -75,23 +78,18 @@ inline void add_place_cpus(cpu_set_t& set) {
         for (int id : ids)
             if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &set);
     }
-#else
-    (void)set;
 #endif
+    return true;
 }
 
-// The process image run again inherits this thread's mask: widened first to every place's CPUs,
-// or under OMP_PROC_BIND the new image would see one place and run on one thread.
+// The process image run again inherits this thread's mask: widened first to openmp_cpus, or under
+// OMP_PROC_BIND the new image would see one place and run on one thread.
 inline void set_thread_wait(char** argv) {
     if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
     int others = others_runnable();
     setenv("GOMP_SPINCOUNT", spin_count(others < 0 ? 1 : others), 1);
     cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        add_place_cpus(set);
-        sched_setaffinity(0, sizeof set, &set);  // on failure the new image runs on this mask
-    }
+    if (openmp_cpus(set)) sched_setaffinity(0, sizeof set, &set);  // on failure the new image runs on this mask
     execv("/proc/self/exe", argv);  // on failure, run on with the default spin
 }
 

@@ -139,6 +139,19 @@ std::vector<OpCase> convolutions() {
         {.name = "conv_dw3_nhwc", .what = "depthwise 3x3 without bias on a channels-last view, 40 channels",
          .x = {2, 6, 13, 40},
          .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(40, 3, {.pad = 1, .groups = 40}); }},
+        // Read by a residual add too, as convnext's blocks are: its data gradient adds into the one
+        // the add passed back (channels-last through the permute after), in the same pass.
+        {.name = "conv_dw7_nhwc_residual",
+         .what = "depthwise 7x7 on a channels-last view whose input a residual add reads too",
+         .x = {2, 9, 11, 32},
+         .body =
+             [](Tensor x) {
+                 Tensor t = x | permute({0, 3, 1, 2});
+                 return add(t | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}) | permute({0, 2, 3, 1}) |
+                                linear(32) | permute({0, 3, 1, 2}),
+                            t) |
+                        permute({0, 2, 3, 1}) | linear(32);
+             }},
         {.name = "conv_dw7_nhwc_1x1", .what = "depthwise 7x7 with bias on a channels-last view of a 1x1 map",
          .x = {3, 1, 1, 32},
          .body = [](Tensor x) { return x | permute({0, 3, 1, 2}) | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}); }},

@@ -974,8 +974,18 @@ TEST_CASE("the depthwise conv and its gradients agree with sums in double, on ea
                 Floats dy_nan = dy;
                 for (int64_t i = 0; i < int64_t(dy_nan.size()); ++i)
                     if (i / B / (d.P * d.Q) % (CP / B) * B + i % B >= s.C) dy_nan[size_t(i)] = NAN;
-                v.depthwise_conv_dgrad(dy_nan.data(), wk, dx.data(), packed.data(), d, s.threads);
+                v.depthwise_conv_dgrad(dy_nan.data(), wk, dx.data(), false, packed.data(), d, s.threads);
                 check("dx", dx, dx_ref, dx_mag);
+                // Added into a gradient that arrived before (a residual's): the sum of both.
+                const Floats before = fill(dx.size(), -1, 1, 7);
+                std::vector<double> sum(dx.size()), sum_mag(dx.size());
+                for (size_t i = 0; i < dx.size(); ++i) {
+                    const bool pad = int64_t(i) / B / (s.H * s.W) % (CP / B) * B + int64_t(i) % B >= s.C;
+                    dx[i] = pad ? 0.0f : before[i];  // a gradient's padding lanes are zero
+                    sum[i] = dx_ref[i] + dx[i], sum_mag[i] = dx_mag[i] + std::fabs(dx[i]);
+                }
+                v.depthwise_conv_dgrad(dy_nan.data(), wk, dx.data(), true, packed.data(), d, s.threads);
+                check("dx added", dx, sum, sum_mag);
                 // The weight gradient of the same shapes, written in either layout.
                 Floats dwk(blocked ? wb.size() : w.size(), NAN), db(b.size(), NAN);
                 Floats scratch(v.depthwise_wgrad_scratch(d, s.threads), NAN);

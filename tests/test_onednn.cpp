@@ -1406,6 +1406,27 @@ TEST_CASE("a depthwise conv on a channels-last input trains in channels-last, it
     }
 }
 
+// Where a residual add reads the conv's input too (convnext's blocks), its gradient has arrived
+// from the add when the data gradient runs, channels-last as the next block's permute passes it
+// back, and depthwise_conv_dgrad adds into it: one step, no binary add after (the op table's
+// conv_dw7_nhwc_residual checks the numbers).
+TEST_CASE("a channels-last depthwise conv's data gradient adds into the one a residual add passed back") {
+    Graph g("dw_nhwc_residual");
+    Tensor t = g.input({2, 9, 11, 32}) | linear(32) | permute({0, 3, 1, 2});
+    add(t | conv(32, 7, {.pad = 3, .groups = 32, .bias = true}) | permute({0, 2, 3, 1}) | linear(32) |
+            permute({0, 3, 1, 2}),
+        t) |
+        permute({0, 2, 3, 1}) | linear(32);
+    const int dw = 2;
+    REQUIRE(std::holds_alternative<Conv2d>(g.nodes()[dw].op));
+    auto ex = make_executor("onednn", g, {.mode = Mode::train});
+    ex->prepare();
+    std::string dgrad;
+    for (const StepInfo& s : ex->steps())
+        if (s.node == dw && s.phase == StepPhase::dgrad) dgrad += (dgrad.empty() ? "" : " ") + s.impl;
+    CHECK(dgrad == "ridge:depthwise_conv_dgrad");
+}
+
 // A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
 // kernels/simd's depthwise_dgrad for its data gradient at stride 1 on a map up to 32 wide, and
 // oneDNN's on wider maps or where the padding across is not half the kernel (conv2d.cpp,

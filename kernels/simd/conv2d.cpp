@@ -175,15 +175,17 @@ RIDGE_SIMD_LEAF void unit8(const float* x, const float* dy, float* acc, const De
 // block of L channels: y[t] = bias + the sum over r, s of rows[r][w0 + t + s] * w[r][s]. rows[r] is
 // the input row kernel row r reads (null in the padding), positions ps floats apart, W of them; wp
 // the block's weights ([r][s][lane], read as w[R-1-r][S-1-s] when turned), bias its L lanes or
-// null. The strip stays in registers while each input position it reaches is loaded once per
+// null; with `add` the sums start from y's values instead (a gradient adding into one that arrived). The strip stays in registers while each input position it reaches is loaded once per
 // kernel row and multiplied by the S taps held in registers; positions in the padding are skipped,
 // not read as zeros, and a strip whose positions are all inside (`inside`) tests none.
 template <int L, int S, int strip, bool inside>
 RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t w0,
-                                   const float* wp, bool turned, const float* bias, float* y, int64_t count) {
+                                   const float* wp, bool turned, const float* bias, bool add, float* y,
+                                   int64_t count) {
     using V = Vec<L>;
     V acc[strip];
-    for (auto& a : acc) a = bias ? load<V>(bias) : V{};
+#pragma GCC unroll 8
+    for (int t = 0; t < strip; ++t) acc[t] = add && t < count ? load<V>(y + t * ps) : bias ? load<V>(bias) : V{};
     for (int64_t r = 0; r < R; ++r) {
         if (!rows[r]) continue;
         const float* wr = wp + (turned ? R - 1 - r : r) * S * L;
@@ -216,7 +218,8 @@ RIDGE_SIMD_INLINE void dw_strip_at(const float* const* rows, int64_t R, int64_t 
 // x's rows and in y; their weights R*S*L apart, their biases L).
 template <int L, int S, int strip>
 RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q, int64_t pad_l,
-                              const float* wp, bool turned, const float* bias, float* y, int64_t blocks, int64_t cs) {
+                              const float* wp, bool turned, const float* bias, bool add, float* y, int64_t blocks,
+                              int64_t cs) {
     const float* rb[max_taps];
     for (int64_t q0 = 0; q0 < Q; q0 += strip) {
         const int64_t w0 = q0 - pad_l, count = std::min<int64_t>(strip, Q - q0);
@@ -227,9 +230,9 @@ RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, i
             const float* b = bias ? bias + c * L : nullptr;
             float* out = y + q0 * ps + c * cs;
             if (inside)
-                dw_strip_at<L, S, strip, true>(rb, R, ps, W, w0, w, turned, b, out, count);
+                dw_strip_at<L, S, strip, true>(rb, R, ps, W, w0, w, turned, b, add, out, count);
             else
-                dw_strip_at<L, S, strip, false>(rb, R, ps, W, w0, w, turned, b, out, count);
+                dw_strip_at<L, S, strip, false>(rb, R, ps, W, w0, w, turned, b, add, out, count);
         }
     }
 }
@@ -240,38 +243,38 @@ RIDGE_SIMD_INLINE void dw_row(const float* const* rows, int64_t R, int64_t ps, i
 // computed 8 outputs of a 7-wide map and 16 of a 14-wide one.
 template <int L, int S>
 RIDGE_SIMD_INLINE void dw_row_strips(const float* const* rows, int64_t R, int64_t ps, int64_t W, int64_t Q,
-                                     int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
-                                     int64_t blocks, int64_t cs) {
+                                     int64_t pad_l, const float* wp, bool turned, const float* bias, bool add,
+                                     float* y, int64_t blocks, int64_t cs) {
     auto waste = [Q](int64_t s) { return (Q + s - 1) / s * s - Q; };
     if (waste(7) <= waste(6) && waste(7) <= waste(5))
-        return dw_row<L, S, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
-    if (waste(6) <= waste(5)) return dw_row<L, S, 6>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
-    dw_row<L, S, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+        return dw_row<L, S, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
+    if (waste(6) <= waste(5)) return dw_row<L, S, 6>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
+    dw_row<L, S, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
 }
 
 template <int L>
 RIDGE_SIMD_INLINE void dw_row_any(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                                  int64_t pad_l, const float* wp, bool turned, const float* bias, float* y,
+                                  int64_t pad_l, const float* wp, bool turned, const float* bias, bool add, float* y,
                                   int64_t blocks, int64_t cs) {
-    if (S == 3) return dw_row_strips<L, 3>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
-    if (S == 5) return dw_row_strips<L, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
-    dw_row_strips<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+    if (S == 3) return dw_row_strips<L, 3>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
+    if (S == 5) return dw_row_strips<L, 5>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
+    dw_row_strips<L, 7>(rows, R, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
 }
 
 RIDGE_SIMD_LEAF void dw_row16(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                              int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
-                              int64_t cs) {
-    dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+                              int64_t pad_l, const float* wp, bool turned, const float* bias, bool add, float* y,
+                              int64_t blocks, int64_t cs) {
+    dw_row_any<16>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
 }
 
 RIDGE_SIMD_LEAF void dw_row8(const float* const* rows, int64_t R, int64_t S, int64_t ps, int64_t W, int64_t Q,
-                             int64_t pad_l, const float* wp, bool turned, const float* bias, float* y, int64_t blocks,
-                             int64_t cs) {
-    dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, y, blocks, cs);
+                             int64_t pad_l, const float* wp, bool turned, const float* bias, bool add, float* y,
+                             int64_t blocks, int64_t cs) {
+    dw_row_any<8>(rows, R, S, ps, W, Q, pad_l, wp, turned, bias, add, y, blocks, cs);
 }
 
-// y = conv(x) + b, the weights w in the blocked layout of depthwise_lanes ([cb][r][s][lane], zeros
-// past C), turned or not; b (C) or null. Blocked layouts: units of one output row of one channel
+// y = conv(x) + b, or y += conv(x) where `add`, the weights w in the blocked layout of
+// depthwise_lanes ([cb][r][s][lane], zeros past C), turned or not; b (C) or null. Blocked layouts: units of one output row of one channel
 // block, rows of an image in order, so the R input rows a unit reads were mostly read by the one
 // before it. Channels-last: units of one output row, each strip of it through every channel block
 // in turn, so that the other half of a 64-byte line of x (two 8-lane blocks of a position) is read
@@ -283,7 +286,8 @@ RIDGE_SIMD_LEAF void dw_row8(const float* const* rows, int64_t R, int64_t S, int
 // 1.82-1.91 against 1.59-1.62. Where a map has fewer rows than two a thread (convnext's last stage
 // at batch 1 on many cores), a row's blocks are shared out in even runs (not measured: this host
 // has 2 cores, which every zoo net's rows keep busy).
-void dw_run(const float* x, const float* w, bool turned, const float* b, float* y, const Depthwise& d, int threads) {
+void dw_run(const float* x, const float* w, bool turned, const float* b, bool add, float* y, const Depthwise& d,
+            int threads) {
     const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;
     const bool blocked = d.block == L;
     const int64_t ps = position_floats(d, L);
@@ -310,8 +314,8 @@ void dw_run(const float* x, const float* w, bool turned, const float* b, float* 
             bias = padded;
         }
         float* out = y + block_row(d, L, n, cb, p, d.P, d.Q);
-        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, out,
-                                       blocks, L);
+        (L == 16 ? dw_row16 : dw_row8)(rows, d.R, d.S, ps, d.W, d.Q, d.pad_l, w + cb * RS * L, turned, bias, add,
+                                       out, blocks, L);
         // The lanes past C in a padded last block took the input's padding times zero weights: NaN
         // where that padding held one (a gradient's may hold anything); a blocked tensor's padding
         // must read zero to the layers after it.
@@ -1534,17 +1538,17 @@ size_t depthwise_conv_packed(const Depthwise& d) {
 
 void depthwise_conv(const float* x, const float* w, const float* b, float* y, float* packed, const Depthwise& d,
                     int threads) {
-    dw_run(x, dw_weights(w, packed, d), false, b, y, d, threads);
+    dw_run(x, dw_weights(w, packed, d), false, b, false, y, d, threads);
 }
 
 // dx[h][w] = the sum over r, s of dy[h + pad_t - r][w + pad_l - s] w[r][s]: the forward over dy
 // with the taps turned half a circle and the padding R - 1 - pad_t, S - 1 - pad_l, which maps the
 // P x Q gradient back onto H x W.
-void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, float* packed, const Depthwise& d,
+void depthwise_conv_dgrad(const float* dy, const float* w, float* dx, bool add, float* packed, const Depthwise& d,
                           int threads) {
     Depthwise g = d;
     g.H = d.P, g.W = d.Q, g.P = d.H, g.Q = d.W, g.pad_t = d.R - 1 - d.pad_t, g.pad_l = d.S - 1 - d.pad_l;
-    dw_run(dy, dw_weights(w, packed, d), true, nullptr, dx, g, threads);
+    dw_run(dy, dw_weights(w, packed, d), true, nullptr, add, dx, g, threads);
 }
 
 bool depthwise_dgrad_supported(const Depthwise& d) {

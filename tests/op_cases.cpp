@@ -124,6 +124,14 @@ std::vector<OpCase> convolutions() {
         {.name = "conv_dw3s1_large", .what = "1x1 conv, depthwise 3x3 stride 1 on a 12x34 map over 24 channels",
          .x = {2, 24, 12, 34},
          .body = [](Tensor x) { return x | conv(24, 1) | conv(24, 3, {.pad = 1, .groups = 24}); }},
+        {.name = "conv_dw3s1_large_residual",
+         .what = "the same depthwise 3x3 whose input a residual add reads too, its gradient added into the add's",
+         .x = {2, 24, 12, 34},
+         .body =
+             [](Tensor x) {
+                 Tensor y = x | conv(24, 1);
+                 return add(y | conv(24, 3, {.pad = 1, .groups = 24}) | conv(24, 1), y) | conv(24, 1);
+             }},
         // A depthwise conv reading channels-last (convnext's blocks, after a permutation back) stays
         // channels-last in training too, and depthwise_wgrad reads it as blocks of 16 or 8 channels
         // C floats apart: 32 channels (two blocks of 16), 24 (three of 8) with a stride.

@@ -1430,8 +1430,11 @@ TEST_CASE("a channels-last depthwise conv's data gradient adds into the one a re
 // A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
 // kernels/simd's depthwise_dgrad for its data gradient at stride 1 on a map up to 32 wide, and
 // oneDNN's on wider maps or where the padding across is not half the kernel (conv2d.cpp,
-// depthwise_dgrad). The op table's conv_dw5s1_small, conv_dw3s1_small and conv_dw7s1_strips
-// (the kernel's) and conv_dw3s1_large (oneDNN's), graphs of the same form, check the numbers.
+// depthwise_dgrad). On a wider map whose gradient a residual add passed back first
+// (EfficientNet's features.1 after its first block), kernels/simd's depthwise_conv_dgrad adds
+// into it, with no binary add after. The op table's conv_dw5s1_small, conv_dw3s1_small and
+// conv_dw7s1_strips (the kernel's), conv_dw3s1_large (oneDNN's) and conv_dw3s1_large_residual,
+// graphs of the same form, check the numbers.
 TEST_CASE("a depthwise conv's data gradient at stride 1 runs kernels/simd on a blocked map up to 32 wide") {
     struct Dw {
         int64_t C, H, W, R, pad;
@@ -1449,6 +1452,17 @@ TEST_CASE("a depthwise conv's data gradient at stride 1 runs kernels/simd on a b
         CHECK(count("kernel") == (d.kernel ? 1 : 0));
         CHECK(count("convolution") == (d.kernel ? 0 : 1));
     }
+    Graph g("dw_blocked_residual");
+    Tensor y = g.input({2, 24, 12, 34}) | conv(24, 1);
+    Tensor dw = y | conv(24, 3, {.pad = 1, .groups = 24});
+    add(dw | conv(24, 1), y) | conv(24, 1);
+    auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
+    ex->prepare();
+    std::string dgrad;
+    for (const StepInfo& s : ex->steps())
+        if (s.node == g.tensor(dw.id()).producer && s.phase == StepPhase::dgrad)
+            dgrad += (dgrad.empty() ? "" : " ") + s.impl;
+    CHECK(dgrad == "ridge:depthwise_conv_dgrad");
 }
 
 // At stride 2 a depthwise conv oneDNN runs forward in a channel-blocked layout takes

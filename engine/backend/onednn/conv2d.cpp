@@ -224,6 +224,14 @@ bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
 //   0.11. On 56x56 and 112x112 oneDNN's stays: efficientnet_b0's features.1.0 (112) 1.09-1.22
 //   against 1.32-1.46 with the kernel, features.2.1 (56) 1.40-1.46 against 1.57-1.61;
 //   mobilenet_v2's 1.17-1.21 against 1.22-1.26 and 1.35-1.46 against 1.45-1.50.
+// - At stride 1 on a map wider than 32 whose gradient arrived first (efficientnet_b7's features.1
+//   after its first block, which a residual add reads too): kernels/simd's depthwise_conv_dgrad,
+//   the forward's strip kernel over dy with the taps turned, adding into it, where oneDNN's jit_dw
+//   had written a fresh dx for a binary add. Batch 1, 3x3 over 32 channels at 300x300, 3 rounds:
+//   the three 3.13, 3.84, 2.85 -> 2.46, 3.20, 2.55 ms. Where nothing arrived the strip kernel did not
+//   pay against oneDNN's alone (batch 1, per layer): efficientnet_b7's 38x38 3x3s 0.45-0.51 ->
+//   0.54-0.60 ms, efficientnet_b0's features.1.0 (112) 0.083 -> 0.135, mnasnet1_0's at batch 8
+//   0.55-0.64 -> 0.63-0.95, though efficientnet_b7's 5x5s at 75x75 went 1.43-1.47 -> 1.17-1.25.
 // False, planning nothing, for any other conv or layout.
 bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const Plan::Saved& s = p.saved[size_t(l.node)];
@@ -234,16 +242,24 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     if (!found) return false;
     simd::Depthwise d = *found;
     d.blocked_weights = true;
-    if (!simd::depthwise_dgrad_supported(d) || (d.stride_h == 1 && d.W > 32)) return false;
+    const int arrived = p.arrived_as(l.x(), x_md);
+    const bool strips = d.stride_h == 1 && d.W > 32;
+    if (strips ? arrived < 0 || !simd::depthwise_conv_supported(d) : !simd::depthwise_dgrad_supported(d)) return false;
     const int w = p.as(p.param[size_t(l.node)][0], depthwise_weights_md(d));
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));  // the forward's output layout, of the same block
-    const int arrived = p.arrived_as(l.x(), x_md);
     const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
-    p.kernel("depthwise_dgrad",
-             [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
-                 simd::depthwise_dgrad(a[0], a[1], a[2], add, d, threads);
-             },
-             {dy, w, dx});
+    if (strips)
+        p.kernel("depthwise_conv_dgrad",
+                 [d, threads = p.step_threads()](const std::vector<float*>& a) {
+                     simd::depthwise_conv_dgrad(a[0], a[1], a[2], true, nullptr, d, threads);
+                 },
+                 {dy, w, dx});
+    else
+        p.kernel("depthwise_dgrad",
+                 [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
+                     simd::depthwise_dgrad(a[0], a[1], a[2], add, d, threads);
+                 },
+                 {dy, w, dx});
     p.contributed(l.x(), dx);
     return true;
 }

@@ -175,7 +175,8 @@ RIDGE_SIMD_LEAF void unit8(const float* x, const float* dy, float* acc, const De
 // block of L channels: y[t] = bias + the sum over r, s of rows[r][w0 + t + s] * w[r][s]. rows[r] is
 // the input row kernel row r reads (null in the padding), positions ps floats apart, W of them; wp
 // the block's weights ([r][s][lane], read as w[R-1-r][S-1-s] when turned), bias its L lanes or
-// null; with `add` the sums start from y's values instead (a gradient adding into one that arrived). The strip stays in registers while each input position it reaches is loaded once per
+// null; with `add` the sums start from y's values instead (a gradient adding into one that
+// arrived). The strip stays in registers while each input position it reaches is loaded once per
 // kernel row and multiplied by the S taps held in registers; positions in the padding are skipped,
 // not read as zeros, and a strip whose positions are all inside (`inside`) tests none.
 template <int L, int S, int strip, bool inside>
@@ -274,18 +275,18 @@ RIDGE_SIMD_LEAF void dw_row8(const float* const* rows, int64_t R, int64_t S, int
 }
 
 // y = conv(x) + b, or y += conv(x) where `add`, the weights w in the blocked layout of
-// depthwise_lanes ([cb][r][s][lane], zeros past C), turned or not; b (C) or null. Blocked layouts: units of one output row of one channel
-// block, rows of an image in order, so the R input rows a unit reads were mostly read by the one
-// before it. Channels-last: units of one output row, each strip of it through every channel block
-// in turn, so that the other half of a 64-byte line of x (two 8-lane blocks of a position) is read
-// right after the first. A unit per row and block read a whole row's strips first: at 96 channels
-// 7 x 56 lines 384 bytes apart, which fall in half of L1's 64 sets, some 12 lines a set against its
-// 8 ways. With units of one row and one block, and strips of 8 whatever Q, on 2 threads of the Zen
-// 3 (a test program at -O3, alternated calls, 2 runs): 8x96x56x56 7.2-7.4 against now 6.0-6.2 ms,
-// 1x96x56x56 0.86-0.88 against 0.60-0.72, 16x768x7x7 1.59-1.62 against 1.31-1.37, 8x384x14x14
-// 1.82-1.91 against 1.59-1.62. Where a map has fewer rows than two a thread (convnext's last stage
-// at batch 1 on many cores), a row's blocks are shared out in even runs (not measured: this host
-// has 2 cores, which every zoo net's rows keep busy).
+// depthwise_lanes ([cb][r][s][lane], zeros past C), turned or not; b (C) or null. Blocked layouts:
+// units of one output row of one channel block, rows of an image in order, so the R input rows a
+// unit reads were mostly read by the one before it. Channels-last: units of one output row, each
+// strip of it through every channel block in turn, so that the other half of a 64-byte line of x
+// (two 8-lane blocks of a position) is read right after the first. A unit per row and block read a
+// whole row's strips first: at 96 channels 7 x 56 lines 384 bytes apart, which fall in half of L1's
+// 64 sets, some 12 lines a set against its 8 ways. With units of one row and one block, and strips
+// of 8 whatever Q, on 2 threads of the Zen 3 (a test program at -O3, alternated calls, 2 runs):
+// 8x96x56x56 7.2-7.4 against now 6.0-6.2 ms, 1x96x56x56 0.86-0.88 against 0.60-0.72, 16x768x7x7
+// 1.59-1.62 against 1.31-1.37, 8x384x14x14 1.82-1.91 against 1.59-1.62. Where a map has fewer rows
+// than two a thread (convnext's last stage at batch 1 on many cores), a row's blocks are shared out
+// in even runs (not measured: this host has 2 cores, which every zoo net's rows keep busy).
 void dw_run(const float* x, const float* w, bool turned, const float* b, bool add, float* y, const Depthwise& d,
             int threads) {
     const int64_t L = depthwise_lanes(d), CB = (d.C + L - 1) / L, RS = d.R * d.S;

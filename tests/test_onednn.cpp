@@ -74,6 +74,14 @@ std::vector<std::string> step_kinds(const Graph& g, Mode mode, std::optional<Ste
     return kinds;
 }
 
+// The implementations of the steps planned for one layer's phase, in plan order, space-separated.
+std::string step_impls(const Executor& ex, int node, StepPhase phase) {
+    std::string impls;
+    for (const StepInfo& s : ex.steps())
+        if (s.node == node && s.phase == phase) impls += (impls.empty() ? "" : " ") + s.impl;
+    return impls;
+}
+
 }  // namespace
 
 // Every case of the op table (op_cases.h) at its oneDNN tolerance, in the modes it states; a case
@@ -1421,10 +1429,7 @@ TEST_CASE("a channels-last depthwise conv's data gradient adds into the one a re
     REQUIRE(std::holds_alternative<Conv2d>(g.nodes()[dw].op));
     auto ex = make_executor("onednn", g, {.mode = Mode::train});
     ex->prepare();
-    std::string dgrad;
-    for (const StepInfo& s : ex->steps())
-        if (s.node == dw && s.phase == StepPhase::dgrad) dgrad += (dgrad.empty() ? "" : " ") + s.impl;
-    CHECK(dgrad == "ridge:depthwise_conv_dgrad");
+    CHECK(step_impls(*ex, dw, StepPhase::dgrad) == "ridge:depthwise_conv_dgrad");
 }
 
 // A depthwise conv oneDNN runs forward in a channel-blocked layout (MobileNet's) takes
@@ -1458,11 +1463,7 @@ TEST_CASE("a depthwise conv's data gradient at stride 1 runs kernels/simd on a b
     add(dw | conv(24, 1), y) | conv(24, 1);
     auto ex = make_executor("onednn", g, {.mode = Mode::train, .fused = false});
     ex->prepare();
-    std::string dgrad;
-    for (const StepInfo& s : ex->steps())
-        if (s.node == g.tensor(dw.id()).producer && s.phase == StepPhase::dgrad)
-            dgrad += (dgrad.empty() ? "" : " ") + s.impl;
-    CHECK(dgrad == "ridge:depthwise_conv_dgrad");
+    CHECK(step_impls(*ex, g.tensor(dw.id()).producer, StepPhase::dgrad) == "ridge:depthwise_conv_dgrad");
 }
 
 // At stride 2 a depthwise conv oneDNN runs forward in a channel-blocked layout takes

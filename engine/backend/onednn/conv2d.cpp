@@ -201,6 +201,17 @@ bool image_wgrad(Plan& p, const Layer& l, const Conv2d& op) {
     return true;
 }
 
+// kernels/simd's depthwise_conv_dgrad into dx, adding where a gradient arrived there: the data
+// gradient of a channels-last depthwise conv (depthwise_backward) and of a blocked one on a wide
+// map (depthwise_dgrad). w in the blocked weight layout of d's lanes.
+void conv_dgrad_kernel(Plan& p, const simd::Depthwise& d, int dy, int w, int dx, bool add) {
+    p.kernel("depthwise_conv_dgrad",
+             [d, add, threads = p.step_threads()](const std::vector<float*>& a) {
+                 simd::depthwise_conv_dgrad(a[0], a[1], a[2], add, nullptr, d, threads);
+             },
+             {dy, w, dx});
+}
+
 // The data gradient of a depthwise conv oneDNN ran forward in a channel-blocked layout (MobileNet's,
 // MnasNet's, EfficientNet's and ShuffleNet's, whose batchnorm and activation keep their own steps
 // in training): kernels/simd's depthwise_dgrad, which also adds into a gradient that arrived in x's
@@ -249,11 +260,7 @@ bool depthwise_dgrad(Plan& p, const Layer& l, const Conv2d& op) {
     const int dy = p.as(p.dy(l.n.output), p.md(s.out));  // the forward's output layout, of the same block
     const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), x_md);
     if (strips)
-        p.kernel("depthwise_conv_dgrad",
-                 [d, threads = p.step_threads()](const std::vector<float*>& a) {
-                     simd::depthwise_conv_dgrad(a[0], a[1], a[2], true, nullptr, d, threads);
-                 },
-                 {dy, w, dx});
+        conv_dgrad_kernel(p, d, dy, w, dx, true);
     else
         p.kernel("depthwise_dgrad",
                  [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
@@ -798,11 +805,7 @@ void depthwise_backward(Plan& p, const Layer& l, const Conv2d& op) {
         const int dy = p.as(p.dy(l.n.output), p.md(s.out));
         const int arrived = p.arrived_as(l.x(), p.md(s.in[0]));
         const int dx = arrived >= 0 ? arrived : p.contribution(l.x(), p.md(s.in[0]));
-        p.kernel("depthwise_conv_dgrad",
-                 [d, add = arrived >= 0, threads = p.step_threads()](const std::vector<float*>& a) {
-                     simd::depthwise_conv_dgrad(a[0], a[1], a[2], add, nullptr, d, threads);
-                 },
-                 {dy, p.param[size_t(l.node)][0], dx});
+        conv_dgrad_kernel(p, d, dy, p.param[size_t(l.node)][0], dx, arrived >= 0);
         p.contributed(l.x(), dx);
     }
     p.at(&p.bwd, l.node, Phase::wgrad);
